@@ -1,0 +1,442 @@
+package tablekit
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Client is the portable entry point: it validates every request once,
+// fills in defaults and versions, wraps errors, and turns backend pages into
+// answers and iterators. It is safe for concurrent use.
+//
+// A Client caches each table's schema and options (for validation and for
+// the backends' visibility rules). Changes made through this Client are seen
+// at once; changes made by another process are seen after the cache entry
+// expires (one minute by default, see [WithMetaCacheTTL]).
+type Client struct {
+	b        Backend
+	clock    Clock
+	cacheTTL time.Duration
+
+	mu   sync.RWMutex
+	meta map[string]cachedMeta
+}
+
+type cachedMeta struct {
+	meta    *TableMeta
+	fetched time.Time
+}
+
+// ClientOption configures a Client.
+type ClientOption func(*Client)
+
+// WithClock makes the client read time from c: versions written without one,
+// the version window and TTL visibility all follow it. Tests pass a
+// [ManualClock].
+func WithClock(c Clock) ClientOption { return func(cl *Client) { cl.clock = c } }
+
+// WithMetaCacheTTL sets how long table metadata is cached (wall-clock time).
+// Zero or less disables the expiry.
+func WithMetaCacheTTL(d time.Duration) ClientOption { return func(cl *Client) { cl.cacheTTL = d } }
+
+// NewClient returns a Client over b. Closing the client closes b.
+func NewClient(b Backend, opts ...ClientOption) *Client {
+	c := &Client{b: b, clock: SystemClock{}, cacheTTL: time.Minute, meta: map[string]cachedMeta{}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Backend returns the backend the client wraps; adapters offer their native
+// client through it (type-assert to the adapter's type).
+func (c *Client) Backend() Backend { return c.b }
+
+// Close closes the backend.
+func (c *Client) Close() error { return c.b.Close() }
+
+func (c *Client) now() int64 { return c.clock.Now().UnixMilli() }
+
+// CreateTable creates a table. Zero options take their defaults.
+func (c *Client) CreateTable(ctx context.Context, meta TableMeta) error {
+	const op = "CreateTable"
+	m := meta
+	m.Key = slices.Clone(meta.Key)
+	m.Options = resolveCreateOptions(meta.Options)
+	if err := checkMeta(&m); err != nil {
+		return annotate(err, op, meta.Name)
+	}
+	if err := c.b.CreateTable(ctx, &m); err != nil {
+		return annotate(err, op, m.Name)
+	}
+	c.remember(&m)
+	return nil
+}
+
+// UpdateTable changes a table's options; zero fields stay as they are.
+func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOptions) error {
+	const op = "UpdateTable"
+	if err := checkName("table", table); err != nil {
+		return annotate(err, op, table)
+	}
+	cur, err := c.b.DescribeTable(ctx, table)
+	if err != nil {
+		c.forget(table)
+		return annotate(err, op, table)
+	}
+	next := cur.Options
+	if opts.TTL != 0 {
+		next.TTL = opts.TTL
+	}
+	if opts.MaxVersions != 0 {
+		next.MaxVersions = opts.MaxVersions
+	}
+	if opts.MaxVersionOffset != 0 {
+		next.MaxVersionOffset = opts.MaxVersionOffset
+	}
+	if err := checkOptions(next); err != nil {
+		return annotate(err, op, table)
+	}
+	if err := c.b.UpdateTable(ctx, table, next); err != nil {
+		c.forget(table)
+		return annotate(err, op, table)
+	}
+	m := *cur
+	m.Options = next
+	c.remember(&m)
+	return nil
+}
+
+// DescribeTable returns a table's schema and options, read from the backend.
+func (c *Client) DescribeTable(ctx context.Context, table string) (TableMeta, error) {
+	const op = "DescribeTable"
+	if err := checkName("table", table); err != nil {
+		return TableMeta{}, annotate(err, op, table)
+	}
+	m, err := c.b.DescribeTable(ctx, table)
+	if err != nil {
+		c.forget(table)
+		return TableMeta{}, annotate(err, op, table)
+	}
+	c.remember(m)
+	out := *m
+	out.Key = slices.Clone(m.Key)
+	return out, nil
+}
+
+// ListTables returns every table's name in ascending order.
+func (c *Client) ListTables(ctx context.Context) ([]string, error) {
+	names, err := c.b.ListTables(ctx)
+	if err != nil {
+		return nil, annotate(err, "ListTables", "")
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// DeleteTable deletes a table and all its rows.
+func (c *Client) DeleteTable(ctx context.Context, table string) error {
+	const op = "DeleteTable"
+	if err := checkName("table", table); err != nil {
+		return annotate(err, op, table)
+	}
+	c.forget(table)
+	return annotate(c.b.DeleteTable(ctx, table), op, table)
+}
+
+func (c *Client) remember(m *TableMeta) {
+	cp := *m
+	cp.Key = slices.Clone(m.Key)
+	c.mu.Lock()
+	c.meta[m.Name] = cachedMeta{meta: &cp, fetched: time.Now()}
+	c.mu.Unlock()
+}
+
+func (c *Client) forget(table string) {
+	c.mu.Lock()
+	delete(c.meta, table)
+	c.mu.Unlock()
+}
+
+// tableMeta returns the cached meta of table, fetching it when needed.
+func (c *Client) tableMeta(ctx context.Context, table string) (*TableMeta, error) {
+	c.mu.RLock()
+	cm, ok := c.meta[table]
+	c.mu.RUnlock()
+	if ok && (c.cacheTTL <= 0 || time.Since(cm.fetched) < c.cacheTTL) {
+		return cm.meta, nil
+	}
+	if err := checkName("table", table); err != nil {
+		return nil, err
+	}
+	m, err := c.b.DescribeTable(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	c.remember(m)
+	c.mu.RLock()
+	cm = c.meta[table]
+	c.mu.RUnlock()
+	return cm.meta, nil
+}
+
+// backendErr annotates err and drops the cached meta when the table is gone.
+func (c *Client) backendErr(err error, op, table string) error {
+	if errors.Is(err, ErrTableNotFound) {
+		c.forget(table)
+	}
+	return annotate(err, op, table)
+}
+
+// Table returns a handle for the rows of table. It does no I/O.
+func (c *Client) Table(name string) *Table { return &Table{c: c, name: name} }
+
+// Table reads and writes the rows of one table. It is safe for concurrent use.
+type Table struct {
+	c    *Client
+	name string
+}
+
+// Name returns the table's name.
+func (t *Table) Name() string { return t.name }
+
+// PutRow replaces the row at key: every earlier column and version is gone,
+// then cols are written. A column with Version 0 is written at the clock's
+// now. With no columns the row exists as a key-only row.
+func (t *Table) PutRow(ctx context.Context, key PrimaryKey, cols []Column, opts ...WriteOption) error {
+	const op = "PutRow"
+	req, err := t.c.putRequest(ctx, t.name, key, cols, writeCondition(opts))
+	if err != nil {
+		return annotate(err, op, t.name)
+	}
+	return t.c.backendErr(t.c.b.PutRow(ctx, req), op, t.name)
+}
+
+// UpdateRow applies changes to the row at key in order, creating the row if
+// it is absent. It returns the new value of every incremented column.
+func (t *Table) UpdateRow(ctx context.Context, key PrimaryKey, changes []Change, opts ...WriteOption) (UpdateResult, error) {
+	const op = "UpdateRow"
+	req, err := t.c.updateRequest(ctx, t.name, key, changes, writeCondition(opts))
+	if err != nil {
+		return UpdateResult{}, annotate(err, op, t.name)
+	}
+	res, err := t.c.b.UpdateRow(ctx, req)
+	if err != nil {
+		return UpdateResult{}, t.c.backendErr(err, op, t.name)
+	}
+	if res == nil {
+		return UpdateResult{}, nil
+	}
+	return *res, nil
+}
+
+// DeleteRow removes the row at key. Deleting a missing row is not an error.
+func (t *Table) DeleteRow(ctx context.Context, key PrimaryKey, opts ...WriteOption) error {
+	const op = "DeleteRow"
+	req, err := t.c.deleteRequest(ctx, t.name, key, writeCondition(opts))
+	if err != nil {
+		return annotate(err, op, t.name)
+	}
+	return t.c.backendErr(t.c.b.DeleteRow(ctx, req), op, t.name)
+}
+
+// GetRow reads the row at key. found is false when the row does not exist
+// (or fails the filter); that is not an error.
+func (t *Table) GetRow(ctx context.Context, key PrimaryKey, opts ...ReadOption) (row Row, found bool, err error) {
+	const op = "GetRow"
+	req, err := t.c.getRequest(ctx, t.name, key, opts)
+	if err != nil {
+		return Row{}, false, annotate(err, op, t.name)
+	}
+	r, err := t.c.b.GetRow(ctx, req)
+	if err != nil {
+		return Row{}, false, t.c.backendErr(err, op, t.name)
+	}
+	if r == nil {
+		return Row{}, false, nil
+	}
+	return *r, true, nil
+}
+
+func (c *Client) putRequest(ctx context.Context, table string, key PrimaryKey, cols []Column, cond Condition) (*PutRowRequest, error) {
+	m, err := c.tableMeta(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	now := c.now()
+	if err := checkKey(m, key, false); err != nil {
+		return nil, err
+	}
+	if err := checkCondition(m, cond); err != nil {
+		return nil, err
+	}
+	resolved, verr := resolvePut(m, cols, now)
+	if verr != nil {
+		return nil, verr
+	}
+	return &PutRowRequest{Meta: m, Key: key.Clone(), Columns: resolved, Condition: cond, Now: now}, nil
+}
+
+func (c *Client) updateRequest(ctx context.Context, table string, key PrimaryKey, changes []Change, cond Condition) (*UpdateRowRequest, error) {
+	m, err := c.tableMeta(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	now := c.now()
+	if err := checkKey(m, key, false); err != nil {
+		return nil, err
+	}
+	if err := checkCondition(m, cond); err != nil {
+		return nil, err
+	}
+	resolved, verr := resolveChanges(m, changes, now)
+	if verr != nil {
+		return nil, verr
+	}
+	return &UpdateRowRequest{Meta: m, Key: key.Clone(), Changes: resolved, Condition: cond, Now: now}, nil
+}
+
+func (c *Client) deleteRequest(ctx context.Context, table string, key PrimaryKey, cond Condition) (*DeleteRowRequest, error) {
+	m, err := c.tableMeta(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKey(m, key, false); err != nil {
+		return nil, err
+	}
+	if err := checkCondition(m, cond); err != nil {
+		return nil, err
+	}
+	return &DeleteRowRequest{Meta: m, Key: key.Clone(), Condition: cond, Now: c.now()}, nil
+}
+
+func (c *Client) getRequest(ctx context.Context, table string, key PrimaryKey, opts []ReadOption) (*GetRowRequest, error) {
+	m, err := c.tableMeta(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKey(m, key, false); err != nil {
+		return nil, err
+	}
+	var o readOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyRead(&o)
+		}
+	}
+	spec, verr := resolveRead(m, &o)
+	if verr != nil {
+		return nil, verr
+	}
+	return &GetRowRequest{Meta: m, Key: key.Clone(), Read: spec, Now: c.now()}, nil
+}
+
+// BatchGetRow reads up to MaxBatchGet rows, across tables. It returns one
+// result per read, in order, each with its own error; the error return is
+// for the whole call (an empty or oversized batch, a failed backend call).
+func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) ([]BatchGetResult, error) {
+	const op = "BatchGetRow"
+	if len(gets) == 0 || len(gets) > MaxBatchGet {
+		return nil, annotate(fmtLimit("BatchGetRow", len(gets), MaxBatchGet), op, "")
+	}
+	out := make([]BatchGetResult, len(gets))
+	reqs := make([]*GetRowRequest, 0, len(gets))
+	idx := make([]int, 0, len(gets))
+	for i, g := range gets {
+		req, err := c.getRequest(ctx, g.Table, g.Key, g.Options)
+		if err != nil {
+			if isContextErr(err) {
+				return nil, err
+			}
+			out[i].Err = annotate(err, op, g.Table)
+			continue
+		}
+		reqs = append(reqs, req)
+		idx = append(idx, i)
+	}
+	if len(reqs) == 0 {
+		return out, nil
+	}
+	res, err := c.b.BatchGetRow(ctx, reqs)
+	if err != nil {
+		return nil, annotate(err, op, "")
+	}
+	if len(res) != len(reqs) {
+		return nil, annotate(Errorf(ErrUnavailable, "backend returned %d results for %d reads", len(res), len(reqs)), op, "")
+	}
+	for j, r := range res {
+		i := idx[j]
+		if r.Err != nil {
+			out[i].Err = c.backendErr(r.Err, op, gets[i].Table)
+			continue
+		}
+		if r.Row != nil {
+			out[i].Row, out[i].Found = *r.Row, true
+		}
+	}
+	return out, nil
+}
+
+// BatchWriteRow applies up to MaxBatchWrite puts, updates and deletes,
+// across tables. Each write is atomic on its own row; the batch is not
+// atomic. It returns one result per write, in order.
+func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) ([]BatchWriteResult, error) {
+	const op = "BatchWriteRow"
+	if len(writes) == 0 || len(writes) > MaxBatchWrite {
+		return nil, annotate(fmtLimit("BatchWriteRow", len(writes), MaxBatchWrite), op, "")
+	}
+	out := make([]BatchWriteResult, len(writes))
+	reqs := make([]*WriteRequest, 0, len(writes))
+	idx := make([]int, 0, len(writes))
+	for i, w := range writes {
+		var wr WriteRequest
+		var err error
+		switch w.Kind {
+		case BatchPutKind:
+			wr.Put, err = c.putRequest(ctx, w.Table, w.Key, w.Columns, w.Condition)
+		case BatchUpdateKind:
+			wr.Update, err = c.updateRequest(ctx, w.Table, w.Key, w.Changes, w.Condition)
+		case BatchDeleteKind:
+			wr.Delete, err = c.deleteRequest(ctx, w.Table, w.Key, w.Condition)
+		default:
+			err = invalid("batch write %d has unknown kind %d", i, w.Kind)
+		}
+		if err != nil {
+			if isContextErr(err) {
+				return nil, err
+			}
+			out[i].Err = annotate(err, op, w.Table)
+			continue
+		}
+		reqs = append(reqs, &wr)
+		idx = append(idx, i)
+	}
+	if len(reqs) == 0 {
+		return out, nil
+	}
+	res, err := c.b.BatchWriteRow(ctx, reqs)
+	if err != nil {
+		return nil, annotate(err, op, "")
+	}
+	if len(res) != len(reqs) {
+		return nil, annotate(Errorf(ErrUnavailable, "backend returned %d results for %d writes", len(res), len(reqs)), op, "")
+	}
+	for j, r := range res {
+		i := idx[j]
+		if r.Err != nil {
+			out[i].Err = c.backendErr(r.Err, op, writes[i].Table)
+			continue
+		}
+		if r.Update != nil {
+			out[i].Increments = r.Update.Increments
+		}
+	}
+	return out, nil
+}
+
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,29 @@
+// Package tablekit is a portable data-access layer for Tablestore-style
+// wide-column tables. One typed API — primary keys of 1–4 typed columns,
+// versioned attribute columns, MaxVersions, TTL, the max-version-offset
+// write window, conditions, filters, ordered range reads and batches — runs
+// unchanged on Google Bigtable, Alibaba Cloud Tablestore, AWS DynamoDB and an
+// embedded local engine.
+//
+// The contract is SPEC.md; package conformance turns it into tests that every
+// backend runs. The shape:
+//
+//   - [Client] and [Table] are what programs use. The client validates
+//     every request once (names, types, sizes, the version window), fills in
+//     defaults, and wraps every error in an [*Error] whose Code is a portable
+//     sentinel ([ErrInvalidArgument], [ErrConditionFailed], ...).
+//   - [Backend] is what adapters implement: package localengine (in memory)
+//     and the packages under backend/. Requests reach a backend already
+//     validated and carrying the client clock's now, so a [ManualClock]
+//     governs TTL and versions on every backend alike.
+//   - [Visible], [CheckVersion] and [MatchFilter] are the single
+//     implementation of the visibility rule, the write window and filter
+//     evaluation that every engine shares; package rowmodel builds the
+//     whole single-row semantics on them.
+//
+// Behaviour SPEC.md leaves open, pinned here: a filter is evaluated on the
+// cells a read selects (visibility, time range and MaxVersions applied)
+// before the projection; raising MaxVersions or TTL with UpdateTable may or
+// may not bring back versions that were invisible before (backends collect
+// lazily), so programs must not rely on either.
+package tablekit

@@ -1,0 +1,219 @@
+// Package keycodec encodes primary keys into bytes whose order (bytes.Compare)
+// is SPEC §4's key order, for the engines and adapters that store a key as
+// bytes (the local engine's ordered map, Bigtable row keys, DynamoDB sort
+// keys). Encodings stay readable where the column is a String, so an
+// operator can read keys with a store's own tools.
+//
+// Each column encodes by its schema type, self-delimiting, and the columns
+// are concatenated:
+//
+//   - String and Binary: the bytes, with 0x00 written as 0x00 0xFF, then the
+//     terminator 0x00 0x01. "a" → 61 00 01; "" → 00 01; "a\x00" → 61 00 FF 00 01.
+//     The terminator sorts below every escaped or literal byte that could
+//     follow, so a proper prefix sorts before its extensions.
+//   - Integer: 20 ASCII bytes: '=' and the 19-digit zero-padded value for
+//     i ≥ 0; '-' and the 19-digit zero-padded i + 2^63 for i < 0 ('-' <
+//     '='), e.g. 42 → "=0000000000000000042", -1 → "-9223372036854775807".
+//
+// InfMin and InfMax appear only in range bounds; [Bound] maps them to the
+// byte bounds that hold exactly the keys SPEC orders between them.
+package keycodec
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/tablekit/tablekit"
+)
+
+// intWidth is the encoded size of an Integer column.
+const intWidth = 20
+
+// ErrCorrupt reports bytes that are not a key of the schema.
+var ErrCorrupt = errors.New("keycodec: malformed key")
+
+// Append appends the encoding of k (which must be valid for schema and
+// contain no InfMin/InfMax) to dst.
+func Append(dst []byte, k tablekit.PrimaryKey) []byte {
+	for _, p := range k {
+		dst = appendValue(dst, p.Value)
+	}
+	return dst
+}
+
+// Encode returns the encoding of k.
+func Encode(k tablekit.PrimaryKey) []byte { return Append(make([]byte, 0, Size(k)), k) }
+
+// Size returns the length of k's encoding.
+func Size(k tablekit.PrimaryKey) int {
+	n := 0
+	for _, p := range k {
+		switch p.Value.Type() {
+		case tablekit.TypeInteger:
+			n += intWidth
+		default:
+			s := raw(p.Value)
+			n += len(s) + 2
+			for i := 0; i < len(s); i++ {
+				if s[i] == 0 {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+func raw(v tablekit.Value) string {
+	if s, ok := v.Str(); ok {
+		return s
+	}
+	s, _ := v.BytesString()
+	return s
+}
+
+func appendValue(dst []byte, v tablekit.Value) []byte {
+	if i, ok := v.Int(); ok {
+		if i >= 0 {
+			dst = append(dst, '=')
+			return appendPadded(dst, uint64(i))
+		}
+		dst = append(dst, '-')
+		return appendPadded(dst, uint64(i)+(1<<63))
+	}
+	s := raw(v)
+	for {
+		j := indexZero(s)
+		if j < 0 {
+			dst = append(dst, s...)
+			break
+		}
+		dst = append(dst, s[:j]...)
+		dst = append(dst, 0x00, 0xFF)
+		s = s[j+1:]
+	}
+	return append(dst, 0x00, 0x01)
+}
+
+func indexZero(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+func appendPadded(dst []byte, u uint64) []byte {
+	var buf [19]byte
+	for i := range buf {
+		buf[i] = '0'
+	}
+	d := strconv.AppendUint(nil, u, 10)
+	copy(buf[19-len(d):], d)
+	return append(dst, buf[:]...)
+}
+
+// Decode decodes b as a key of schema.
+func Decode(schema tablekit.KeySchema, b []byte) (tablekit.PrimaryKey, error) {
+	k := make(tablekit.PrimaryKey, 0, len(schema))
+	for _, kc := range schema {
+		v, rest, err := decodeValue(kc.Type, b)
+		if err != nil {
+			return nil, fmt.Errorf("%w: column %q: %v", ErrCorrupt, kc.Name, err)
+		}
+		k = append(k, tablekit.KeyPart{Name: kc.Name, Value: v})
+		b = rest
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(b))
+	}
+	return k, nil
+}
+
+func decodeValue(t tablekit.Type, b []byte) (tablekit.Value, []byte, error) {
+	switch t {
+	case tablekit.TypeInteger:
+		if len(b) < intWidth || (b[0] != '=' && b[0] != '-') {
+			return tablekit.Value{}, nil, errors.New("short or unsigned Integer")
+		}
+		var u uint64
+		for _, c := range b[1:intWidth] {
+			if c < '0' || c > '9' {
+				return tablekit.Value{}, nil, errors.New("non-digit in Integer")
+			}
+			d := uint64(c - '0')
+			if u > (1<<64-1-d)/10 {
+				return tablekit.Value{}, nil, errors.New("Integer out of range")
+			}
+			u = u*10 + d
+		}
+		if b[0] == '=' {
+			if u > 1<<63-1 {
+				return tablekit.Value{}, nil, errors.New("Integer out of range")
+			}
+			return tablekit.Integer(int64(u)), b[intWidth:], nil
+		}
+		if u > 1<<63-1 {
+			return tablekit.Value{}, nil, errors.New("Integer out of range")
+		}
+		return tablekit.Integer(int64(u - (1 << 63))), b[intWidth:], nil
+	case tablekit.TypeString, tablekit.TypeBinary:
+		out := make([]byte, 0, len(b))
+		for i := 0; i < len(b); i++ {
+			if b[i] != 0 {
+				out = append(out, b[i])
+				continue
+			}
+			if i+1 >= len(b) {
+				return tablekit.Value{}, nil, errors.New("unterminated")
+			}
+			switch b[i+1] {
+			case 0xFF:
+				out = append(out, 0)
+				i++
+			case 0x01:
+				if t == tablekit.TypeString {
+					return tablekit.String(string(out)), b[i+2:], nil
+				}
+				return tablekit.Binary(out), b[i+2:], nil
+			default:
+				return tablekit.Value{}, nil, errors.New("bad escape")
+			}
+		}
+		return tablekit.Value{}, nil, errors.New("unterminated")
+	}
+	return tablekit.Value{}, nil, fmt.Errorf("type %v is not a key type", t)
+}
+
+// Bound maps a range bound (a key whose columns may be InfMin/InfMax) to
+// bytes. With exact true, b is the encoding of a real key. Otherwise the
+// first infinite column decides: for InfMin, every key that SPEC orders above
+// the bound encodes to at least b and every key below it to less than b; for
+// InfMax, the same holds with b = the prefix's successor, and b nil means
+// "above every key". Columns after the first infinite one do not matter.
+func Bound(k tablekit.PrimaryKey) (b []byte, exact bool) {
+	for i, p := range k {
+		if p.Value.IsInfMin() {
+			return Append([]byte{}, k[:i]), false
+		}
+		if p.Value.IsInfMax() {
+			return PrefixSuccessor(Append(nil, k[:i])), false
+		}
+	}
+	return Encode(k), true
+}
+
+// PrefixSuccessor returns the smallest byte string above every string with
+// prefix p, or nil when there is none (p empty or all 0xFF).
+func PrefixSuccessor(p []byte) []byte {
+	s := append([]byte(nil), p...)
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] != 0xFF {
+			s[i]++
+			return s[:i+1]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,231 @@
+package tablekit
+
+// ChangeKind is the kind of one UpdateRow change.
+type ChangeKind uint8
+
+// The changes of SPEC §8.
+const (
+	ChangePut           ChangeKind = iota + 1 // write a cell
+	ChangeDeleteVersion                       // delete one version of a column
+	ChangeDeleteColumn                        // delete every version of a column
+	ChangeIncrement                           // add to the latest Integer version
+)
+
+// String returns the change's name.
+func (k ChangeKind) String() string {
+	switch k {
+	case ChangePut:
+		return "Put"
+	case ChangeDeleteVersion:
+		return "DeleteVersion"
+	case ChangeDeleteColumn:
+		return "DeleteColumn"
+	case ChangeIncrement:
+		return "Increment"
+	}
+	return "ChangeKind(?)"
+}
+
+// Change is one change of an UpdateRow. Build it with [Put], [PutAt],
+// [DeleteVersion], [DeleteColumn] or [Increment].
+type Change struct {
+	Kind    ChangeKind
+	Column  string
+	Value   Value // Put
+	Version int64 // Put (0 = now), DeleteVersion
+	Delta   int64 // Increment
+}
+
+// Put writes value as a new version of column at the clock's now.
+func Put(column string, value Value) Change {
+	return Change{Kind: ChangePut, Column: column, Value: value}
+}
+
+// PutAt writes value as version of column (milliseconds).
+func PutAt(column string, value Value, version int64) Change {
+	return Change{Kind: ChangePut, Column: column, Value: value, Version: version}
+}
+
+// DeleteVersion deletes one version of column.
+func DeleteVersion(column string, version int64) Change {
+	return Change{Kind: ChangeDeleteVersion, Column: column, Version: version}
+}
+
+// DeleteColumn deletes every version of column.
+func DeleteColumn(column string) Change {
+	return Change{Kind: ChangeDeleteColumn, Column: column}
+}
+
+// Increment adds delta to the column's latest visible Integer (absent counts
+// as 0) and writes the sum as a new version at now.
+func Increment(column string, delta int64) Change {
+	return Change{Kind: ChangeIncrement, Column: column, Delta: delta}
+}
+
+// WriteOption sets the condition of a write. [Condition], [RowExistence]
+// and [IfMatch] are WriteOptions:
+//
+//	tbl.PutRow(ctx, key, cols, tablekit.ExpectNotExist)
+//	tbl.UpdateRow(ctx, key, changes, tablekit.ExpectExist, tablekit.IfMatch(f))
+type WriteOption interface {
+	applyWrite(*Condition)
+}
+
+func (c Condition) applyWrite(dst *Condition) {
+	dst.Row = c.Row
+	if c.Column != nil {
+		dst.Column = c.Column
+	}
+}
+
+func (r RowExistence) applyWrite(dst *Condition) { dst.Row = r }
+
+type ifMatch struct{ f Filter }
+
+func (m ifMatch) applyWrite(dst *Condition) { dst.Column = m.f }
+
+// IfMatch makes the write conditional on the row's visible data passing f.
+func IfMatch(f Filter) WriteOption { return ifMatch{f} }
+
+func writeCondition(opts []WriteOption) Condition {
+	var c Condition
+	for _, o := range opts {
+		if o != nil {
+			o.applyWrite(&c)
+		}
+	}
+	return c
+}
+
+// readOptions are the options a read collects before they are resolved into a ReadSpec.
+type readOptions struct {
+	columns     []string
+	maxVersions int
+	timeRange   *TimeRange
+	filter      Filter
+	// range only
+	limit    int
+	backward bool
+	token    []byte
+	pageSize int
+}
+
+// ReadOption sets an option of GetRow, BatchGetRow and GetRange.
+type ReadOption interface {
+	RangeOption
+	applyRead(*readOptions)
+}
+
+// RangeOption sets an option of GetRange and Rows. Every ReadOption is one.
+type RangeOption interface {
+	applyRange(*readOptions)
+}
+
+type readOpt func(*readOptions)
+
+func (f readOpt) applyRead(o *readOptions)  { f(o) }
+func (f readOpt) applyRange(o *readOptions) { f(o) }
+
+type rangeOpt func(*readOptions)
+
+func (f rangeOpt) applyRange(o *readOptions) { f(o) }
+
+// Columns returns only the named attribute columns (key columns always come back).
+func Columns(names ...string) ReadOption {
+	names = append([]string(nil), names...)
+	return readOpt(func(o *readOptions) { o.columns = names })
+}
+
+// MaxVersions returns up to n versions of each column, newest first.
+func MaxVersions(n int) ReadOption {
+	return readOpt(func(o *readOptions) { o.maxVersions = n })
+}
+
+// Versions returns the versions in [start, end) milliseconds; with
+// MaxVersions too, the newest n within the range.
+func Versions(start, end int64) ReadOption {
+	return readOpt(func(o *readOptions) { o.timeRange = &TimeRange{Start: start, End: end} })
+}
+
+// WithFilter returns only rows that pass f.
+func WithFilter(f Filter) ReadOption {
+	return readOpt(func(o *readOptions) { o.filter = f })
+}
+
+// Limit returns at most n rows from GetRange (1..MaxPageRows), or stops Rows after n rows.
+func Limit(n int) RangeOption {
+	return rangeOpt(func(o *readOptions) { o.limit = n })
+}
+
+// Backward walks the range down from start, which must be above end.
+func Backward() RangeOption {
+	return rangeOpt(func(o *readOptions) { o.backward = true })
+}
+
+// ResumeFrom continues a GetRange from the token of an earlier answer over
+// the same table, direction and end.
+func ResumeFrom(token []byte) RangeOption {
+	return rangeOpt(func(o *readOptions) { o.token = token })
+}
+
+// PageSize sets how many rows Rows asks the backend for at a time
+// (1..MaxPageRows, default 1000); memory use is bounded by one page.
+func PageSize(n int) RangeOption {
+	return rangeOpt(func(o *readOptions) { o.pageSize = n })
+}
+
+// BatchGet is one read of a BatchGetRow.
+type BatchGet struct {
+	Table   string
+	Key     PrimaryKey
+	Options []ReadOption
+}
+
+// BatchWrite is one write of a BatchWriteRow. Build it with [BatchPut],
+// [BatchUpdate] or [BatchDelete].
+type BatchWrite struct {
+	Table     string
+	Key       PrimaryKey
+	Kind      BatchKind
+	Columns   []Column // BatchPutKind
+	Changes   []Change // BatchUpdateKind
+	Condition Condition
+}
+
+// BatchKind is the kind of a BatchWrite.
+type BatchKind uint8
+
+// The kinds of batch write.
+const (
+	BatchPutKind BatchKind = iota + 1
+	BatchUpdateKind
+	BatchDeleteKind
+)
+
+// BatchPut is a PutRow inside a batch.
+func BatchPut(table string, key PrimaryKey, cols []Column, opts ...WriteOption) BatchWrite {
+	return BatchWrite{Table: table, Key: key, Kind: BatchPutKind, Columns: cols, Condition: writeCondition(opts)}
+}
+
+// BatchUpdate is an UpdateRow inside a batch.
+func BatchUpdate(table string, key PrimaryKey, changes []Change, opts ...WriteOption) BatchWrite {
+	return BatchWrite{Table: table, Key: key, Kind: BatchUpdateKind, Changes: changes, Condition: writeCondition(opts)}
+}
+
+// BatchDelete is a DeleteRow inside a batch.
+func BatchDelete(table string, key PrimaryKey, opts ...WriteOption) BatchWrite {
+	return BatchWrite{Table: table, Key: key, Kind: BatchDeleteKind, Condition: writeCondition(opts)}
+}
+
+// BatchGetResult is one result of BatchGetRow: Found tells whether the row exists.
+type BatchGetResult struct {
+	Row   Row
+	Found bool
+	Err   error
+}
+
+// BatchWriteResult is one result of BatchWriteRow.
+type BatchWriteResult struct {
+	Increments []Column // an update's incremented values
+	Err        error
+}

@@ -1,0 +1,293 @@
+package tablekit
+
+import (
+	"context"
+	"encoding/binary"
+	"iter"
+	"math"
+)
+
+// RangeResult is one answer of GetRange: at most Limit rows (and at most
+// MaxPageRows rows or about MaxPageSize bytes), and a token when more rows may
+// follow. Resuming with [ResumeFrom] yields exactly the rows not yet
+// returned: none skipped, none repeated, even when rows were written in
+// between outside the part already read.
+type RangeResult struct {
+	Rows []Row
+	// Next is nil when the range is exhausted. When the answer holds as many
+	// rows as the limit, Next is set even if no row remains (the next call
+	// then returns no rows and no token), so the answer does not depend on
+	// how a backend pages.
+	Next []byte
+}
+
+// rangeCursor walks a range through backend pages.
+type rangeCursor struct {
+	c       *Client
+	table   string
+	req     GetRangeRequest
+	skip    PrimaryKey // resume after this key (exclusive); nil when none
+	done    bool
+	lastKey PrimaryKey
+}
+
+func (t *Table) newCursor(ctx context.Context, start, end PrimaryKey, opts []RangeOption) (*rangeCursor, *readOptions, error) {
+	m, err := t.c.tableMeta(ctx, t.name)
+	if err != nil {
+		return nil, nil, err
+	}
+	var o readOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyRange(&o)
+		}
+	}
+	if err := checkKey(m, start, true); err != nil {
+		return nil, nil, err
+	}
+	if err := checkKey(m, end, true); err != nil {
+		return nil, nil, err
+	}
+	c := CompareKeys(start, end)
+	if !o.backward && c >= 0 {
+		return nil, nil, invalid("forward range needs start %v below end %v", start, end)
+	}
+	if o.backward && c <= 0 {
+		return nil, nil, invalid("backward range needs start %v above end %v", start, end)
+	}
+	if o.limit < 0 {
+		return nil, nil, invalid("Limit %d must be at least 1", o.limit)
+	}
+	if o.pageSize < 0 || o.pageSize > MaxPageRows {
+		return nil, nil, invalid("PageSize %d must be 1-%d", o.pageSize, MaxPageRows)
+	}
+	spec, verr := resolveRead(m, &o)
+	if verr != nil {
+		return nil, nil, verr
+	}
+	cur := &rangeCursor{c: t.c, table: t.name, req: GetRangeRequest{
+		Meta: m, Start: start.Clone(), End: end.Clone(), Backward: o.backward, Read: spec,
+	}}
+	if o.token != nil {
+		tk, err := decodeToken(o.token)
+		if err != nil {
+			return nil, nil, err
+		}
+		if tk.table != t.name || tk.backward != o.backward {
+			return nil, nil, invalid("resume token belongs to another table or direction")
+		}
+		if err := checkKey(m, tk.key, false); err != nil {
+			return nil, nil, invalid("resume token does not match the table's key schema")
+		}
+		inRange := CompareKeys(tk.key, start) >= 0 && CompareKeys(tk.key, end) < 0
+		if o.backward {
+			inRange = CompareKeys(tk.key, start) <= 0 && CompareKeys(tk.key, end) > 0
+		}
+		if !inRange {
+			return nil, nil, invalid("resume token key %v lies outside the range", tk.key)
+		}
+		cur.req.Start = tk.key
+		if tk.exclusive {
+			cur.skip = tk.key
+		}
+	}
+	return cur, &o, nil
+}
+
+// next fetches one backend page of at most want rows and returns its rows
+// (after dropping the resume key).
+func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
+	if rc.done {
+		return nil, nil
+	}
+	limit := want
+	if rc.skip != nil {
+		limit++
+	}
+	rc.req.Limit = min(limit, MaxPageRows)
+	rc.req.Now = rc.c.now()
+	page, err := rc.c.b.GetRange(ctx, &rc.req)
+	if err != nil {
+		return nil, rc.c.backendErr(err, "GetRange", rc.table)
+	}
+	rows := page.Rows
+	if rc.skip != nil {
+		if len(rows) > 0 && CompareKeys(rows[0].Key, rc.skip) == 0 {
+			rows = rows[1:]
+		}
+		rc.skip = nil
+	}
+	if len(rows) > want {
+		rows = rows[:want]
+		rc.skip = rows[len(rows)-1].Key
+		rc.req.Start = rc.skip
+	} else if page.Next == nil {
+		rc.done = true
+	} else {
+		rc.req.Start = page.Next
+	}
+	if len(rows) > 0 {
+		rc.lastKey = rows[len(rows)-1].Key
+	}
+	return rows, nil
+}
+
+// GetRange reads rows from start (inclusive) toward end (exclusive); see
+// [RangeResult]. Keys may use InfMin and InfMax in any column. Options:
+// the read options, [Limit], [Backward] and [ResumeFrom].
+func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) (RangeResult, error) {
+	const op = "GetRange"
+	cur, o, err := t.newCursor(ctx, start, end, opts)
+	if err != nil {
+		return RangeResult{}, annotate(err, op, t.name)
+	}
+	want := MaxPageRows
+	if o.limit > 0 {
+		want = min(o.limit, MaxPageRows)
+	}
+	var res RangeResult
+	size := 0
+	for !cur.done && len(res.Rows) < want && size < MaxPageSize {
+		rows, err := cur.next(ctx, want-len(res.Rows))
+		if err != nil {
+			return RangeResult{}, err
+		}
+		for i, r := range rows {
+			res.Rows = append(res.Rows, r)
+			size += r.Size()
+			if size >= MaxPageSize && i < len(rows)-1 {
+				break
+			}
+		}
+	}
+	if len(res.Rows) > 0 && (len(res.Rows) >= want || size >= MaxPageSize) {
+		res.Next = encodeToken(token{table: t.name, backward: o.backward, exclusive: true, key: res.Rows[len(res.Rows)-1].Key})
+	}
+	return res, nil
+}
+
+// Rows streams every row of the range (up to [Limit] rows, if given),
+// fetching pages of [PageSize] rows, so memory stays bounded by one page
+// whatever the range's size. It stops at the first error, which it yields.
+func (t *Table) Rows(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
+	return func(yield func(Row, error) bool) {
+		cur, o, err := t.newCursor(ctx, start, end, opts)
+		if err != nil {
+			yield(Row{}, annotate(err, "GetRange", t.name))
+			return
+		}
+		page := 1000
+		if o.pageSize > 0 {
+			page = o.pageSize
+		}
+		remaining := math.MaxInt
+		if o.limit > 0 {
+			remaining = o.limit
+		}
+		for !cur.done && remaining > 0 {
+			rows, err := cur.next(ctx, min(page, remaining))
+			if err != nil {
+				yield(Row{}, err)
+				return
+			}
+			for _, r := range rows {
+				remaining--
+				if !yield(r, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// token is the decoded form of a resume token.
+type token struct {
+	table     string
+	backward  bool
+	exclusive bool
+	key       PrimaryKey
+}
+
+const tokenVersion = 1
+
+func encodeToken(t token) []byte {
+	b := []byte{tokenVersion, 0}
+	if t.backward {
+		b[1] |= 1
+	}
+	if t.exclusive {
+		b[1] |= 2
+	}
+	b = binary.AppendUvarint(b, uint64(len(t.table)))
+	b = append(b, t.table...)
+	b = append(b, byte(len(t.key)))
+	for _, p := range t.key {
+		b = binary.AppendUvarint(b, uint64(len(p.Name)))
+		b = append(b, p.Name...)
+		b = append(b, byte(p.Value.typ))
+		switch p.Value.typ {
+		case TypeInteger:
+			b = binary.BigEndian.AppendUint64(b, p.Value.num)
+		default:
+			b = binary.AppendUvarint(b, uint64(len(p.Value.str)))
+			b = append(b, p.Value.str...)
+		}
+	}
+	return b
+}
+
+func decodeToken(b []byte) (token, error) {
+	bad := invalid("resume token is malformed")
+	var t token
+	if len(b) < 3 || b[0] != tokenVersion {
+		return t, bad
+	}
+	t.backward, t.exclusive = b[1]&1 != 0, b[1]&2 != 0
+	b = b[2:]
+	str := func() (string, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return "", false
+		}
+		s := string(b[k : k+int(n)])
+		b = b[k+int(n):]
+		return s, true
+	}
+	var ok bool
+	if t.table, ok = str(); !ok || len(b) < 1 {
+		return t, bad
+	}
+	n := int(b[0])
+	b = b[1:]
+	if n < 1 || n > MaxKeyColumns {
+		return t, bad
+	}
+	for range n {
+		name, ok := str()
+		if !ok || len(b) < 1 {
+			return t, bad
+		}
+		typ := Type(b[0])
+		b = b[1:]
+		v := Value{typ: typ}
+		switch typ {
+		case TypeInteger:
+			if len(b) < 8 {
+				return t, bad
+			}
+			v.num = binary.BigEndian.Uint64(b)
+			b = b[8:]
+		case TypeString, TypeBinary:
+			if v.str, ok = str(); !ok {
+				return t, bad
+			}
+		default:
+			return t, bad
+		}
+		t.key = append(t.key, KeyPart{Name: name, Value: v})
+	}
+	if len(b) != 0 {
+		return t, bad
+	}
+	return t, nil
+}

@@ -1,0 +1,322 @@
+// Package rowmodel is SPEC.md's single-row semantics as pure functions over a
+// stored row: what a read returns, whether a condition holds, and what a put,
+// update or delete leaves behind. The local engine is built on it, and so is
+// every adapter that keeps a whole row in one native record (DynamoDB) or
+// evaluates a row on the client (Bigtable's conditional paths), so the rules
+// exist once. It never reads a clock: every function takes now in
+// milliseconds, the Now of the request.
+package rowmodel
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/tablekit/tablekit"
+)
+
+// Row is a row as a backend stores it.
+type Row struct {
+	// Cells holds every cell kept, sorted by ascending name and, within a
+	// name, descending version; (name, version) pairs are unique. Cells may
+	// include ones that TTL or MaxVersions already hide.
+	Cells []tablekit.Column
+	// Marker records a key-only row: written by a PutRow with no columns and
+	// not deleted since. TTL does not apply to it.
+	Marker bool
+}
+
+// SortCells puts cells in stored order (name ascending, version descending).
+func SortCells(cells []tablekit.Column) {
+	slices.SortFunc(cells, compareCells)
+}
+
+func compareCells(a, b tablekit.Column) int {
+	if c := cmp.Compare(a.Name, b.Name); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.Version, a.Version)
+}
+
+// Visible returns the cells of r that SPEC §5–6 make visible at now: not
+// expired under the TTL and among the newest MaxVersions of their column.
+// It returns cells in stored order; the slice is new only when some cell
+// is hidden.
+func Visible(r *Row, opts tablekit.TableOptions, now int64) []tablekit.Column {
+	if r == nil {
+		return nil
+	}
+	hidden := false
+	n := 0
+	for i := range r.Cells {
+		if i == 0 || r.Cells[i].Name != r.Cells[i-1].Name {
+			n = 0
+		}
+		if n >= opts.MaxVersions || !tablekit.Visible(opts.TTL, r.Cells[i].Version, now) {
+			hidden = true
+			break
+		}
+		n++
+	}
+	if !hidden {
+		return r.Cells
+	}
+	out := make([]tablekit.Column, 0, len(r.Cells))
+	n = 0
+	for i := range r.Cells {
+		c := r.Cells[i]
+		if i == 0 || c.Name != r.Cells[i-1].Name {
+			n = 0
+		}
+		if !tablekit.Visible(opts.TTL, c.Version, now) {
+			continue
+		}
+		if n < opts.MaxVersions {
+			out = append(out, c)
+		}
+		n++
+	}
+	return out
+}
+
+// Exists reports SPEC §7's existence: a visible cell or a key-only marker.
+func Exists(r *Row, opts tablekit.TableOptions, now int64) bool {
+	if r == nil {
+		return false
+	}
+	if r.Marker {
+		return true
+	}
+	for i := range r.Cells {
+		if tablekit.Visible(opts.TTL, r.Cells[i].Version, now) {
+			return true
+		}
+	}
+	return false
+}
+
+// Select applies a read's time range and per-column MaxVersions to visible
+// cells (stored order in, stored order out).
+func Select(visible []tablekit.Column, spec *tablekit.ReadSpec) []tablekit.Column {
+	out := make([]tablekit.Column, 0, min(len(visible), 16))
+	n := 0
+	for i := range visible {
+		c := visible[i]
+		if i == 0 || c.Name != visible[i-1].Name {
+			n = 0
+		}
+		if spec.TimeRange != nil && !spec.TimeRange.Contains(c.Version) {
+			continue
+		}
+		if n < spec.MaxVersions {
+			out = append(out, c)
+			n++
+		}
+	}
+	return out
+}
+
+// Project keeps the cells of the named columns (nil names keeps all). It
+// filters sel in place.
+func Project(sel []tablekit.Column, names []string) []tablekit.Column {
+	if names == nil {
+		return sel
+	}
+	out := sel[:0]
+	for _, c := range sel {
+		if slices.Contains(names, c.Name) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Read returns what a GetRow or a range read returns for a stored row: the
+// selected, filtered and projected cells, and whether the row is returned at
+// all (it exists and passes the filter). The cells are a new slice.
+func Read(r *Row, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
+	if !Exists(r, opts, now) {
+		return nil, false
+	}
+	sel := Select(Visible(r, opts, now), spec)
+	if spec.Filter != nil && !tablekit.MatchFilter(spec.Filter, sel) {
+		return nil, false
+	}
+	return Project(sel, spec.Columns), true
+}
+
+// Check evaluates a write condition on the stored row (SPEC §9): row
+// existence first, then the column filter over the row's visible cells. It
+// returns an error matching tablekit.ErrConditionFailed when it fails.
+func Check(r *Row, opts tablekit.TableOptions, cond tablekit.Condition, now int64) error {
+	if cond.IsZero() {
+		return nil
+	}
+	exists := Exists(r, opts, now)
+	switch cond.Row {
+	case tablekit.ExpectExist:
+		if !exists {
+			return tablekit.Errorf(tablekit.ErrConditionFailed, "row existence: expected the row to exist")
+		}
+	case tablekit.ExpectNotExist:
+		if exists {
+			return tablekit.Errorf(tablekit.ErrConditionFailed, "row existence: expected the row not to exist")
+		}
+	}
+	if cond.Column != nil && !tablekit.MatchFilter(cond.Column, Visible(r, opts, now)) {
+		return tablekit.Errorf(tablekit.ErrConditionFailed, "column condition did not match")
+	}
+	return nil
+}
+
+// Put returns the row a PutRow leaves: the given cells and nothing else
+// (SPEC §8), trimmed of what is already invisible. cols must be validated,
+// with versions set.
+func Put(cols []tablekit.Column, opts tablekit.TableOptions, now int64) Row {
+	if len(cols) == 0 {
+		return Row{Marker: true}
+	}
+	cells := slices.Clone(cols)
+	SortCells(cells)
+	return Row{Cells: trim(cells, opts, now)}
+}
+
+// Update returns the row an UpdateRow leaves and the new value of each
+// incremented column. r is not modified. It fails with ErrInvalidArgument,
+// and changes nothing, when an increment meets a non-Integer latest value or
+// overflows.
+func Update(r *Row, changes []tablekit.Change, opts tablekit.TableOptions, now int64) (Row, []tablekit.Column, error) {
+	var out Row
+	if r != nil {
+		out.Marker = r.Marker
+		out.Cells = slices.Clone(r.Cells)
+	}
+	var incs []tablekit.Column
+	for _, ch := range changes {
+		switch ch.Kind {
+		case tablekit.ChangePut:
+			out.Cells = setCell(out.Cells, tablekit.Column{Name: ch.Column, Value: ch.Value, Version: ch.Version})
+		case tablekit.ChangeDeleteVersion:
+			if i, ok := findCell(out.Cells, ch.Column, ch.Version); ok {
+				out.Cells = slices.Delete(out.Cells, i, i+1)
+			}
+		case tablekit.ChangeDeleteColumn:
+			lo, hi := columnSpan(out.Cells, ch.Column)
+			out.Cells = slices.Delete(out.Cells, lo, hi)
+		case tablekit.ChangeIncrement:
+			sum, err := increment(&out, ch, opts, now)
+			if err != nil {
+				return Row{}, nil, err
+			}
+			c := tablekit.Column{Name: ch.Column, Value: tablekit.Integer(sum), Version: now}
+			out.Cells = setCell(out.Cells, c)
+			incs = append(incs, c)
+		}
+	}
+	out.Cells = trim(out.Cells, opts, now)
+	return out, incs, nil
+}
+
+// increment computes the sum of an Increment change against the latest
+// visible version of its column.
+func increment(r *Row, ch tablekit.Change, opts tablekit.TableOptions, now int64) (int64, error) {
+	var base int64
+	lo, hi := columnSpan(r.Cells, ch.Column)
+	for _, c := range r.Cells[lo:hi] {
+		if !tablekit.Visible(opts.TTL, c.Version, now) {
+			continue
+		}
+		v, ok := c.Value.Int()
+		if !ok {
+			return 0, tablekit.Errorf(tablekit.ErrInvalidArgument, "column %q: Increment needs an Integer, the latest version is %v", ch.Column, c.Value.Type())
+		}
+		base = v
+		break
+	}
+	if (ch.Delta > 0 && base > math.MaxInt64-ch.Delta) || (ch.Delta < 0 && base < math.MinInt64-ch.Delta) {
+		return 0, tablekit.Errorf(tablekit.ErrInvalidArgument, "column %q: Increment of %d by %d overflows int64", ch.Column, base, ch.Delta)
+	}
+	return base + ch.Delta, nil
+}
+
+// columnSpan returns the index range of name's cells in stored order.
+func columnSpan(cells []tablekit.Column, name string) (lo, hi int) {
+	lo, _ = slices.BinarySearchFunc(cells, name, func(c tablekit.Column, n string) int { return cmp.Compare(c.Name, n) })
+	hi = lo
+	for hi < len(cells) && cells[hi].Name == name {
+		hi++
+	}
+	return lo, hi
+}
+
+func findCell(cells []tablekit.Column, name string, version int64) (int, bool) {
+	return slices.BinarySearchFunc(cells, tablekit.Column{Name: name, Version: version}, compareCells)
+}
+
+// setCell writes c, replacing the cell of the same (name, version).
+func setCell(cells []tablekit.Column, c tablekit.Column) []tablekit.Column {
+	i, ok := findCell(cells, c.Name, c.Version)
+	if ok {
+		cells[i] = c
+		return cells
+	}
+	return slices.Insert(cells, i, c)
+}
+
+// trim drops cells that can never be seen again: expired ones, and versions
+// beyond MaxVersions among the visible ones. Cells are in stored order; the
+// slice is reused.
+func trim(cells []tablekit.Column, opts tablekit.TableOptions, now int64) []tablekit.Column {
+	out := cells[:0]
+	n := 0
+	for i, c := range cells {
+		if i == 0 || c.Name != cells[i-1].Name {
+			n = 0
+		}
+		if !tablekit.Visible(opts.TTL, c.Version, now) || n >= opts.MaxVersions {
+			continue
+		}
+		n++
+		out = append(out, c)
+	}
+	clear(cells[len(out):])
+	return out[:len(out):len(out)]
+}
+
+// Apply runs one write (the Put, Update or Delete of w) against the stored
+// row r, checking its condition first. It returns the new row (nil when the
+// write deletes the row or leaves it without cells or marker), the
+// increments, and the condition or increment error; on error nothing must
+// be written.
+func Apply(r *Row, w *tablekit.WriteRequest) (*Row, *tablekit.UpdateResult, error) {
+	switch {
+	case w.Put != nil:
+		req := w.Put
+		if err := Check(r, req.Meta.Options, req.Condition, req.Now); err != nil {
+			return nil, nil, err
+		}
+		nr := Put(req.Columns, req.Meta.Options, req.Now)
+		return &nr, nil, nil
+	case w.Update != nil:
+		req := w.Update
+		if err := Check(r, req.Meta.Options, req.Condition, req.Now); err != nil {
+			return nil, nil, err
+		}
+		nr, incs, err := Update(r, req.Changes, req.Meta.Options, req.Now)
+		if err != nil {
+			return nil, nil, err
+		}
+		res := &tablekit.UpdateResult{Increments: incs}
+		if len(nr.Cells) == 0 && !nr.Marker {
+			return nil, res, nil
+		}
+		return &nr, res, nil
+	case w.Delete != nil:
+		req := w.Delete
+		if err := Check(r, req.Meta.Options, req.Condition, req.Now); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, nil
+	}
+	return nil, nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "empty write request")
+}

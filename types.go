@@ -1,0 +1,280 @@
+package tablekit
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// Type is the type of a [Value]. The zero Type is not a valid type.
+type Type uint8
+
+// The value types of SPEC §2. String, Integer and Binary may be primary-key types.
+const (
+	TypeString Type = iota + 1
+	TypeInteger
+	TypeDouble
+	TypeBoolean
+	TypeBinary
+
+	typeInfMin // only in range bounds
+	typeInfMax // only in range bounds
+)
+
+// String returns the name of the type as SPEC.md spells it.
+func (t Type) String() string {
+	switch t {
+	case TypeString:
+		return "String"
+	case TypeInteger:
+		return "Integer"
+	case TypeDouble:
+		return "Double"
+	case TypeBoolean:
+		return "Boolean"
+	case TypeBinary:
+		return "Binary"
+	case typeInfMin:
+		return "InfMin"
+	case typeInfMax:
+		return "InfMax"
+	}
+	return "Type(" + strconv.Itoa(int(t)) + ")"
+}
+
+// IsKeyType reports whether t may be the type of a primary-key column.
+func (t Type) IsKeyType() bool { return t == TypeString || t == TypeInteger || t == TypeBinary }
+
+// Value is a typed cell or key value. It is immutable and comparable with
+// [Value.Equal]; the zero Value is invalid and refused by every operation.
+// Build one with [String], [Integer], [Double], [Boolean] or [Binary].
+type Value struct {
+	typ Type
+	num uint64 // Integer (two's complement), Double (IEEE bits), Boolean (0/1)
+	str string // String, and Binary held as immutable bytes
+}
+
+// String returns a String value. It must be valid UTF-8 to be stored.
+func String(s string) Value { return Value{typ: TypeString, str: s} }
+
+// Integer returns an Integer value.
+func Integer(i int64) Value { return Value{typ: TypeInteger, num: uint64(i)} }
+
+// Double returns a Double value. NaN and ±Inf are refused when written.
+func Double(f float64) Value { return Value{typ: TypeDouble, num: math.Float64bits(f)} }
+
+// Boolean returns a Boolean value.
+func Boolean(b bool) Value {
+	v := Value{typ: TypeBoolean}
+	if b {
+		v.num = 1
+	}
+	return v
+}
+
+// Binary returns a Binary value holding a copy of b. A nil or empty b is the
+// empty Binary value.
+func Binary(b []byte) Value { return Value{typ: TypeBinary, str: string(b)} }
+
+// BinaryString returns a Binary value whose bytes are those of s, without a copy.
+func BinaryString(s string) Value { return Value{typ: TypeBinary, str: s} }
+
+// InfMin sorts below every value of every type. It is allowed only in range bounds.
+var InfMin = Value{typ: typeInfMin}
+
+// InfMax sorts above every value of every type. It is allowed only in range bounds.
+var InfMax = Value{typ: typeInfMax}
+
+// Type returns the type of v; the zero Value has type 0.
+func (v Value) Type() Type { return v.typ }
+
+// IsInf reports whether v is [InfMin] or [InfMax].
+func (v Value) IsInf() bool { return v.typ == typeInfMin || v.typ == typeInfMax }
+
+// IsInfMin reports whether v is [InfMin].
+func (v Value) IsInfMin() bool { return v.typ == typeInfMin }
+
+// IsInfMax reports whether v is [InfMax].
+func (v Value) IsInfMax() bool { return v.typ == typeInfMax }
+
+// IsValid reports whether v is a value of one of the five types (not zero, not infinite).
+func (v Value) IsValid() bool { return v.typ >= TypeString && v.typ <= TypeBinary }
+
+// Str returns the string of a String value; ok is false for other types.
+func (v Value) Str() (s string, ok bool) { return v.str, v.typ == TypeString }
+
+// Int returns the integer of an Integer value; ok is false for other types.
+func (v Value) Int() (i int64, ok bool) { return int64(v.num), v.typ == TypeInteger }
+
+// Float returns the float of a Double value; ok is false for other types.
+func (v Value) Float() (f float64, ok bool) { return math.Float64frombits(v.num), v.typ == TypeDouble }
+
+// Bool returns the boolean of a Boolean value; ok is false for other types.
+func (v Value) Bool() (b bool, ok bool) { return v.num == 1, v.typ == TypeBoolean }
+
+// Bytes returns a copy of the bytes of a Binary value; ok is false for other types.
+func (v Value) Bytes() (b []byte, ok bool) {
+	if v.typ != TypeBinary {
+		return nil, false
+	}
+	return []byte(v.str), true
+}
+
+// BytesString returns the bytes of a Binary value as a string, without a copy.
+func (v Value) BytesString() (s string, ok bool) { return v.str, v.typ == TypeBinary }
+
+// Equal reports whether v and w have the same type and value. Doubles compare
+// by bits, so Double(0) and Double(-0) differ, as they do when stored.
+func (v Value) Equal(w Value) bool { return v == w }
+
+// Size is the number of bytes v counts for in SPEC's size limits: the length
+// of a String or Binary, 8 for Integer and Double, 1 for Boolean.
+func (v Value) Size() int {
+	switch v.typ {
+	case TypeString, TypeBinary:
+		return len(v.str)
+	case TypeInteger, TypeDouble:
+		return 8
+	case TypeBoolean:
+		return 1
+	}
+	return 0
+}
+
+// String formats v for messages: String("a"), Integer(7), Binary(0x00ff), InfMin.
+func (v Value) String() string {
+	switch v.typ {
+	case TypeString:
+		return "String(" + strconv.Quote(v.str) + ")"
+	case TypeInteger:
+		return "Integer(" + strconv.FormatInt(int64(v.num), 10) + ")"
+	case TypeDouble:
+		return "Double(" + strconv.FormatFloat(math.Float64frombits(v.num), 'g', -1, 64) + ")"
+	case TypeBoolean:
+		return "Boolean(" + strconv.FormatBool(v.num == 1) + ")"
+	case TypeBinary:
+		if len(v.str) > 32 {
+			return fmt.Sprintf("Binary(0x%x…, %d bytes)", v.str[:32], len(v.str))
+		}
+		return fmt.Sprintf("Binary(0x%x)", v.str)
+	case typeInfMin, typeInfMax:
+		return v.typ.String()
+	}
+	return "Value(invalid)"
+}
+
+// Compare orders two values of the same type as SPEC §4 and §10 do: Integer
+// as signed 64-bit, Double numerically, String and Binary bytewise with a
+// proper prefix first, false before true. InfMin and InfMax sort below and
+// above everything. Values of two different finite types compare by type,
+// which only matters for a total order; filters never compare across types.
+func Compare(a, b Value) int {
+	if a.typ == b.typ {
+		switch a.typ {
+		case TypeString, TypeBinary:
+			return cmp.Compare(a.str, b.str)
+		case TypeInteger:
+			return cmp.Compare(int64(a.num), int64(b.num))
+		case TypeDouble:
+			return cmp.Compare(math.Float64frombits(a.num), math.Float64frombits(b.num))
+		case TypeBoolean:
+			return cmp.Compare(a.num, b.num)
+		}
+		return 0
+	}
+	switch {
+	case a.typ == typeInfMin || b.typ == typeInfMax:
+		return -1
+	case a.typ == typeInfMax || b.typ == typeInfMin:
+		return 1
+	}
+	return cmp.Compare(a.typ, b.typ)
+}
+
+// Column is one cell of an attribute column: a name, a value and a version in
+// milliseconds since the Unix epoch. In a write, Version 0 means "the engine
+// clock's now"; in a read it is always set.
+type Column struct {
+	Name    string
+	Value   Value
+	Version int64
+}
+
+// Row is a row as a read returns it: its key, then its cells in ascending
+// column-name order, the versions of one column newest first.
+type Row struct {
+	Key     PrimaryKey
+	Columns []Column
+}
+
+// Get returns the newest returned cell of column name.
+func (r Row) Get(name string) (Value, bool) {
+	for _, c := range r.Columns {
+		if c.Name == name {
+			return c.Value, true
+		}
+	}
+	return Value{}, false
+}
+
+// Versions returns the returned cells of column name, newest first.
+func (r Row) Versions(name string) []Column {
+	var out []Column
+	for _, c := range r.Columns {
+		if c.Name == name {
+			out = append(out, c)
+		} else if len(out) > 0 {
+			break
+		}
+	}
+	return out
+}
+
+// Size is the number of bytes r counts for in the 4 MiB page limit: key
+// names and values, column names and values, 8 bytes per version.
+func (r Row) Size() int {
+	n := r.Key.Size()
+	for _, c := range r.Columns {
+		n += len(c.Name) + c.Value.Size() + 8
+	}
+	return n
+}
+
+// KeyColumn is one column of a table's primary-key schema.
+type KeyColumn struct {
+	Name string
+	Type Type
+}
+
+// KeySchema is a table's primary key: 1–4 columns in order, the first being the partition key.
+type KeySchema []KeyColumn
+
+// TableOptions are the changeable options of a table (SPEC §3). In
+// CreateTable a zero field takes its default; in UpdateTable a zero field
+// is left unchanged. DescribeTable returns every field set.
+type TableOptions struct {
+	// TTL is the time to live of attribute cells in seconds: NoExpiry (-1,
+	// the default) or at least 86400.
+	TTL int64
+	// MaxVersions is how many versions of each column stay visible (≥ 1, default 1).
+	MaxVersions int
+	// MaxVersionOffset bounds how far a written version may be from now, in
+	// seconds (≥ 1, default 86400).
+	MaxVersionOffset int64
+}
+
+// Option defaults and limits (SPEC §3).
+const (
+	NoExpiry                int64 = -1
+	MinTTL                  int64 = 86400
+	DefaultMaxVersions            = 1
+	DefaultMaxVersionOffset int64 = 86400
+)
+
+// TableMeta describes a table: its name, key schema and options.
+type TableMeta struct {
+	Name    string
+	Key     KeySchema
+	Options TableOptions
+}

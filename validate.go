@@ -1,0 +1,385 @@
+package tablekit
+
+import (
+	"math"
+	"unicode/utf8"
+)
+
+// This file is the one validation of SPEC.md that every backend shares: the
+// client runs it before any backend is called, so a bad request gets the same
+// typed error everywhere and never writes anything.
+
+func invalid(format string, args ...any) *Error { return Errorf(ErrInvalidArgument, format, args...) }
+
+// checkName applies SPEC §1 to a table or column name; what is "table",
+// "primary-key column" or "column".
+func checkName(what, name string) *Error {
+	if len(name) == 0 || len(name) > MaxNameLength {
+		return invalid("%s name %q must be 1-%d bytes long, got %d", what, truncate(name), MaxNameLength, len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		letter := c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return invalid("%s name %q must match [A-Za-z_][A-Za-z0-9_]*", what, truncate(name))
+		}
+	}
+	return nil
+}
+
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// CheckTableName reports whether name is a valid table name (SPEC §1).
+func CheckTableName(name string) error {
+	if err := checkName("table", name); err != nil {
+		return err
+	}
+	return nil
+}
+
+func checkOptions(o TableOptions) *Error {
+	if o.TTL != NoExpiry && o.TTL < MinTTL {
+		return invalid("TTL %d must be -1 (never expire) or at least %d seconds", o.TTL, MinTTL)
+	}
+	if o.MaxVersions < 1 {
+		return invalid("MaxVersions %d must be at least 1", o.MaxVersions)
+	}
+	if o.MaxVersionOffset < 1 {
+		return invalid("MaxVersionOffset %d must be at least 1 second", o.MaxVersionOffset)
+	}
+	return nil
+}
+
+// resolveCreateOptions fills defaults of zero fields.
+func resolveCreateOptions(o TableOptions) TableOptions {
+	if o.TTL == 0 {
+		o.TTL = NoExpiry
+	}
+	if o.MaxVersions == 0 {
+		o.MaxVersions = DefaultMaxVersions
+	}
+	if o.MaxVersionOffset == 0 {
+		o.MaxVersionOffset = DefaultMaxVersionOffset
+	}
+	return o
+}
+
+func checkMeta(m *TableMeta) *Error {
+	if err := checkName("table", m.Name); err != nil {
+		return err
+	}
+	if len(m.Key) < 1 || len(m.Key) > MaxKeyColumns {
+		return invalid("primary key has %d columns; it must have 1-%d", len(m.Key), MaxKeyColumns)
+	}
+	for i, kc := range m.Key {
+		if err := checkName("primary-key column", kc.Name); err != nil {
+			return err
+		}
+		if !kc.Type.IsKeyType() {
+			return invalid("primary-key column %q has type %v; it must be String, Integer or Binary", kc.Name, kc.Type)
+		}
+		for _, prev := range m.Key[:i] {
+			if prev.Name == kc.Name {
+				return invalid("primary-key column %q appears twice", kc.Name)
+			}
+		}
+	}
+	return checkOptions(m.Options)
+}
+
+func isKeyName(m *TableMeta, name string) bool {
+	for _, kc := range m.Key {
+		if kc.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// checkKeyValue checks one key value against its schema column.
+func checkKeyValue(kc KeyColumn, v Value, bound bool) *Error {
+	if v.IsInf() {
+		if bound {
+			return nil
+		}
+		return Errorf(ErrInvalidPrimaryKey, "primary-key column %q is %v; InfMin and InfMax are allowed only in range bounds", kc.Name, v)
+	}
+	if v.typ != kc.Type {
+		return Errorf(ErrInvalidPrimaryKey, "primary-key column %q has type %v, the schema says %v", kc.Name, v.typ, kc.Type)
+	}
+	switch v.typ {
+	case TypeString:
+		if !utf8.ValidString(v.str) {
+			return invalid("primary-key column %q: String is not valid UTF-8", kc.Name)
+		}
+		fallthrough
+	case TypeBinary:
+		if len(v.str) > MaxKeyValueSize {
+			return invalid("primary-key column %q: %v of %d bytes exceeds the limit of %d bytes", kc.Name, v.typ, len(v.str), MaxKeyValueSize)
+		}
+	}
+	return nil
+}
+
+// checkKey applies SPEC §4: same count, names, order and types as the schema.
+func checkKey(m *TableMeta, k PrimaryKey, bound bool) *Error {
+	if len(k) != len(m.Key) {
+		return Errorf(ErrInvalidPrimaryKey, "key %v has %d columns, the schema has %d", k, len(k), len(m.Key))
+	}
+	for i, kc := range m.Key {
+		if k[i].Name != kc.Name {
+			return Errorf(ErrInvalidPrimaryKey, "key column %d is named %q, the schema says %q", i+1, k[i].Name, kc.Name)
+		}
+		if err := checkKeyValue(kc, k[i].Value, bound); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkValue checks an attribute value (SPEC §2).
+func checkValue(column string, v Value) *Error {
+	switch v.typ {
+	case TypeString:
+		if !utf8.ValidString(v.str) {
+			return invalid("column %q: String is not valid UTF-8", column)
+		}
+		fallthrough
+	case TypeBinary:
+		if len(v.str) > MaxValueSize {
+			return invalid("column %q: %v of %d bytes exceeds the limit of %d bytes", column, v.typ, len(v.str), MaxValueSize)
+		}
+	case TypeDouble:
+		if f := math.Float64frombits(v.num); math.IsNaN(f) || math.IsInf(f, 0) {
+			return invalid("column %q: Double %v is not allowed (NaN and ±Inf are refused)", column, f)
+		}
+	case TypeInteger, TypeBoolean:
+	default:
+		return invalid("column %q: value %v is not a String, Integer, Double, Boolean or Binary", column, v)
+	}
+	return nil
+}
+
+func checkAttrName(m *TableMeta, name string) *Error {
+	if err := checkName("column", name); err != nil {
+		return err
+	}
+	if isKeyName(m, name) {
+		return invalid("column %q is a primary-key column name; an attribute column may not carry it", name)
+	}
+	return nil
+}
+
+func checkVersion(m *TableMeta, column string, version, now int64) *Error {
+	if why := CheckVersion(m.Options, version, now); why != "" {
+		return invalid("column %q: invalid timestamp: %s", column, why)
+	}
+	return nil
+}
+
+type cellID struct {
+	name    string
+	version int64
+}
+
+// resolvePut checks a PutRow's columns and gives each its version.
+func resolvePut(m *TableMeta, cols []Column, now int64) ([]Column, *Error) {
+	if len(cols) > MaxColumnsPerWrite {
+		return nil, invalid("the write has %d columns; the limit is %d", len(cols), MaxColumnsPerWrite)
+	}
+	out := make([]Column, len(cols))
+	size := 0
+	var seen map[cellID]bool
+	for i, c := range cols {
+		if err := checkAttrName(m, c.Name); err != nil {
+			return nil, err
+		}
+		if err := checkValue(c.Name, c.Value); err != nil {
+			return nil, err
+		}
+		if c.Version == 0 {
+			c.Version = now
+		}
+		if err := checkVersion(m, c.Name, c.Version, now); err != nil {
+			return nil, err
+		}
+		if len(cols) > 1 {
+			if seen == nil {
+				seen = make(map[cellID]bool, len(cols))
+			}
+			id := cellID{c.Name, c.Version}
+			if seen[id] {
+				return nil, invalid("column %q version %d is written twice in one PutRow", c.Name, c.Version)
+			}
+			seen[id] = true
+		}
+		size += len(c.Name) + c.Value.Size() + 8
+		out[i] = c
+	}
+	if size > MaxWriteSize {
+		return nil, invalid("the write is %d bytes; the limit is %d bytes", size, MaxWriteSize)
+	}
+	return out, nil
+}
+
+// resolveChanges checks an UpdateRow's changes and versions its puts.
+func resolveChanges(m *TableMeta, changes []Change, now int64) ([]Change, *Error) {
+	if len(changes) == 0 {
+		return nil, invalid("UpdateRow needs at least one change")
+	}
+	if len(changes) > MaxColumnsPerWrite {
+		return nil, invalid("the write has %d column changes; the limit is %d", len(changes), MaxColumnsPerWrite)
+	}
+	out := make([]Change, len(changes))
+	size := 0
+	for i, c := range changes {
+		if err := checkAttrName(m, c.Column); err != nil {
+			return nil, err
+		}
+		switch c.Kind {
+		case ChangePut:
+			if err := checkValue(c.Column, c.Value); err != nil {
+				return nil, err
+			}
+			if c.Version == 0 {
+				c.Version = now
+			}
+			if err := checkVersion(m, c.Column, c.Version, now); err != nil {
+				return nil, err
+			}
+			size += c.Value.Size()
+		case ChangeDeleteVersion:
+			if c.Version < 0 {
+				return nil, invalid("column %q: DeleteVersion of negative version %d", c.Column, c.Version)
+			}
+		case ChangeDeleteColumn:
+		case ChangeIncrement:
+			c.Version = now
+		default:
+			return nil, invalid("column %q: unknown change kind %d", c.Column, c.Kind)
+		}
+		size += len(c.Column) + 8
+		out[i] = c
+	}
+	if size > MaxWriteSize {
+		return nil, invalid("the write is %d bytes; the limit is %d bytes", size, MaxWriteSize)
+	}
+	return out, nil
+}
+
+func checkFilter(m *TableMeta, f Filter, depth int) *Error {
+	if depth > 32 {
+		return invalid("filter is nested more than 32 levels deep")
+	}
+	switch f := f.(type) {
+	case nil:
+		return nil
+	case ColumnFilter:
+		return checkColumnFilter(m, &f)
+	case *ColumnFilter:
+		if f == nil {
+			return invalid("filter is a nil *ColumnFilter")
+		}
+		return checkColumnFilter(m, f)
+	case CompositeFilter:
+		return checkComposite(m, &f, depth)
+	case *CompositeFilter:
+		if f == nil {
+			return invalid("filter is a nil *CompositeFilter")
+		}
+		return checkComposite(m, f, depth)
+	}
+	return invalid("filter of type %T is not a tablekit filter", f)
+}
+
+func checkColumnFilter(m *TableMeta, f *ColumnFilter) *Error {
+	if err := checkAttrName(m, f.Column); err != nil {
+		return err
+	}
+	if f.Op < Equal || f.Op > LessEqual {
+		return invalid("filter on column %q: unknown comparison %d", f.Column, f.Op)
+	}
+	return checkValue(f.Column, f.Value)
+}
+
+func checkComposite(m *TableMeta, f *CompositeFilter, depth int) *Error {
+	switch f.Op {
+	case LogicAnd, LogicOr:
+		if len(f.Filters) == 0 {
+			return invalid("%v filter needs at least one sub-filter", f.Op)
+		}
+	case LogicNot:
+		if len(f.Filters) != 1 {
+			return invalid("NOT filter needs exactly one sub-filter, got %d", len(f.Filters))
+		}
+	default:
+		return invalid("unknown filter combinator %d", f.Op)
+	}
+	for _, s := range f.Filters {
+		if s == nil {
+			return invalid("%v filter has a nil sub-filter", f.Op)
+		}
+		if err := checkFilter(m, s, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkCondition(m *TableMeta, c Condition) *Error {
+	if c.Row > ExpectNotExist {
+		return invalid("unknown row existence expectation %d", c.Row)
+	}
+	return checkFilter(m, c.Column, 0)
+}
+
+// resolveRead turns read options into a ReadSpec.
+func resolveRead(m *TableMeta, o *readOptions) (ReadSpec, *Error) {
+	var s ReadSpec
+	if o.columns != nil {
+		s.Columns = make([]string, 0, len(o.columns))
+		seen := map[string]bool{}
+		for _, name := range o.columns {
+			if err := checkName("column", name); err != nil {
+				return s, err
+			}
+			if isKeyName(m, name) || seen[name] {
+				continue
+			}
+			seen[name] = true
+			s.Columns = append(s.Columns, name)
+		}
+	}
+	if o.maxVersions < 0 {
+		return s, invalid("MaxVersions %d must be at least 1", o.maxVersions)
+	}
+	if tr := o.timeRange; tr != nil {
+		if tr.Start < 0 || tr.End <= tr.Start {
+			return s, invalid("time range [%d, %d) is empty or negative", tr.Start, tr.End)
+		}
+		t := *tr
+		s.TimeRange = &t
+	}
+	switch {
+	case o.maxVersions > 0:
+		s.MaxVersions = o.maxVersions
+	case s.TimeRange != nil:
+		s.MaxVersions = math.MaxInt32
+	default:
+		s.MaxVersions = 1
+	}
+	if err := checkFilter(m, o.filter, 0); err != nil {
+		return s, err
+	}
+	s.Filter = o.filter
+	return s, nil
+}
+
+func fmtLimit(what string, n, limit int) *Error {
+	return invalid("%s has %d entries; it must have 1-%d", what, n, limit)
+}
