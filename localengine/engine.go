@@ -17,6 +17,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/tidwall/btree"
 
@@ -166,9 +167,11 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 	if err != nil {
 		return nil, err
 	}
-	k := string(keycodec.Encode(req.Key))
+	var buf [256]byte
+	k := keycodec.Append(buf[:0], req.Key)
 	t.mu.RLock()
-	ent, ok := t.rows.Get(k)
+	// The map does not keep the lookup key, so a string view of buf will do.
+	ent, ok := t.rows.Get(unsafe.String(unsafe.SliceData(k), len(k)))
 	opts := t.meta.Options
 	t.mu.RUnlock()
 	if !ok {
@@ -207,15 +210,22 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	opts := t.meta.Options
+	// One buffer of cells and one of key parts serve the whole page; each
+	// row gets a capped window of them, so callers own what they get.
+	cells := make([]tablekit.Column, 0, min(limit, 256)*2)
+	keys := make(tablekit.PrimaryKey, 0, min(limit, 256)*len(req.Meta.Key))
 	visit := func(k string, ent *entry) bool {
 		if len(page.Rows) >= limit || scanned >= maxScan {
-			page.Next = ent.key
+			page.Next = ent.key.Clone()
 			return false
 		}
 		scanned++
-		cols, found := rowmodel.Read(&ent.row, opts, &req.Read, req.Now)
-		if found {
-			page.Rows = append(page.Rows, tablekit.Row{Key: ent.key, Columns: cols})
+		n := len(cells)
+		var found bool
+		if cells, found = rowmodel.AppendRead(cells, &ent.row, opts, &req.Read, req.Now); found {
+			kn := len(keys)
+			keys = append(keys, ent.key...)
+			page.Rows = append(page.Rows, tablekit.Row{Key: keys[kn:len(keys):len(keys)], Columns: cells[n:len(cells):len(cells)]})
 		}
 		return true
 	}

@@ -96,12 +96,11 @@ func Exists(r *Row, opts tablekit.TableOptions, now int64) bool {
 }
 
 // Select applies a read's time range and per-column MaxVersions to visible
-// cells (stored order in, stored order out).
-func Select(visible []tablekit.Column, spec *tablekit.ReadSpec) []tablekit.Column {
-	out := make([]tablekit.Column, 0, min(len(visible), 16))
+// cells (stored order in, stored order out), appending them to dst.
+func Select(dst, visible []tablekit.Column, spec *tablekit.ReadSpec) []tablekit.Column {
 	n := 0
 	for i := range visible {
-		c := visible[i]
+		c := &visible[i]
 		if i == 0 || c.Name != visible[i-1].Name {
 			n = 0
 		}
@@ -109,11 +108,11 @@ func Select(visible []tablekit.Column, spec *tablekit.ReadSpec) []tablekit.Colum
 			continue
 		}
 		if n < spec.MaxVersions {
-			out = append(out, c)
+			dst = append(dst, *c)
 			n++
 		}
 	}
-	return out
+	return dst
 }
 
 // Project keeps the cells of the named columns (nil names keeps all). It
@@ -132,17 +131,29 @@ func Project(sel []tablekit.Column, names []string) []tablekit.Column {
 }
 
 // Read returns what a GetRow or a range read returns for a stored row: the
-// selected, filtered and projected cells, and whether the row is returned at
-// all (it exists and passes the filter). The cells are a new slice.
+// selected, filtered and projected cells (a new slice), and whether the row
+// is returned at all (it exists and passes the filter).
 func Read(r *Row, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
+	if r == nil {
+		return nil, false
+	}
+	cols, ok := AppendRead(make([]tablekit.Column, 0, len(r.Cells)), r, opts, spec, now)
+	return cols[:len(cols):len(cols)], ok
+}
+
+// AppendRead is Read appending the returned cells to dst; on false, dst
+// comes back unchanged. A range read shares one buffer across its rows.
+func AppendRead(dst []tablekit.Column, r *Row, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
 	if !Exists(r, opts, now) {
-		return nil, false
+		return dst, false
 	}
-	sel := Select(Visible(r, opts, now), spec)
-	if spec.Filter != nil && !tablekit.MatchFilter(spec.Filter, sel) {
-		return nil, false
+	start := len(dst)
+	out := Select(dst, Visible(r, opts, now), spec)
+	if spec.Filter != nil && !tablekit.MatchFilter(spec.Filter, out[start:]) {
+		return out[:start], false
 	}
-	return Project(sel, spec.Columns), true
+	p := Project(out[start:], spec.Columns)
+	return out[:start+len(p)], true
 }
 
 // Check evaluates a write condition on the stored row (SPEC §9): row

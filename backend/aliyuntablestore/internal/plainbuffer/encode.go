@@ -1,0 +1,131 @@
+package plainbuffer
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// EncodeRows encodes a block: the header, then each row with its checksums.
+// Like the SDKs, it writes TAG_ROW_DATA only when a row has columns.
+//
+// It panics on what no decoder accepts: a Value with an unknown Type, a
+// cell Op that is not one of the CellOp constants, or a name or string
+// longer than math.MaxInt32 bytes.
+func EncodeRows(rows []Row) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, Header)
+	for i := range rows {
+		b = appendRow(b, &rows[i])
+	}
+	return b
+}
+
+// EncodeRow encodes a block holding one row.
+func EncodeRow(r Row) []byte {
+	return appendRow(binary.LittleEndian.AppendUint32(nil, Header), &r)
+}
+
+// EncodeValueNoLengthPrefix encodes v as type byte and payload with no
+// leading length, the form filters and column conditions use. It panics
+// like EncodeRows.
+func EncodeValueNoLengthPrefix(v Value) []byte {
+	return appendValue(nil, &v)
+}
+
+func appendRow(b []byte, r *Row) []byte {
+	var crc byte
+	b = append(b, tagRowPK)
+	for i := range r.PrimaryKey {
+		var c byte
+		b, c = appendCell(b, &r.PrimaryKey[i])
+		crc = crc8Byte(crc, c)
+	}
+	if len(r.Columns) > 0 {
+		b = append(b, tagRowData)
+		for i := range r.Columns {
+			var c byte
+			b, c = appendCell(b, &r.Columns[i])
+			crc = crc8Byte(crc, c)
+		}
+	}
+	del := byte(0)
+	if r.DeleteMarker {
+		b = append(b, tagDeleteMarker)
+		del = 1
+	}
+	if s := r.Sequence; s != nil {
+		b = append(b, tagExtension)
+		b = binary.LittleEndian.AppendUint32(b, extensionLen)
+		b = append(b, tagSeqInfo)
+		b = binary.LittleEndian.AppendUint32(b, seqInfoLen)
+		b = append(b, tagSeqInfoEpoch)
+		b = binary.LittleEndian.AppendUint32(b, uint32(s.Epoch))
+		b = append(b, tagSeqInfoTS)
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.Timestamp))
+		b = append(b, tagSeqInfoRowIndx)
+		b = binary.LittleEndian.AppendUint32(b, uint32(s.RowIndex))
+	}
+	crc = crc8Byte(crc, del)
+	return append(b, tagRowChecksum, crc)
+}
+
+// appendCell appends c and returns its checksum too.
+func appendCell(b []byte, c *Cell) ([]byte, byte) {
+	checkLen(len(c.Name), "cell name")
+	if c.Op != OpPut && !c.Op.validOnWire() {
+		panic(fmt.Sprintf("plainbuffer: cell %q has invalid op %s", c.Name, c.Op))
+	}
+	b = append(b, tagCell, tagCellName)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.Name)))
+	b = append(b, c.Name...)
+	crc := crc8Bytes(0, b[len(b)-len(c.Name):])
+	if c.Value != nil {
+		b = append(b, tagCellValue)
+		lenAt := len(b)
+		b = append(b, 0, 0, 0, 0)
+		b = appendValue(b, c.Value)
+		body := b[lenAt+4:]
+		binary.LittleEndian.PutUint32(b[lenAt:], uint32(len(body)))
+		crc = crc8Bytes(crc, body)
+	}
+	if c.Op != OpPut {
+		b = append(b, tagCellType, byte(c.Op))
+	}
+	if c.Timestamp != nil {
+		b = append(b, tagCellTimestamp)
+		b = binary.LittleEndian.AppendUint64(b, uint64(*c.Timestamp))
+		crc = crc8Int64(crc, *c.Timestamp)
+	}
+	// Timestamp before op in the checksum; see decoder.cell.
+	if c.Op != OpPut {
+		crc = crc8Byte(crc, byte(c.Op))
+	}
+	return append(b, tagCellChecksum, crc), crc
+}
+
+// appendValue appends the type byte and payload of v. The cell checksum
+// covers exactly these bytes.
+func appendValue(b []byte, v *Value) []byte {
+	b = append(b, byte(v.Type))
+	switch v.Type {
+	case TypeInteger:
+		b = binary.LittleEndian.AppendUint64(b, uint64(v.Int))
+	case TypeDouble:
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float))
+	case TypeBoolean:
+		if v.Bool {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	case TypeString, TypeBlob:
+		// The cell value length (type + int32 + bytes) must fit too.
+		checkLen(len(v.Bytes)+5, v.Type.String()+" value")
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(v.Bytes)))
+		b = append(b, v.Bytes...)
+	case TypeInfMin, TypeInfMax, TypeAutoIncrement:
+	default:
+		panic(fmt.Sprintf("plainbuffer: cannot encode value of type %s", v.Type))
+	}
+	return b
+}
