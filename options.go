@@ -130,9 +130,10 @@ type rangeOpt func(*readOptions)
 
 func (f rangeOpt) applyRange(o *readOptions) { f(o) }
 
-// Columns returns only the named attribute columns (key columns always come back).
+// Columns returns only the named attribute columns (key columns always come
+// back); Columns() with no names returns keys only.
 func Columns(names ...string) ReadOption {
-	names = append([]string(nil), names...)
+	names = append(make([]string, 0, len(names)), names...) // non-nil: Columns() returns no attribute columns
 	return readOpt(func(o *readOptions) { o.columns = names })
 }
 

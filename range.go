@@ -69,7 +69,7 @@ func (t *Table) newCursor(ctx context.Context, start, end PrimaryKey, opts []Ran
 		Meta: m, Start: start.Clone(), End: end.Clone(), Backward: o.backward, Read: spec,
 	}}
 	if o.token != nil {
-		tk, err := decodeToken(o.token)
+		tk, err := decodeCanonicalToken(o.token)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -239,7 +239,7 @@ func encodeToken(t token) []byte {
 func decodeToken(b []byte) (token, error) {
 	bad := invalid("resume token is malformed")
 	var t token
-	if len(b) < 3 || b[0] != tokenVersion {
+	if len(b) < 3 || b[0] != tokenVersion || b[1]&^3 != 0 {
 		return t, bad
 	}
 	t.backward, t.exclusive = b[1]&1 != 0, b[1]&2 != 0
@@ -288,6 +288,18 @@ func decodeToken(b []byte) (token, error) {
 	}
 	if len(b) != 0 {
 		return t, bad
+	}
+	return t, nil
+}
+
+// decodeCanonicalToken accepts only the bytes encodeToken produces.
+func decodeCanonicalToken(b []byte) (token, error) {
+	t, err := decodeToken(b)
+	if err != nil {
+		return t, err
+	}
+	if string(encodeToken(t)) != string(b) {
+		return token{}, invalid("resume token is malformed")
 	}
 	return t, nil
 }

@@ -205,7 +205,7 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 	startB, startExact := keycodec.Bound(req.Start)
 	endB, endExact := keycodec.Bound(req.End)
 	limit := max(req.Limit, 1)
-	page := &tablekit.RangePage{}
+	page := &tablekit.RangePage{Rows: make([]tablekit.Row, 0, min(limit, 256))}
 	scanned := 0
 	t.mu.RLock()
 	defer t.mu.RUnlock()

@@ -1,0 +1,105 @@
+// Command catalog is seed 000's product catalog, the basic key-value
+// pattern: DynamoDB's (partition key, sort key) = (hats, fedoras#brandA)
+// becomes a two-column primary key (category, sku). It lists a category in
+// order, reads one product, and updates a price only if it is what the
+// caller last saw (an optimistic, conditional write).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/examples/internal/exampledb"
+)
+
+func main() { exampledb.Main(run) }
+
+type product struct {
+	category, sku, description string
+	price                      int64
+}
+
+var products = []product{
+	{"hats", "fedoras#brandA", "Made from premium wool.", 30},
+	{"hats", "fedoras#brandB", "Crafted from durable waterproof canvas.", 28},
+	{"hats", "newsboy#brandB", "Turn vintage charm into an everyday look.", 25},
+	{"shoes", "sneakers#brandA", "Style and comfort.", 40},
+	{"shoes", "sneakers#brandB", "Classic features with modern materials.", 50},
+}
+
+func key(category, sku string) tablekit.PrimaryKey {
+	return tablekit.Key("category", tablekit.String(category)).Add("sku", tablekit.String(sku))
+}
+
+func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
+	var check exampledb.Checker
+	if err := db.CreateTable(ctx, tablekit.TableMeta{
+		Name: "catalog",
+		Key:  tablekit.KeySchema{{Name: "category", Type: tablekit.TypeString}, {Name: "sku", Type: tablekit.TypeString}},
+	}); err != nil {
+		return err
+	}
+	tbl := db.Table("catalog")
+	for _, p := range products {
+		err := tbl.PutRow(ctx, key(p.category, p.sku), []tablekit.Column{
+			{Name: "description", Value: tablekit.String(p.description)},
+			{Name: "price", Value: tablekit.Integer(p.price)},
+			{Name: "thumbnail", Value: tablekit.String("https://storage.example/" + p.sku + ".png")},
+		}, tablekit.ExpectNotExist) // a SKU is created once
+		if err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "added %d products\n", len(products))
+
+	// All hats, in key order, with two columns.
+	var hats []string
+	start := tablekit.Key("category", tablekit.String("hats")).Add("sku", tablekit.InfMin)
+	end := tablekit.Key("category", tablekit.String("hats")).Add("sku", tablekit.InfMax)
+	for r, err := range tbl.Rows(ctx, start, end, tablekit.Columns("price")) {
+		if err != nil {
+			return err
+		}
+		sku, _ := r.Key.Get("sku")
+		price, _ := r.Get("price")
+		s, _ := sku.Str()
+		p, _ := price.Int()
+		hats = append(hats, s)
+		fmt.Fprintf(out, "  hats/%s: %d\n", s, p)
+	}
+	check.Expect(fmt.Sprint(hats) == "[fedoras#brandA fedoras#brandB newsboy#brandB]", "hats listed as %v", hats)
+
+	// Hats under 29, filtered by the store.
+	cheap, err := tbl.GetRange(ctx, start, end, tablekit.WithFilter(tablekit.SingleColumnValue("price", tablekit.Less, tablekit.Integer(29))))
+	if err != nil {
+		return err
+	}
+	check.Expect(len(cheap.Rows) == 2, "hats under 29: %d", len(cheap.Rows))
+	fmt.Fprintf(out, "hats under 29: %d\n", len(cheap.Rows))
+
+	// Compare-and-set a price: only if it is still 40.
+	k := key("shoes", "sneakers#brandA")
+	cas := tablekit.IfMatch(tablekit.SingleColumnValue("price", tablekit.Equal, tablekit.Integer(40)))
+	if _, err := tbl.UpdateRow(ctx, k, []tablekit.Change{tablekit.Put("price", tablekit.Integer(38))}, cas); err != nil {
+		return err
+	}
+	// A second writer who also saw 40 loses, and nothing is written.
+	_, stale := tbl.UpdateRow(ctx, k, []tablekit.Change{tablekit.Put("price", tablekit.Integer(45))}, cas)
+	check.Expect(errors.Is(stale, tablekit.ErrConditionFailed), "second compare-and-set: %v", stale)
+	row, found, err := tbl.GetRow(ctx, k, tablekit.Columns("price"))
+	if err != nil {
+		return err
+	}
+	price, _ := row.Get("price")
+	check.Expect(found && price == tablekit.Integer(38), "price after CAS: %v", price)
+	fmt.Fprintf(out, "sneakers#brandA price is now %v; the stale update got: %v\n", price, stale)
+
+	// Bad input is refused with a typed error that names the problem.
+	err = tbl.PutRow(ctx, key("hats", "x"), []tablekit.Column{{Name: "price", Value: tablekit.Double(0)}, {Name: "bad-name", Value: tablekit.Integer(1)}})
+	check.Expect(errors.Is(err, tablekit.ErrInvalidArgument), "bad column name: %v", err)
+	fmt.Fprintf(out, "refused: %v\n", err)
+	return check.Err()
+}
