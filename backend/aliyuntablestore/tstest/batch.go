@@ -1,0 +1,203 @@
+package tstest
+
+import (
+	"context"
+
+	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
+	"github.com/golang/protobuf/proto"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/aliyuntablestore/internal/plainbuffer"
+	"github.com/tablekit/tablekit/internal/keycodec"
+)
+
+// Batches: a request-wide problem (empty, over the row limit, a duplicated
+// key, an unparsable message) fails the whole call; a row's own problem
+// (its table is missing, its key or cells are invalid, its condition
+// fails) is reported in that row's result. Results keep the request's
+// table and row order, which the SDK's partial retry relies on.
+
+var errDuplicateRow = paramErr("The input parameter is invalid.")
+
+// dupKey reports whether key appears twice in one table of a batch.
+func dupKey(seen map[string]bool, table string, key tablekit.PrimaryKey) bool {
+	id := table + "\x00" + string(keycodec.Encode(key))
+	if seen[id] {
+		return true
+	}
+	seen[id] = true
+	return false
+}
+
+func rowError(err error) *otsprotocol.Error { return toOTS(err).proto() }
+
+func (s *Server) batchGetRow(ctx context.Context, body []byte) (proto.Message, error) {
+	var req otsprotocol.BatchGetRowRequest
+	if err := unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, t := range req.Tables {
+		n += len(t.PrimaryKey)
+	}
+	if n == 0 {
+		return nil, paramErr("No row specified in the request of BatchGetRow.")
+	}
+	if n > tablekit.MaxBatchGet {
+		return nil, paramErr("Rows count exceeds the upper limit: %d.", tablekit.MaxBatchGet)
+	}
+	resp := &otsprotocol.BatchGetRowResponse{Tables: make([]*otsprotocol.TableInBatchGetRowResponse, len(req.Tables))}
+	type slot struct{ t, r int }
+	var gets []tablekit.BatchGet
+	var slots []slot
+	seen := map[string]bool{}
+	for ti, t := range req.Tables {
+		tr := &otsprotocol.TableInBatchGetRowResponse{
+			TableName: proto.String(t.GetTableName()),
+			Rows:      make([]*otsprotocol.RowInBatchGetRowResponse, len(t.PrimaryKey)),
+		}
+		resp.Tables[ti] = tr
+		fail := func(err error) {
+			for ri := range tr.Rows {
+				tr.Rows[ri] = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(false), Error: rowError(err)}
+			}
+		}
+		meta, oe := s.meta(ctx, t.GetTableName())
+		if oe != nil {
+			if oe.status >= 500 {
+				return nil, oe
+			}
+			fail(oe)
+			continue
+		}
+		rs, oe := decodeRead(meta, readParams{
+			columns: t.ColumnsToGet, timeRange: t.TimeRange, maxVersions: t.MaxVersions, filter: t.Filter,
+			startColumn: t.StartColumn, endColumn: t.EndColumn, token: firstToken(t.Token),
+		})
+		if oe != nil {
+			// The selection is shared by the table's rows: the request is wrong.
+			return nil, oe
+		}
+		for ri, pk := range t.PrimaryKey {
+			key, _, oe := decodeKey(meta, pk, false)
+			if oe != nil {
+				tr.Rows[ri] = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
+				continue
+			}
+			if dupKey(seen, meta.Name, key) {
+				return nil, errDuplicateRow
+			}
+			gets = append(gets, tablekit.BatchGet{Table: meta.Name, Key: key, Options: rs.opts})
+			slots = append(slots, slot{ti, ri})
+		}
+	}
+	if len(gets) > 0 {
+		res, err := s.client.BatchGetRow(ctx, gets)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range res {
+			sl := slots[i]
+			var out *otsprotocol.RowInBatchGetRowResponse
+			switch {
+			case r.Err != nil:
+				out = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(false), Error: rowError(r.Err)}
+			default:
+				row := []byte{}
+				if r.Found {
+					row = plainbuffer.EncodeRow(wireRow(r.Row.Key, r.Row.Columns))
+				}
+				out = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(true), Consumed: capacity(units(len(row)), 0), Row: row}
+			}
+			resp.Tables[sl.t].Rows[sl.r] = out
+		}
+	}
+	return resp, nil
+}
+
+func firstToken(ts [][]byte) []byte {
+	for _, t := range ts {
+		if len(t) > 0 {
+			return t
+		}
+	}
+	return nil
+}
+
+func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message, error) {
+	var req otsprotocol.BatchWriteRowRequest
+	if err := unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	if req.GetIsAtomic() {
+		return nil, unsupported("Atomic BatchWriteRow (is_atomic)")
+	}
+	if req.TransactionId != nil {
+		return nil, unsupported("Local transactions (transaction_id)")
+	}
+	n := 0
+	for _, t := range req.Tables {
+		n += len(t.Rows)
+	}
+	if n == 0 {
+		return nil, paramErr("No row is specified in BatchWriteRow.")
+	}
+	if n > tablekit.MaxBatchWrite {
+		return nil, paramErr("Rows count exceeds the upper limit: %d.", tablekit.MaxBatchWrite)
+	}
+	resp := &otsprotocol.BatchWriteRowResponse{Tables: make([]*otsprotocol.TableInBatchWriteRowResponse, len(req.Tables))}
+	type slot struct {
+		t, r int
+		w    *write
+	}
+	var writes []tablekit.BatchWrite
+	var slots []slot
+	seen := map[string]bool{}
+	now := s.now()
+	for ti, t := range req.Tables {
+		tr := &otsprotocol.TableInBatchWriteRowResponse{
+			TableName: proto.String(t.GetTableName()),
+			Rows:      make([]*otsprotocol.RowInBatchWriteRowResponse, len(t.Rows)),
+		}
+		resp.Tables[ti] = tr
+		meta, oe := s.meta(ctx, t.GetTableName())
+		if oe != nil {
+			if oe.status >= 500 {
+				return nil, oe
+			}
+			for ri := range tr.Rows {
+				tr.Rows[ri] = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
+			}
+			continue
+		}
+		for ri, r := range t.Rows {
+			w, oe := decodeWrite(meta, r.GetType(), r.RowChange, r.Condition, r.ReturnContent, now)
+			if oe != nil {
+				tr.Rows[ri] = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
+				continue
+			}
+			if dupKey(seen, meta.Name, w.key) {
+				return nil, errDuplicateRow
+			}
+			writes = append(writes, w.bw)
+			slots = append(slots, slot{ti, ri, w})
+		}
+	}
+	if len(writes) > 0 {
+		res, err := s.client.BatchWriteRow(ctx, writes)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range res {
+			sl := slots[i]
+			var out *otsprotocol.RowInBatchWriteRowResponse
+			if r.Err != nil {
+				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: rowError(r.Err)}
+			} else {
+				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(true), Consumed: capacity(0, units(sl.w.sizeBytes)), Row: sl.w.returned(r.Increments)}
+			}
+			resp.Tables[sl.t].Rows[sl.r] = out
+		}
+	}
+	return resp, nil
+}

@@ -1,0 +1,310 @@
+package tstest
+
+import (
+	"context"
+
+	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
+	"github.com/golang/protobuf/proto"
+
+	"github.com/tablekit/tablekit"
+)
+
+// meta returns a table's schema and options, read through the client so
+// its cache is fresh for the call that follows.
+func (s *Server) meta(ctx context.Context, table string) (*tablekit.TableMeta, *otsError) {
+	if oe := checkTableName(table); oe != nil {
+		return nil, oe
+	}
+	m, err := s.client.DescribeTable(ctx, table)
+	if err != nil {
+		return nil, toOTS(err)
+	}
+	return &m, nil
+}
+
+func (s *Server) extra(table string) tableExtra {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.extras[table]; ok {
+		return *e
+	}
+	return tableExtra{}
+}
+
+// tableOptions validates the options of CreateTable (create=true: absent
+// fields take defaults) or UpdateTable (absent fields stay unchanged, as
+// zero fields of tablekit.TableOptions do).
+func tableOptions(o *otsprotocol.TableOptions, create bool) (tablekit.TableOptions, *otsError) {
+	var out tablekit.TableOptions
+	if create {
+		out = tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: tablekit.DefaultMaxVersions, MaxVersionOffset: tablekit.DefaultMaxVersionOffset}
+	}
+	if o == nil {
+		return out, nil
+	}
+	if o.TimeToLive != nil {
+		ttl := int64(o.GetTimeToLive())
+		switch {
+		case ttl == 0 || ttl < -1:
+			return out, paramErr("TimeToLive cannot be 0 or less than -1.")
+		case ttl != -1 && ttl < tablekit.MinTTL:
+			return out, paramErr("TimeToLive must be -1 or at least %d seconds, got %d.", tablekit.MinTTL, ttl)
+		}
+		out.TTL = ttl
+	}
+	if o.MaxVersions != nil {
+		if o.GetMaxVersions() <= 0 {
+			return out, paramErr("MaxVersions must be greater than 0, got %d.", o.GetMaxVersions())
+		}
+		out.MaxVersions = int(o.GetMaxVersions())
+	}
+	if o.DeviationCellVersionInSec != nil {
+		if o.GetDeviationCellVersionInSec() <= 0 {
+			return out, paramErr("DeviationCellVersionInSec must be greater than 0, got %d.", o.GetDeviationCellVersionInSec())
+		}
+		out.MaxVersionOffset = o.GetDeviationCellVersionInSec()
+	}
+	if o.AllowUpdate != nil && !o.GetAllowUpdate() {
+		return out, unsupported("allow_update=false")
+	}
+	if o.UpdateFullRow != nil && o.GetUpdateFullRow() {
+		return out, unsupported("update_full_row=true")
+	}
+	return out, nil
+}
+
+func wireOptions(o tablekit.TableOptions) *otsprotocol.TableOptions {
+	return &otsprotocol.TableOptions{
+		TimeToLive:                proto.Int32(int32(o.TTL)),
+		MaxVersions:               proto.Int32(int32(o.MaxVersions)),
+		DeviationCellVersionInSec: proto.Int64(o.MaxVersionOffset),
+		AllowUpdate:               proto.Bool(true),
+		UpdateFullRow:             proto.Bool(false),
+	}
+}
+
+func (e tableExtra) throughput() *otsprotocol.ReservedThroughputDetails {
+	return &otsprotocol.ReservedThroughputDetails{
+		CapacityUnit:     &otsprotocol.CapacityUnit{Read: proto.Int32(e.readCU), Write: proto.Int32(e.writeCU)},
+		LastIncreaseTime: proto.Int64(e.lastIncrease),
+	}
+}
+
+func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, error) {
+	var req otsprotocol.CreateTableRequest
+	if err := unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	tm := req.GetTableMeta()
+	if tm == nil {
+		return nil, errParse
+	}
+	name := tm.GetTableName()
+	if oe := checkTableName(name); oe != nil {
+		return nil, oe
+	}
+	if n := len(tm.PrimaryKey); n < 1 || n > tablekit.MaxKeyColumns {
+		return nil, paramErr("The number of primary key columns must be in range: [1, %d].", tablekit.MaxKeyColumns)
+	}
+	meta := tablekit.TableMeta{Name: name}
+	for _, pk := range tm.PrimaryKey {
+		if oe := checkColumnName(pk.GetName()); oe != nil {
+			return nil, oe
+		}
+		if pk.Option != nil {
+			return nil, unsupported("AUTO_INCREMENT primary key")
+		}
+		var t tablekit.Type
+		switch pk.GetType() {
+		case otsprotocol.PrimaryKeyType_INTEGER:
+			t = tablekit.TypeInteger
+		case otsprotocol.PrimaryKeyType_STRING:
+			t = tablekit.TypeString
+		case otsprotocol.PrimaryKeyType_BINARY:
+			t = tablekit.TypeBinary
+		default:
+			return nil, paramErr("Invalid primary key type: %d.", pk.GetType())
+		}
+		for _, prev := range meta.Key {
+			if prev.Name == pk.GetName() {
+				return nil, paramErr("Duplicated primary key name: '%s'.", pk.GetName())
+			}
+		}
+		meta.Key = append(meta.Key, tablekit.KeyColumn{Name: pk.GetName(), Type: t})
+	}
+	var defined []definedColumn
+	for _, dc := range tm.DefinedColumn {
+		if oe := checkColumnName(dc.GetName()); oe != nil {
+			return nil, oe
+		}
+		if isKeyName(&meta, dc.GetName()) {
+			return nil, paramErr("Defined column: '%s' has the name of a primary key column.", dc.GetName())
+		}
+		defined = append(defined, definedColumn{name: dc.GetName(), typ: int32(dc.GetType())})
+	}
+	switch {
+	case len(tm.IndexMeta) > 0 || len(req.IndexMetas) > 0:
+		return nil, unsupported("Secondary indexes")
+	case req.GetStreamSpec().GetEnableStream():
+		return nil, unsupported("Stream")
+	case req.GetSseSpec().GetEnable():
+		return nil, unsupported("Server-side encryption")
+	case req.GetEnableLocalTxn():
+		return nil, unsupported("Local transactions")
+	}
+	cu := req.GetReservedThroughput().GetCapacityUnit()
+	if cu == nil || cu.Read == nil || cu.Write == nil {
+		return nil, paramErr("Both read and write capacity unit are required to create table.")
+	}
+	if cu.GetRead() < 0 || cu.GetWrite() < 0 {
+		return nil, paramErr("Capacity unit must not be negative: read %d, write %d.", cu.GetRead(), cu.GetWrite())
+	}
+	opts, oe := tableOptions(req.TableOptions, true)
+	if oe != nil {
+		return nil, oe
+	}
+	meta.Options = opts
+	if err := s.client.CreateTable(ctx, meta); err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	s.mu.Lock()
+	s.extras[name] = &tableExtra{
+		readCU: cu.GetRead(), writeCU: cu.GetWrite(), lastIncrease: now.Unix(),
+		definedColumns: defined, created: now.UnixMicro(),
+	}
+	s.mu.Unlock()
+	return &otsprotocol.CreateTableResponse{}, nil
+}
+
+func (s *Server) listTable(ctx context.Context, body []byte) (proto.Message, error) {
+	var req otsprotocol.ListTableRequest
+	if err := unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	names, err := s.client.ListTables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &otsprotocol.ListTableResponse{TableNames: names}, nil
+}
+
+func (s *Server) describeTable(ctx context.Context, body []byte) (proto.Message, error) {
+	var req otsprotocol.DescribeTableRequest
+	if err := unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	m, oe := s.meta(ctx, req.GetTableName())
+	if oe != nil {
+		return nil, oe
+	}
+	ex := s.extra(m.Name)
+	tm := &otsprotocol.TableMeta{TableName: proto.String(m.Name)}
+	for _, kc := range m.Key {
+		t := otsprotocol.PrimaryKeyType_BINARY
+		switch kc.Type {
+		case tablekit.TypeInteger:
+			t = otsprotocol.PrimaryKeyType_INTEGER
+		case tablekit.TypeString:
+			t = otsprotocol.PrimaryKeyType_STRING
+		}
+		tm.PrimaryKey = append(tm.PrimaryKey, &otsprotocol.PrimaryKeySchema{Name: proto.String(kc.Name), Type: t.Enum()})
+	}
+	for _, dc := range ex.definedColumns {
+		tm.DefinedColumn = append(tm.DefinedColumn, &otsprotocol.DefinedColumnSchema{
+			Name: proto.String(dc.name), Type: otsprotocol.DefinedColumnType(dc.typ).Enum(),
+		})
+	}
+	return &otsprotocol.DescribeTableResponse{
+		TableMeta:                 tm,
+		ReservedThroughputDetails: ex.throughput(),
+		TableOptions:              wireOptions(m.Options),
+		TableStatus:               otsprotocol.TableStatus_ACTIVE.Enum(),
+		StreamDetails:             &otsprotocol.StreamDetails{EnableStream: proto.Bool(false)},
+		// creation_time is in the SDK's .proto but not in the descriptor
+		// its generated code registers, so it never reaches the wire.
+		CreationTime: proto.Int64(ex.created),
+	}, nil
+}
+
+func (s *Server) updateTable(ctx context.Context, body []byte) (proto.Message, error) {
+	var req otsprotocol.UpdateTableRequest
+	if err := unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	m, oe := s.meta(ctx, req.GetTableName())
+	if oe != nil {
+		return nil, oe
+	}
+	if req.GetStreamSpec().GetEnableStream() {
+		return nil, unsupported("Stream")
+	}
+	var cu *otsprotocol.CapacityUnit
+	if req.ReservedThroughput != nil {
+		cu = req.ReservedThroughput.GetCapacityUnit()
+		if cu == nil || (cu.Read == nil && cu.Write == nil) {
+			return nil, paramErr("Neither read nor writes capacity unit is set.")
+		}
+		if cu.GetRead() < 0 || cu.GetWrite() < 0 {
+			return nil, paramErr("Capacity unit must not be negative: read %d, write %d.", cu.GetRead(), cu.GetWrite())
+		}
+	}
+	opts, oe := tableOptions(req.TableOptions, false)
+	if oe != nil {
+		return nil, oe
+	}
+	if opts != (tablekit.TableOptions{}) {
+		if err := s.client.UpdateTable(ctx, m.Name, opts); err != nil {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	ex, ok := s.extras[m.Name]
+	if !ok {
+		ex = &tableExtra{}
+		s.extras[m.Name] = ex
+	}
+	if cu != nil {
+		if cu.Read != nil {
+			if cu.GetRead() > ex.readCU {
+				ex.lastIncrease = s.clock.Now().Unix()
+			}
+			ex.readCU = cu.GetRead()
+		}
+		if cu.Write != nil {
+			if cu.GetWrite() > ex.writeCU {
+				ex.lastIncrease = s.clock.Now().Unix()
+			}
+			ex.writeCU = cu.GetWrite()
+		}
+	}
+	cur := *ex
+	s.mu.Unlock()
+	after, oe := s.meta(ctx, m.Name)
+	if oe != nil {
+		return nil, oe
+	}
+	return &otsprotocol.UpdateTableResponse{
+		ReservedThroughputDetails: cur.throughput(),
+		TableOptions:              wireOptions(after.Options),
+		StreamDetails:             &otsprotocol.StreamDetails{EnableStream: proto.Bool(false)},
+	}, nil
+}
+
+func (s *Server) deleteTable(ctx context.Context, body []byte) (proto.Message, error) {
+	var req otsprotocol.DeleteTableRequest
+	if err := unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	if oe := checkTableName(req.GetTableName()); oe != nil {
+		return nil, oe
+	}
+	if err := s.client.DeleteTable(ctx, req.GetTableName()); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	delete(s.extras, req.GetTableName())
+	s.mu.Unlock()
+	// DeleteTable's response body is empty: the Go SDK passes no message.
+	return nil, nil
+}
