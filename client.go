@@ -342,6 +342,9 @@ func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) ([]BatchGetRe
 	if len(gets) == 0 || len(gets) > MaxBatchGet {
 		return nil, annotate(fmtLimit("BatchGetRow", len(gets), MaxBatchGet), op, "")
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	out := make([]BatchGetResult, len(gets))
 	reqs := make([]*GetRowRequest, 0, len(gets))
 	idx := make([]int, 0, len(gets))
@@ -387,6 +390,9 @@ func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) ([]Batc
 	const op = "BatchWriteRow"
 	if len(writes) == 0 || len(writes) > MaxBatchWrite {
 		return nil, annotate(fmtLimit("BatchWriteRow", len(writes), MaxBatchWrite), op, "")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	out := make([]BatchWriteResult, len(writes))
 	reqs := make([]*WriteRequest, 0, len(writes))

@@ -137,7 +137,8 @@ func Columns(names ...string) ReadOption {
 	return readOpt(func(o *readOptions) { o.columns = names })
 }
 
-// MaxVersions returns up to n versions of each column, newest first.
+// MaxVersions returns up to n versions of each column, newest first. Zero
+// means the default: 1, or every version in the time range given by [Versions].
 func MaxVersions(n int) ReadOption {
 	return readOpt(func(o *readOptions) { o.maxVersions = n })
 }
@@ -153,7 +154,9 @@ func WithFilter(f Filter) ReadOption {
 	return readOpt(func(o *readOptions) { o.filter = f })
 }
 
-// Limit returns at most n rows from GetRange (1..MaxPageRows), or stops Rows after n rows.
+// Limit returns at most n rows from GetRange (values above MaxPageRows act as
+// MaxPageRows), or stops Rows after n rows. Zero means no limit of the
+// caller's: GetRange then answers up to MaxPageRows rows.
 func Limit(n int) RangeOption {
 	return rangeOpt(func(o *readOptions) { o.limit = n })
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,7 @@ func badInputCases() []testCase {
 		{"Writes", testBadWrites},
 		{"Reads", testBadReads},
 		{"LimitsAccepted", testLimitsAccepted},
+		{"MaxSizes", testMaxSizes},
 	}
 }
 
@@ -263,6 +265,63 @@ func testLimitsAccepted(e *env) {
 	e.ok("PutRow of 1024 columns", t.PutRow(e.ctx, strKey("r"), cols))
 	w := e.want(strKey("r"), cols...)
 	e.expectRow("1024 columns", t, strKey("r"), &w)
+	// A row may hold more columns than one write may carry (SPEC §7).
+	var changes []tk.Change
+	for i := range 8 {
+		c := col(fmt.Sprintf("d%d", i), iv(int64(i)), 0)
+		cols = append(cols, c)
+		changes = append(changes, tk.Put(c.Name, c.Value))
+	}
+	_, err := t.UpdateRow(e.ctx, strKey("r"), changes)
+	e.ok("UpdateRow adding 8 more columns", err)
+	w = e.want(strKey("r"), cols...)
+	e.expectRow("1032 columns", t, strKey("r"), &w)
+}
+
+// testMaxSizes: rows at SPEC's size limits (1024-byte key values, a 2 MiB
+// value, a write of almost 4 MiB) are stored exactly. A backend whose native
+// limits are narrower may instead refuse such a row (DESIGN.md: "a row that
+// cannot fit gets a clear ErrInvalidArgument"); then the error must be
+// ErrInvalidArgument naming the table, and nothing may be written.
+func testMaxSizes(e *env) {
+	schema := tk.KeySchema{{Name: "s", Type: tk.TypeString}, {Name: "b", Type: tk.TypeBinary}}
+	t := e.create("maxsize", schema, tk.TableOptions{})
+	key := func(s string, b []byte) tk.PrimaryKey { return tk.Key("s", sv(s)).Add("b", tk.Binary(b)) }
+	big := make([]byte, tk.MaxValueSize)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	cases := []struct {
+		what string
+		key  tk.PrimaryKey
+		cols []tk.Column
+	}{
+		{"1024-byte String key value", key(strings.Repeat("é", 512), nil), []tk.Column{col("c", iv(1), 0)}},
+		{"1024-byte Binary key value", key("b", make([]byte, 1024)), []tk.Column{col("c", iv(1), 0)}},
+		{"two 1024-byte key values", key(strings.Repeat("k", 1024), make([]byte, 1024)), []tk.Column{col("c", iv(1), 0)}},
+		{"2 MiB Binary value", key("v", nil), []tk.Column{col("c", tk.Binary(big), 0)}},
+		{"2 MiB String value", key("w", nil), []tk.Column{col("c", sv(strings.Repeat("s", tk.MaxValueSize)), 0)}},
+		{"write of almost 4 MiB", key("x", nil), []tk.Column{col("c", tk.Binary(big), 0), col("d", tk.Binary(big[:tk.MaxWriteSize-tk.MaxValueSize-64]), 0)}},
+	}
+	var stored []tk.Row
+	for _, c := range cases {
+		err := t.PutRow(e.ctx, c.key, c.cols)
+		if err == nil {
+			stored = append(stored, row(c.key, c.cols...))
+			w := e.want(c.key, c.cols...)
+			e.expectRow(c.what, t, c.key, &w)
+			continue
+		}
+		e.t.Logf("%s: refused: %v", c.what, err)
+		e.wantErr(c.what+": refused", err, tk.ErrInvalidArgument, t.Name())
+		e.expectRow(c.what+": refused", t, c.key, nil)
+	}
+	slices.SortFunc(stored, func(a, b tk.Row) int { return storedKeyCompare(a.Key, b.Key) })
+	var want []rowView
+	for _, r := range stored {
+		want = append(want, e.want(r.Key, r.Columns...))
+	}
+	e.expectScan("rows at the size limits", t, want)
 }
 
 // testContext: with a cancelled (or expired) context every operation fails

@@ -14,23 +14,25 @@ import (
 // the suite tests itself. It also reports how many backend calls the suite
 // makes, the cost that matters when it runs against an emulator.
 func TestSuiteOnLocalEngine(t *testing.T) {
-	var calls, rows atomic.Int64
+	var calls, rows, backends, tables atomic.Int64
 	conformance.RunTests(t, conformance.HarnessFunc(func(ctx context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
-		return &counting{Backend: localengine.New(), calls: &calls, rows: &rows}, nil
+		backends.Add(1)
+		return &counting{Backend: localengine.New(), calls: &calls, rows: &rows, tables: &tables}, nil
 	}))
-	t.Logf("backend calls: %d (%d rows in batches)", calls.Load(), rows.Load())
+	t.Logf("%d backends, %d tables created, %d backend calls (%d rows in batches)", backends.Load(), tables.Load(), calls.Load(), rows.Load())
 }
 
 // counting counts the calls that reach a backend.
 type counting struct {
 	tablekit.Backend
-	calls, rows *atomic.Int64
+	calls, rows, tables *atomic.Int64
 }
 
 func (c *counting) n() { c.calls.Add(1) }
 
 func (c *counting) CreateTable(ctx context.Context, m *tablekit.TableMeta) error {
 	c.n()
+	c.tables.Add(1)
 	return c.Backend.CreateTable(ctx, m)
 }
 
