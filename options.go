@@ -57,7 +57,9 @@ func DeleteColumn(column string) Change {
 }
 
 // Increment adds delta to the column's latest visible Integer (absent counts
-// as 0) and writes the sum as a new version at now.
+// as 0) and writes the sum as a new version at now — or at the latest
+// version, replacing it, when that one is later than now — so the sum is
+// always the column's newest value and concurrent increments lose nothing.
 func Increment(column string, delta int64) Change {
 	return Change{Kind: ChangeIncrement, Column: column, Delta: delta}
 }

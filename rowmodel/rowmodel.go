@@ -215,11 +215,11 @@ func Update(r *Row, changes []tablekit.Change, opts tablekit.TableOptions, now i
 			lo, hi := columnSpan(out.Cells, ch.Column)
 			out.Cells = slices.Delete(out.Cells, lo, hi)
 		case tablekit.ChangeIncrement:
-			sum, err := increment(&out, ch, opts, now)
+			sum, version, err := increment(&out, ch, opts, now)
 			if err != nil {
 				return Row{}, nil, err
 			}
-			c := tablekit.Column{Name: ch.Column, Value: tablekit.Integer(sum), Version: now}
+			c := tablekit.Column{Name: ch.Column, Value: tablekit.Integer(sum), Version: version}
 			out.Cells = setCell(out.Cells, c)
 			incs = append(incs, c)
 		}
@@ -229,9 +229,15 @@ func Update(r *Row, changes []tablekit.Change, opts tablekit.TableOptions, now i
 }
 
 // increment computes the sum of an Increment change against the latest
-// visible version of its column.
-func increment(r *Row, ch tablekit.Change, opts tablekit.TableOptions, now int64) (int64, error) {
+// visible version of its column, and the version to write it at: now, or
+// the latest version itself when that is later. Writing below a newer
+// version would leave the sum hidden behind it, so an increment whose Now
+// was taken before a concurrent one committed would be lost; with this rule
+// the sum is always the column's latest value (Bigtable's ReadModifyWrite
+// does the same).
+func increment(r *Row, ch tablekit.Change, opts tablekit.TableOptions, now int64) (sum, version int64, err error) {
 	var base int64
+	version = now
 	lo, hi := columnSpan(r.Cells, ch.Column)
 	for _, c := range r.Cells[lo:hi] {
 		if !tablekit.Visible(opts.TTL, c.Version, now) {
@@ -239,15 +245,16 @@ func increment(r *Row, ch tablekit.Change, opts tablekit.TableOptions, now int64
 		}
 		v, ok := c.Value.Int()
 		if !ok {
-			return 0, tablekit.Errorf(tablekit.ErrInvalidArgument, "column %q: Increment needs an Integer, the latest version is %v", ch.Column, c.Value.Type())
+			return 0, 0, tablekit.Errorf(tablekit.ErrInvalidArgument, "column %q: Increment needs an Integer, the latest version is %v", ch.Column, c.Value.Type())
 		}
 		base = v
+		version = max(now, c.Version)
 		break
 	}
 	if (ch.Delta > 0 && base > math.MaxInt64-ch.Delta) || (ch.Delta < 0 && base < math.MinInt64-ch.Delta) {
-		return 0, tablekit.Errorf(tablekit.ErrInvalidArgument, "column %q: Increment of %d by %d overflows int64", ch.Column, base, ch.Delta)
+		return 0, 0, tablekit.Errorf(tablekit.ErrInvalidArgument, "column %q: Increment of %d by %d overflows int64", ch.Column, base, ch.Delta)
 	}
-	return base + ch.Delta, nil
+	return base + ch.Delta, version, nil
 }
 
 // columnSpan returns the index range of name's cells in stored order.

@@ -1,0 +1,650 @@
+package awsdynamodb
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/tablekit/tablekit"
+)
+
+// Defaults of the adapter's options.
+const (
+	DefaultShards      = 8
+	MaxShards          = 256
+	DefaultConcurrency = 8
+	defaultMetaTable   = "tablekit.meta"
+)
+
+// Option configures a Backend.
+type Option func(*options)
+
+type options struct {
+	shards      int
+	shardsFor   func(table string) int
+	prefix      string
+	metaTable   string
+	endpoint    string
+	concurrency int
+	clientOpts  []func(*dynamodb.Options)
+}
+
+// WithShards sets the number of shard keys (N) of tables this backend
+// creates (default DefaultShards, 1..MaxShards). N is recorded in the
+// table's metadata at CreateTable and never changes. More shards spread a
+// table's writes over more DynamoDB partition keys (each partition key is
+// capped near 1000 WCU / 3000 RCU); fewer make a range across partition keys
+// cheaper, since it is a merge of N Queries.
+func WithShards(n int) Option { return func(o *options) { o.shards = n } }
+
+// WithShardsFunc chooses N per table at CreateTable (a result of 0 means the
+// WithShards default).
+func WithShardsFunc(f func(table string) int) Option { return func(o *options) { o.shardsFor = f } }
+
+// WithTablePrefix prefixes every DynamoDB table name the backend uses, the
+// metadata table included, so that several applications can share an
+// account. It must use only [a-zA-Z0-9_.-] and be at most 200 bytes.
+func WithTablePrefix(p string) Option { return func(o *options) { o.prefix = p } }
+
+// WithMetaTable sets the name of the DynamoDB table that holds every table's
+// schema and options (default: the prefix followed by "tablekit.meta").
+func WithMetaTable(name string) Option { return func(o *options) { o.metaTable = name } }
+
+// WithEndpoint points the client Open builds at a DynamoDB-compatible server
+// (dynalite, DynamoDB Local, LocalStack), e.g. "http://127.0.0.1:8000". It has
+// no effect on New, whose client is already configured.
+func WithEndpoint(url string) Option { return func(o *options) { o.endpoint = url } }
+
+// WithClientOptions passes options to dynamodb.NewFromConfig in Open.
+func WithClientOptions(fns ...func(*dynamodb.Options)) Option {
+	return func(o *options) { o.clientOpts = append(o.clientOpts, fns...) }
+}
+
+// WithConcurrency bounds how many DynamoDB calls one batch operation runs at
+// once (default DefaultConcurrency).
+func WithConcurrency(n int) Option { return func(o *options) { o.concurrency = n } }
+
+// Backend is a tablekit.Backend on Amazon DynamoDB. It is safe for
+// concurrent use.
+type Backend struct {
+	client *dynamodb.Client
+	opts   options
+	meta   string // native name of the metadata table
+
+	mu     sync.Mutex
+	tables map[string]*tableInfo
+	closed atomic.Bool
+}
+
+// tableInfo is what the adapter knows about a table beyond its TableMeta.
+type tableInfo struct {
+	native    string
+	shards    int
+	nativeTTL bool
+}
+
+var _ tablekit.Backend = (*Backend)(nil)
+
+// New returns a Backend that uses client, which the caller configures
+// (region, credentials, endpoint, retries, HTTP client).
+func New(client *dynamodb.Client, opts ...Option) (*Backend, error) {
+	if client == nil {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: nil *dynamodb.Client")
+	}
+	o := options{shards: DefaultShards, concurrency: DefaultConcurrency}
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	if o.shards < 1 || o.shards > MaxShards {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: WithShards(%d): shards must be 1-%d", o.shards, MaxShards)
+	}
+	if o.concurrency < 1 {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: WithConcurrency(%d) must be at least 1", o.concurrency)
+	}
+	if len(o.prefix) > 200 || !validNative(o.prefix) {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: table prefix %q must be at most 200 bytes of [a-zA-Z0-9_.-]", o.prefix)
+	}
+	meta := o.metaTable
+	if meta == "" {
+		meta = o.prefix + defaultMetaTable
+	}
+	if len(meta) < minNativeName || len(meta) > maxNativeName || !validNative(meta) {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: metadata table name %q must be 3-255 bytes of [a-zA-Z0-9_.-]", meta)
+	}
+	return &Backend{client: client, opts: o, meta: meta, tables: map[string]*tableInfo{}}, nil
+}
+
+// Open returns a Backend with a client built from cfg (see
+// config.LoadDefaultConfig) and the options; WithEndpoint overrides the
+// endpoint.
+func Open(ctx context.Context, cfg aws.Config, opts ...Option) (*Backend, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var o options
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	fns := slices.Clone(o.clientOpts)
+	if o.endpoint != "" {
+		ep := o.endpoint
+		fns = append(fns, func(do *dynamodb.Options) { do.BaseEndpoint = aws.String(ep) })
+	}
+	return New(dynamodb.NewFromConfig(cfg, fns...), opts...)
+}
+
+func validNative(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Client returns the native DynamoDB client: the escape hatch to everything
+// the portable API does not cover.
+func (b *Backend) Client() *dynamodb.Client { return b.client }
+
+// NativeTableName returns the DynamoDB table that holds the rows of table.
+func (b *Backend) NativeTableName(table string) string { return nativeName(b.opts.prefix, table) }
+
+// MetaTableName returns the DynamoDB table that holds the tables' metadata.
+func (b *Backend) MetaTableName() string { return b.meta }
+
+// TableLayout reports how a table is laid out: its shard count and whether
+// native TTL reclaims its expired rows (false where the server does not
+// support UpdateTimeToLive, e.g. dynalite).
+func (b *Backend) TableLayout(ctx context.Context, table string) (shards int, nativeTTL bool, err error) {
+	if err := b.check(ctx); err != nil {
+		return 0, false, err
+	}
+	_, ti, err := b.describe(ctx, table)
+	if err != nil {
+		return 0, false, err
+	}
+	return ti.shards, ti.nativeTTL, nil
+}
+
+// Close marks the backend closed; later calls fail with ErrUnavailable. The
+// client passed to New stays usable.
+func (b *Backend) Close() error {
+	b.closed.Store(true)
+	return nil
+}
+
+func (b *Backend) check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if b.closed.Load() {
+		return tablekit.Errorf(tablekit.ErrUnavailable, "the DynamoDB backend is closed")
+	}
+	return nil
+}
+
+// Metadata items: one per table in the metadata table, keyed by the
+// portable name.
+const (
+	metaName      = "name"
+	metaNative    = "native"
+	metaKey       = "key"
+	metaTTL       = "ttl"
+	metaMaxVer    = "maxVersions"
+	metaMaxOffset = "maxVersionOffset"
+	metaShards    = "shards"
+	metaNativeTTL = "nativeTTL"
+)
+
+func num(i int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(i, 10)}
+}
+
+func metaItem(m *tablekit.TableMeta, ti *tableInfo) map[string]types.AttributeValue {
+	key := make([]types.AttributeValue, len(m.Key))
+	for i, kc := range m.Key {
+		key[i] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+			"name": &types.AttributeValueMemberS{Value: kc.Name},
+			"type": &types.AttributeValueMemberS{Value: kc.Type.String()},
+		}}
+	}
+	return map[string]types.AttributeValue{
+		metaName:      &types.AttributeValueMemberS{Value: m.Name},
+		metaNative:    &types.AttributeValueMemberS{Value: ti.native},
+		metaKey:       &types.AttributeValueMemberL{Value: key},
+		metaTTL:       num(m.Options.TTL),
+		metaMaxVer:    num(int64(m.Options.MaxVersions)),
+		metaMaxOffset: num(m.Options.MaxVersionOffset),
+		metaShards:    num(int64(ti.shards)),
+		metaNativeTTL: &types.AttributeValueMemberBOOL{Value: ti.nativeTTL},
+	}
+}
+
+func parseMeta(item map[string]types.AttributeValue) (*tablekit.TableMeta, *tableInfo, error) {
+	bad := func(what string) error {
+		return tablekit.Errorf(tablekit.ErrUnavailable, "metadata item is malformed: %s", what)
+	}
+	str := func(k string) (string, bool) {
+		s, ok := item[k].(*types.AttributeValueMemberS)
+		if !ok {
+			return "", false
+		}
+		return s.Value, true
+	}
+	n := func(k string) (int64, bool) {
+		s, ok := item[k].(*types.AttributeValueMemberN)
+		if !ok {
+			return 0, false
+		}
+		i, err := strconv.ParseInt(s.Value, 10, 64)
+		return i, err == nil
+	}
+	var m tablekit.TableMeta
+	var ti tableInfo
+	var ok bool
+	if m.Name, ok = str(metaName); !ok {
+		return nil, nil, bad("name")
+	}
+	if ti.native, ok = str(metaNative); !ok {
+		return nil, nil, bad("native")
+	}
+	l, ok := item[metaKey].(*types.AttributeValueMemberL)
+	if !ok {
+		return nil, nil, bad("key")
+	}
+	for _, e := range l.Value {
+		mm, ok := e.(*types.AttributeValueMemberM)
+		if !ok {
+			return nil, nil, bad("key column")
+		}
+		name, ok1 := mm.Value["name"].(*types.AttributeValueMemberS)
+		typ, ok2 := mm.Value["type"].(*types.AttributeValueMemberS)
+		if !ok1 || !ok2 {
+			return nil, nil, bad("key column")
+		}
+		kc := tablekit.KeyColumn{Name: name.Value}
+		for _, t := range []tablekit.Type{tablekit.TypeString, tablekit.TypeInteger, tablekit.TypeBinary} {
+			if t.String() == typ.Value {
+				kc.Type = t
+			}
+		}
+		if kc.Type == 0 {
+			return nil, nil, bad("key column type " + typ.Value)
+		}
+		m.Key = append(m.Key, kc)
+	}
+	ttl, ok1 := n(metaTTL)
+	mv, ok2 := n(metaMaxVer)
+	off, ok3 := n(metaMaxOffset)
+	shards, ok4 := n(metaShards)
+	if !ok1 || !ok2 || !ok3 || !ok4 || shards < 1 || shards > MaxShards {
+		return nil, nil, bad("options")
+	}
+	m.Options = tablekit.TableOptions{TTL: ttl, MaxVersions: int(mv), MaxVersionOffset: off}
+	ti.shards = int(shards)
+	if bv, ok := item[metaNativeTTL].(*types.AttributeValueMemberBOOL); ok {
+		ti.nativeTTL = bv.Value
+	}
+	return &m, &ti, nil
+}
+
+// CreateTable implements tablekit.Backend. It claims the name in the
+// metadata table first (a conditional put: the one point where two
+// concurrent creators are ordered), then creates the DynamoDB table, waits
+// for it to be ACTIVE and enables native TTL on the expiry attribute where
+// the server supports it.
+func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) error {
+	if err := b.check(ctx); err != nil {
+		return err
+	}
+	shards := b.opts.shards
+	if b.opts.shardsFor != nil {
+		if n := b.opts.shardsFor(meta.Name); n != 0 {
+			shards = n
+		}
+	}
+	if shards < 1 || shards > MaxShards {
+		return tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: %d shards; it must be 1-%d", meta.Name, shards, MaxShards)
+	}
+	ti := &tableInfo{native: b.NativeTableName(meta.Name), shards: shards}
+	claim := &dynamodb.PutItemInput{
+		TableName:                aws.String(b.meta),
+		Item:                     metaItem(meta, ti),
+		ConditionExpression:      aws.String("attribute_not_exists(#n)"),
+		ExpressionAttributeNames: map[string]string{"#n": metaName},
+	}
+	_, err := b.client.PutItem(ctx, claim)
+	if isCode(err, "ResourceNotFoundException") {
+		if err := b.createMetaTable(ctx); err != nil {
+			return err
+		}
+		_, err = b.client.PutItem(ctx, claim)
+	}
+	if isCode(err, "ConditionalCheckFailedException") {
+		return tablekit.WrapError(tablekit.ErrAlreadyExists, err, "table %q already exists", meta.Name)
+	}
+	if err != nil {
+		return mapErr(ctx, err, fmt.Sprintf("PutItem on metadata table %q", b.meta))
+	}
+	if err := b.createNative(ctx, ti); err != nil {
+		// Release the claim; the name stays free for another try. Use a
+		// context that outlives a canceled ctx.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		b.client.DeleteItem(cctx, &dynamodb.DeleteItemInput{
+			TableName: aws.String(b.meta),
+			Key:       map[string]types.AttributeValue{metaName: &types.AttributeValueMemberS{Value: meta.Name}},
+		})
+		return err
+	}
+	// Native TTL: reclaim space of rows whose cells have all expired. Not
+	// every server has it; record what happened.
+	_, err = b.client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName: aws.String(ti.native),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{
+			AttributeName: aws.String(attrExpiry), Enabled: aws.Bool(true),
+		},
+	})
+	switch {
+	case err == nil:
+		ti.nativeTTL = true
+	case isCode(err, "UnknownOperationException", "UnrecognizedClientException"):
+		// unsupported (dynalite): reads hide expired cells anyway.
+	default:
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		// Not fatal: expiry is enforced on read; record that it is off.
+	}
+	if ti.nativeTTL {
+		_, err = b.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(b.meta),
+			Key:                       map[string]types.AttributeValue{metaName: &types.AttributeValueMemberS{Value: meta.Name}},
+			UpdateExpression:          aws.String("SET #t = :t"),
+			ExpressionAttributeNames:  map[string]string{"#t": metaNativeTTL},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true}},
+		})
+		if err != nil {
+			return mapErr(ctx, err, "UpdateItem on the metadata table")
+		}
+	}
+	b.remember(meta.Name, ti)
+	return nil
+}
+
+// createNative creates the rows' DynamoDB table and waits until it is ACTIVE.
+// A leftover table of the same name (a DeleteTable that removed the metadata
+// but not yet the table) is deleted first: the metadata claim makes the
+// name ours.
+func (b *Backend) createNative(ctx context.Context, ti *tableInfo) error {
+	in := &dynamodb.CreateTableInput{
+		TableName: aws.String(ti.native),
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(attrShard), AttributeType: types.ScalarAttributeTypeN},
+			{AttributeName: aws.String(attrKey), AttributeType: types.ScalarAttributeTypeB},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(attrShard), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(attrKey), KeyType: types.KeyTypeRange},
+		},
+		BillingMode: types.BillingModePayPerRequest,
+	}
+	for attempt := 0; ; attempt++ {
+		_, err := b.client.CreateTable(ctx, in)
+		if err == nil {
+			return b.waitTable(ctx, ti.native, true)
+		}
+		if !isCode(err, "ResourceInUseException") || attempt > 3 {
+			return mapErr(ctx, err, fmt.Sprintf("CreateTable %q", ti.native))
+		}
+		// A table of this name exists or is being deleted.
+		out, derr := b.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(ti.native)})
+		if derr == nil && out.Table != nil && out.Table.TableStatus != types.TableStatusDeleting {
+			if err := b.waitTable(ctx, ti.native, true); err != nil {
+				return err
+			}
+			if _, err := b.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(ti.native)}); err != nil && !isCode(err, "ResourceNotFoundException") {
+				return mapErr(ctx, err, fmt.Sprintf("DeleteTable %q", ti.native))
+			}
+		}
+		if err := b.waitTable(ctx, ti.native, false); err != nil {
+			return err
+		}
+	}
+}
+
+func (b *Backend) createMetaTable(ctx context.Context) error {
+	_, err := b.client.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(b.meta),
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(metaName), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(metaName), KeyType: types.KeyTypeHash}},
+		BillingMode:          types.BillingModePayPerRequest,
+	})
+	if err != nil && !isCode(err, "ResourceInUseException") {
+		return mapErr(ctx, err, fmt.Sprintf("CreateTable %q (metadata)", b.meta))
+	}
+	return b.waitTable(ctx, b.meta, true)
+}
+
+// waitTable polls DescribeTable until the table is ACTIVE (active true) or
+// gone (active false). It polls quickly at first: emulators are instant.
+func (b *Backend) waitTable(ctx context.Context, native string, active bool) error {
+	delay := 10 * time.Millisecond
+	for {
+		out, err := b.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(native)})
+		switch {
+		case err == nil && active && out.Table != nil && out.Table.TableStatus == types.TableStatusActive:
+			return nil
+		case err != nil && isCode(err, "ResourceNotFoundException"):
+			if !active {
+				return nil
+			}
+		case err != nil:
+			return mapErr(ctx, err, fmt.Sprintf("DescribeTable %q", native))
+		}
+		if err := sleep(ctx, delay); err != nil {
+			return err
+		}
+		delay = min(delay*2, time.Second)
+	}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// backoff returns the jittered delay before retry attempt (0-based): full
+// jitter over an exponential window from base, capped at limit.
+func backoff(attempt int, base, limit time.Duration) time.Duration {
+	w := base << min(attempt, 20)
+	if w <= 0 || w > limit {
+		w = limit
+	}
+	return time.Duration(rand.Int64N(int64(w))) + time.Millisecond/2
+}
+
+func (b *Backend) remember(name string, ti *tableInfo) {
+	b.mu.Lock()
+	b.tables[name] = ti
+	b.mu.Unlock()
+}
+
+func (b *Backend) forget(name string) {
+	b.mu.Lock()
+	delete(b.tables, name)
+	b.mu.Unlock()
+}
+
+// info returns the adapter's facts about table, reading the metadata item
+// the first time (it is cached: a table's shard count never changes).
+func (b *Backend) info(ctx context.Context, table string) (*tableInfo, error) {
+	if err := b.check(ctx); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	ti, ok := b.tables[table]
+	b.mu.Unlock()
+	if ok {
+		return ti, nil
+	}
+	_, ti, err := b.describe(ctx, table)
+	return ti, err
+}
+
+// describe reads a table's metadata item.
+func (b *Backend) describe(ctx context.Context, table string) (*tablekit.TableMeta, *tableInfo, error) {
+	out, err := b.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(b.meta),
+		Key:            map[string]types.AttributeValue{metaName: &types.AttributeValueMemberS{Value: table}},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		if isCode(err, "ResourceNotFoundException") {
+			return nil, nil, tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist", table)
+		}
+		return nil, nil, mapErr(ctx, err, fmt.Sprintf("GetItem on metadata table %q", b.meta))
+	}
+	if len(out.Item) == 0 {
+		b.forget(table)
+		return nil, nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", table)
+	}
+	m, ti, err := parseMeta(out.Item)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.remember(table, ti)
+	return m, ti, nil
+}
+
+// DescribeTable implements tablekit.Backend.
+func (b *Backend) DescribeTable(ctx context.Context, table string) (*tablekit.TableMeta, error) {
+	if err := b.check(ctx); err != nil {
+		return nil, err
+	}
+	m, _, err := b.describe(ctx, table)
+	return m, err
+}
+
+// ListTables implements tablekit.Backend: the portable names recorded in
+// the metadata table.
+func (b *Backend) ListTables(ctx context.Context) ([]string, error) {
+	if err := b.check(ctx); err != nil {
+		return nil, err
+	}
+	var names []string
+	p := dynamodb.NewScanPaginator(b.client, &dynamodb.ScanInput{
+		TableName:                aws.String(b.meta),
+		ConsistentRead:           aws.Bool(true),
+		ProjectionExpression:     aws.String("#n"),
+		ExpressionAttributeNames: map[string]string{"#n": metaName},
+	})
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			if isCode(err, "ResourceNotFoundException") {
+				return []string{}, nil
+			}
+			return nil, mapErr(ctx, err, fmt.Sprintf("Scan on metadata table %q", b.meta))
+		}
+		for _, it := range out.Items {
+			if s, ok := it[metaName].(*types.AttributeValueMemberS); ok {
+				names = append(names, s.Value)
+			}
+		}
+	}
+	slices.Sort(names)
+	if names == nil {
+		names = []string{}
+	}
+	return names, nil
+}
+
+// UpdateTable implements tablekit.Backend: it rewrites the options in the
+// metadata item. Nothing native changes: MaxVersions and TTL are enforced by
+// the adapter on every read and write.
+func (b *Backend) UpdateTable(ctx context.Context, table string, opts tablekit.TableOptions) error {
+	if err := b.check(ctx); err != nil {
+		return err
+	}
+	_, err := b.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(b.meta),
+		Key:                 map[string]types.AttributeValue{metaName: &types.AttributeValueMemberS{Value: table}},
+		ConditionExpression: aws.String("attribute_exists(#n)"),
+		UpdateExpression:    aws.String("SET #t = :t, #v = :v, #o = :o"),
+		ExpressionAttributeNames: map[string]string{
+			"#n": metaName, "#t": metaTTL, "#v": metaMaxVer, "#o": metaMaxOffset,
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":t": num(opts.TTL), ":v": num(int64(opts.MaxVersions)), ":o": num(opts.MaxVersionOffset),
+		},
+	})
+	if isCode(err, "ConditionalCheckFailedException", "ResourceNotFoundException") {
+		return tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist", table)
+	}
+	return mapErr(ctx, err, "UpdateItem on the metadata table")
+}
+
+// DeleteTable implements tablekit.Backend: it removes the metadata item
+// (the point at which the table stops existing) and then the DynamoDB table.
+func (b *Backend) DeleteTable(ctx context.Context, table string) error {
+	if err := b.check(ctx); err != nil {
+		return err
+	}
+	out, err := b.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                aws.String(b.meta),
+		Key:                      map[string]types.AttributeValue{metaName: &types.AttributeValueMemberS{Value: table}},
+		ConditionExpression:      aws.String("attribute_exists(#n)"),
+		ExpressionAttributeNames: map[string]string{"#n": metaName},
+		ReturnValues:             types.ReturnValueAllOld,
+	})
+	b.forget(table)
+	if isCode(err, "ConditionalCheckFailedException", "ResourceNotFoundException") {
+		return tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist", table)
+	}
+	if err != nil {
+		return mapErr(ctx, err, "DeleteItem on the metadata table")
+	}
+	native := b.NativeTableName(table)
+	if _, ti, perr := parseMeta(out.Attributes); perr == nil {
+		native = ti.native
+	}
+	_, err = b.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(native)})
+	if err != nil && !isCode(err, "ResourceNotFoundException") {
+		return mapErr(ctx, err, fmt.Sprintf("DeleteTable %q", native))
+	}
+	return nil
+}
+
+// tableErr maps an error of a data call on table's DynamoDB table.
+func (b *Backend) tableErr(ctx context.Context, err error, table, call string) error {
+	if err == nil {
+		return nil
+	}
+	if isCode(err, "ResourceNotFoundException") {
+		b.forget(table)
+		return tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist", table)
+	}
+	return mapErr(ctx, err, fmt.Sprintf("%s on table %q", call, table))
+}

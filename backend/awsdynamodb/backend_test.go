@@ -1,0 +1,636 @@
+package awsdynamodb_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/awsdynamodb"
+	"github.com/tablekit/tablekit/internal/keycodec"
+	"github.com/tablekit/tablekit/localengine"
+)
+
+var valueCmp = cmp.Comparer(func(a, b tablekit.Value) bool { return a.Equal(b) })
+
+func TestValuesKeepTheirTypes(t *testing.T) {
+	b := newBackend(t)
+	ctx := context.Background()
+	clock := tablekit.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	_, tbl := newTable(t, b, clock, tablekit.TableOptions{MaxVersions: 3})
+	now := clock.Now().UnixMilli()
+	cols := []tablekit.Column{
+		{Name: "b0", Value: tablekit.Boolean(false)},
+		{Name: "b1", Value: tablekit.Boolean(true)},
+		{Name: "bin", Value: tablekit.Binary([]byte{0, 0xff, 0})},
+		{Name: "d", Value: tablekit.Double(7)},
+		{Name: "dbig", Value: tablekit.Double(1e300)},
+		{Name: "dneg0", Value: tablekit.Double(math.Copysign(0, -1))},
+		{Name: "dtiny", Value: tablekit.Double(5e-324)},
+		{Name: "empty", Value: tablekit.String("")},
+		{Name: "emptyb", Value: tablekit.Binary(nil)},
+		{Name: "i", Value: tablekit.Integer(7)},
+		{Name: "imin", Value: tablekit.Integer(math.MinInt64)},
+		{Name: "s", Value: tablekit.String("héllo\x00world")},
+		{Name: "v", Value: tablekit.Integer(1), Version: now - 2000},
+		{Name: "v", Value: tablekit.String("two"), Version: now - 1000},
+		{Name: "v", Value: tablekit.Double(3), Version: now},
+	}
+	key := tablekit.Key("pk", tablekit.String("a")).Add("sk", tablekit.Integer(-5))
+	if err := tbl.PutRow(ctx, key, cols); err != nil {
+		t.Fatal(err)
+	}
+	row, found, err := tbl.GetRow(ctx, key, tablekit.MaxVersions(3))
+	if err != nil || !found {
+		t.Fatalf("GetRow: found=%v err=%v", found, err)
+	}
+	want := slices.Clone(cols)
+	for i := range want {
+		if want[i].Version == 0 {
+			want[i].Version = now
+		}
+	}
+	slices.SortStableFunc(want, func(a, b tablekit.Column) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return int(b.Version - a.Version)
+	})
+	if diff := cmp.Diff(want, row.Columns, valueCmp); diff != "" {
+		t.Errorf("row read back differs (-want +got):\n%s", diff)
+	}
+	if !row.Key.Equal(key) {
+		t.Errorf("key = %v, want %v", row.Key, key)
+	}
+	// Integer 7 and Double 7 stay apart: a filter on Integer 7 matches i, not d.
+	_, found, err = tbl.GetRow(ctx, key, tablekit.WithFilter(tablekit.SingleColumnValue("d", tablekit.Equal, tablekit.Integer(7))))
+	if err != nil || found {
+		t.Errorf("Double 7 matched a filter on Integer 7: found=%v err=%v", found, err)
+	}
+}
+
+// keyGen makes random keys of schema (pk, sk), with few partition values so
+// that partitions hold several rows.
+func randomKeys(r *rand.Rand, schema tablekit.KeySchema, n int) []tablekit.PrimaryKey {
+	val := func(t tablekit.Type, first bool) tablekit.Value {
+		switch t {
+		case tablekit.TypeInteger:
+			if first {
+				return tablekit.Integer(r.Int64N(40) - 20)
+			}
+			return tablekit.Integer(r.Int64() - math.MaxInt64/2)
+		case tablekit.TypeString:
+			alpha := "a\x00b"
+			k := r.IntN(4)
+			if first {
+				k = r.IntN(3)
+			}
+			s := make([]byte, k)
+			for i := range s {
+				s[i] = alpha[r.IntN(len(alpha))]
+			}
+			return tablekit.String(string(s))
+		default:
+			s := make([]byte, r.IntN(4))
+			for i := range s {
+				s[i] = []byte{0, 1, 0x7f, 0x80, 0xff}[r.IntN(5)]
+			}
+			return tablekit.Binary(s)
+		}
+	}
+	seen := map[string]bool{}
+	var out []tablekit.PrimaryKey
+	for len(out) < n {
+		var k tablekit.PrimaryKey
+		for i, kc := range schema {
+			k = k.Add(kc.Name, val(kc.Type, i == 0))
+		}
+		if e := string(keycodec.Encode(k)); !seen[e] {
+			seen[e] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// TestRangesMatchLocalEngine writes the same random rows to the adapter
+// (with several shard counts) and to the local engine, then compares random
+// forward and backward ranges, paged with random limits.
+func TestRangesMatchLocalEngine(t *testing.T) {
+	ctx := context.Background()
+	schemas := []tablekit.KeySchema{
+		{{Name: "pk", Type: tablekit.TypeString}, {Name: "sk", Type: tablekit.TypeInteger}},
+		{{Name: "pk", Type: tablekit.TypeInteger}, {Name: "sk", Type: tablekit.TypeBinary}},
+		{{Name: "pk", Type: tablekit.TypeBinary}},
+	}
+	for _, shards := range []int{1, 3, 16} {
+		for si, schema := range schemas {
+			t.Run(fmt.Sprintf("N=%d/schema%d", shards, si), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(uint64(shards), uint64(si)))
+				b := newBackend(t, awsdynamodb.WithShards(shards))
+				clock := tablekit.NewManualClock(time.UnixMilli(1_700_000_000_000))
+				db, tbl := newTable(t, b, clock, tablekit.TableOptions{}, schema...)
+				ref := tablekit.NewClient(localengine.New(), tablekit.WithClock(clock))
+				if err := ref.CreateTable(ctx, tablekit.TableMeta{Name: tbl.Name(), Key: schema}); err != nil {
+					t.Fatal(err)
+				}
+				rtbl := ref.Table(tbl.Name())
+				keys := randomKeys(r, schema, 120)
+				var writes []tablekit.BatchWrite
+				var rwrites []tablekit.BatchWrite
+				for i, k := range keys {
+					cols := []tablekit.Column{{Name: "n", Value: tablekit.Integer(int64(i)), Version: 1_700_000_000_000}}
+					if i%7 == 0 {
+						cols = nil // key-only rows
+					}
+					writes = append(writes, tablekit.BatchPut(tbl.Name(), k, cols))
+					rwrites = append(rwrites, tablekit.BatchPut(rtbl.Name(), k, cols))
+				}
+				for _, side := range []struct {
+					db *tablekit.Client
+					w  []tablekit.BatchWrite
+				}{{db, writes}, {ref, rwrites}} {
+					res, err := side.db.BatchWriteRow(ctx, side.w)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, rr := range res {
+						if rr.Err != nil {
+							t.Fatalf("write %d: %v", i, rr.Err)
+						}
+					}
+				}
+				bound := func() tablekit.PrimaryKey {
+					k := keys[r.IntN(len(keys))].Clone()
+					for i := range k {
+						switch r.IntN(5) {
+						case 0:
+							k[i].Value = tablekit.InfMin
+						case 1:
+							k[i].Value = tablekit.InfMax
+						}
+					}
+					return k
+				}
+				collect := func(tb *tablekit.Table, s, e tablekit.PrimaryKey, opts ...tablekit.RangeOption) ([]tablekit.Row, error) {
+					var rows []tablekit.Row
+					for row, err := range tb.Rows(ctx, s, e, opts...) {
+						if err != nil {
+							return nil, err
+						}
+						rows = append(rows, row)
+					}
+					return rows, nil
+				}
+				for q := 0; q < 25; q++ {
+					s, e := bound(), bound()
+					c := tablekit.CompareKeys(s, e)
+					if c == 0 {
+						continue
+					}
+					var opts []tablekit.RangeOption
+					if c > 0 {
+						opts = append(opts, tablekit.Backward())
+					}
+					opts = append(opts, tablekit.PageSize(1+r.IntN(20)))
+					got, err := collect(tbl, s, e, opts...)
+					if err != nil {
+						t.Fatalf("range %v..%v: %v", s, e, err)
+					}
+					want, err := collect(rtbl, s, e, opts...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(want, got, valueCmp); diff != "" {
+						t.Fatalf("range %v..%v (backward=%v) differs from the local engine (-want +got):\n%s", s, e, c > 0, diff)
+					}
+				}
+				// The whole table, both ways, with GetRange pages and tokens.
+				for _, back := range []bool{false, true} {
+					s, e := tablekit.PrimaryKey{}, tablekit.PrimaryKey{}
+					for _, kc := range schema {
+						s = s.Add(kc.Name, tablekit.InfMin)
+						e = e.Add(kc.Name, tablekit.InfMax)
+					}
+					var opts []tablekit.RangeOption
+					if back {
+						s, e = e, s
+						opts = append(opts, tablekit.Backward())
+					}
+					var got []tablekit.Row
+					var token []byte
+					for {
+						o := append(slices.Clone(opts), tablekit.Limit(17))
+						if token != nil {
+							o = append(o, tablekit.ResumeFrom(token))
+						}
+						res, err := tbl.GetRange(ctx, s, e, o...)
+						if err != nil {
+							t.Fatal(err)
+						}
+						got = append(got, res.Rows...)
+						if res.Next == nil {
+							break
+						}
+						token = res.Next
+					}
+					if len(got) != len(keys) {
+						t.Fatalf("whole table (backward=%v): %d rows, want %d", back, len(got), len(keys))
+					}
+					for i := 1; i < len(got); i++ {
+						if c := tablekit.CompareKeys(got[i-1].Key, got[i].Key); (c >= 0) != back || c == 0 {
+							t.Fatalf("whole table (backward=%v): rows %d and %d out of order: %v, %v", back, i-1, i, got[i-1].Key, got[i].Key)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestRangeInOnePartitionIsOneQuery checks the round trips of a range: one
+// Query when the bounds pin the partition key, one per shard otherwise.
+func TestRangeInOnePartitionIsOneQuery(t *testing.T) {
+	ctx := context.Background()
+	ct := newCountingTransport()
+	const shards = 8
+	b, err := awsdynamodb.New(newClient(t, &http.Client{Transport: ct}), awsdynamodb.WithShards(shards))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tbl := newTable(t, b, nil, tablekit.TableOptions{})
+	var writes []tablekit.BatchWrite
+	for p := 0; p < 4; p++ {
+		for s := 0; s < 50; s++ {
+			k := tablekit.Key("pk", tablekit.String(fmt.Sprint("p", p))).Add("sk", tablekit.Integer(int64(s)))
+			writes = append(writes, tablekit.BatchPut(tbl.Name(), k, []tablekit.Column{{Name: "v", Value: tablekit.Integer(int64(s))}}))
+		}
+	}
+	if _, err := tablekit.NewClient(b).BatchWriteRow(ctx, writes); err != nil {
+		t.Fatal(err)
+	}
+	ct.reset()
+	res, err := tbl.GetRange(ctx,
+		tablekit.Key("pk", tablekit.String("p2")).Add("sk", tablekit.InfMin),
+		tablekit.Key("pk", tablekit.String("p2")).Add("sk", tablekit.InfMax))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 50 || res.Next != nil {
+		t.Fatalf("partition p2: %d rows, next=%v; want 50 and no token", len(res.Rows), res.Next)
+	}
+	if q := ct.get("Query"); q != 1 {
+		t.Errorf("a range inside one partition key made %d Query calls, want 1", q)
+	}
+	ct.reset()
+	res, err = tbl.GetRange(ctx,
+		tablekit.Key("pk", tablekit.InfMin).Add("sk", tablekit.InfMin),
+		tablekit.Key("pk", tablekit.InfMax).Add("sk", tablekit.InfMax), tablekit.Limit(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 10 {
+		t.Fatalf("whole-table range: %d rows, want 10", len(res.Rows))
+	}
+	if q := ct.get("Query"); q < shards || q > 2*shards {
+		t.Errorf("a 10-row whole-table range over %d shards made %d Query calls, want %d..%d", shards, q, shards, 2*shards)
+	}
+}
+
+func TestNamesAndMetadata(t *testing.T) {
+	ctx := context.Background()
+	b := newBackend(t, awsdynamodb.WithShards(5))
+	db := tablekit.NewClient(b)
+	short := fmt.Sprintf("x%d", tableSeq.Add(1)%10) // 2 bytes: below DynamoDB's 3
+	long := "L" + strings.Repeat("n", 254)          // 255 bytes
+	_ = db.DeleteTable(ctx, short)                  // a left-over of an earlier run of this process's dynalite is impossible, but be safe
+	for _, name := range []string{short, long} {
+		meta := tablekit.TableMeta{Name: name, Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeBinary}},
+			Options: tablekit.TableOptions{TTL: 86400, MaxVersions: 3, MaxVersionOffset: 99}}
+		if err := db.CreateTable(ctx, meta); err != nil {
+			t.Fatalf("CreateTable %q: %v", name, err)
+		}
+		got, err := db.DescribeTable(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(meta, got); diff != "" {
+			t.Errorf("DescribeTable %q (-want +got):\n%s", name, diff)
+		}
+		if err := db.CreateTable(ctx, meta); !errors.Is(err, tablekit.ErrAlreadyExists) {
+			t.Errorf("second CreateTable %q: %v, want ErrAlreadyExists", name, err)
+		}
+		shards, nativeTTL, err := b.TableLayout(ctx, name)
+		if err != nil || shards != 5 {
+			t.Errorf("TableLayout(%q) = %d, %v; want 5 shards", name, shards, err)
+		}
+		if nativeTTL {
+			t.Errorf("TableLayout(%q): nativeTTL = true, but dynalite has no UpdateTimeToLive", name)
+		}
+		native := b.NativeTableName(name)
+		if len(native) < 3 || len(native) > 255 {
+			t.Errorf("native name %q of %q has length %d", native, name, len(native))
+		}
+		if _, err := b.Client().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(native)}); err != nil {
+			t.Errorf("native table %q of %q: %v", native, name, err)
+		}
+		if err := db.Table(name).PutRow(ctx, tablekit.Key("id", tablekit.Binary([]byte{1})), nil); err != nil {
+			t.Errorf("PutRow in %q: %v", name, err)
+		}
+	}
+	if got := b.NativeTableName(short); got != short+"-" {
+		t.Errorf("NativeTableName(%q) = %q, want %q", short, got, short+"-")
+	}
+	names, err := db.ListTables(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{short, long} {
+		if !slices.Contains(names, name) {
+			t.Errorf("ListTables does not report %q", name)
+		}
+		if err := db.DeleteTable(ctx, name); err != nil {
+			t.Errorf("DeleteTable %q: %v", name, err)
+		}
+		if _, err := db.DescribeTable(ctx, name); !errors.Is(err, tablekit.ErrTableNotFound) {
+			t.Errorf("DescribeTable after delete: %v, want ErrTableNotFound", err)
+		}
+		if err := db.DeleteTable(ctx, name); !errors.Is(err, tablekit.ErrTableNotFound) {
+			t.Errorf("second DeleteTable: %v, want ErrTableNotFound", err)
+		}
+	}
+	// A name can be taken again after DeleteTable, and the new table is empty.
+	meta := tablekit.TableMeta{Name: short, Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeBinary}}}
+	if err := db.CreateTable(ctx, meta); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := db.Table(short).GetRow(ctx, tablekit.Key("id", tablekit.Binary([]byte{1}))); err != nil || found {
+		t.Errorf("re-created table: found=%v err=%v, want an empty table", found, err)
+	}
+	if err := db.DeleteTable(ctx, short); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDynamoDBLimitsAreInvalidArgument(t *testing.T) {
+	ctx := context.Background()
+	b := newBackend(t)
+	_, tbl := newTable(t, b, nil, tablekit.TableOptions{MaxVersions: 5},
+		tablekit.KeyColumn{Name: "a", Type: tablekit.TypeBinary}, tablekit.KeyColumn{Name: "b", Type: tablekit.TypeBinary})
+	key := tablekit.Key("a", tablekit.Binary([]byte("k"))).Add("b", tablekit.Binary([]byte("1")))
+	big := tablekit.Binary(bytes.Repeat([]byte{7}, 401*1024))
+	err := tbl.PutRow(ctx, key, []tablekit.Column{{Name: "big", Value: big}})
+	if !errors.Is(err, tablekit.ErrInvalidArgument) || !strings.Contains(err.Error(), tbl.Name()) || !strings.Contains(err.Error(), "400 KB") {
+		t.Errorf("PutRow of a 401 KB row: %v; want ErrInvalidArgument naming the table and the 400 KB limit", err)
+	}
+	// Versions that accumulate past 400 KB through UpdateRow are refused too.
+	half := tablekit.Binary(bytes.Repeat([]byte{8}, 150*1024))
+	now := time.Now().UnixMilli()
+	for i := range 3 {
+		_, err = tbl.UpdateRow(ctx, key, []tablekit.Change{tablekit.PutAt("v", half, now-int64(i))})
+		if i < 2 && err != nil {
+			t.Fatalf("UpdateRow %d: %v", i, err)
+		}
+	}
+	if !errors.Is(err, tablekit.ErrInvalidArgument) {
+		t.Errorf("third 150 KB version: %v, want ErrInvalidArgument", err)
+	}
+	row, _, err := tbl.GetRow(ctx, key, tablekit.MaxVersions(5))
+	if err != nil || len(row.Versions("v")) != 2 {
+		t.Errorf("after the refused update: %d versions (err %v), want the 2 written before", len(row.Versions("v")), err)
+	}
+	if _, found, _ := tbl.GetRow(ctx, key, tablekit.Columns("big")); found && len(row.Versions("big")) > 0 {
+		t.Errorf("the refused 401 KB row was written")
+	}
+	// A key of more than 1024 encoded bytes.
+	long := tablekit.Key("a", tablekit.Binary(bytes.Repeat([]byte{1}, 600))).Add("b", tablekit.Binary(bytes.Repeat([]byte{2}, 600)))
+	err = tbl.PutRow(ctx, long, []tablekit.Column{{Name: "x", Value: tablekit.Integer(1)}})
+	if !errors.Is(err, tablekit.ErrInvalidArgument) || !strings.Contains(err.Error(), "1024") {
+		t.Errorf("PutRow with a 1204-byte sort key: %v; want ErrInvalidArgument naming the 1024-byte limit", err)
+	}
+	// Reading such a key finds nothing: no row can be stored there.
+	if _, found, err := tbl.GetRow(ctx, long); err != nil || found {
+		t.Errorf("GetRow with a 1204-byte sort key: found=%v err=%v; want not found", found, err)
+	}
+	if res, err := tablekit.NewClient(b).BatchGetRow(ctx, []tablekit.BatchGet{{Table: tbl.Name(), Key: long}, {Table: tbl.Name(), Key: key}}); err != nil || res[0].Found || res[0].Err != nil || !res[1].Found {
+		t.Errorf("BatchGetRow with a 1204-byte sort key: %+v %v; want not found, and the other row found", res, err)
+	}
+	// A range whose bounds are longer than 1024 bytes still works.
+	longEnd := tablekit.Key("a", tablekit.Binary(bytes.Repeat([]byte("l"), 600))).Add("b", tablekit.Binary(bytes.Repeat([]byte{2}, 600)))
+	res, err := tbl.GetRange(ctx, tablekit.Key("a", tablekit.Binary([]byte("k"))).Add("b", tablekit.InfMin), longEnd)
+	if err != nil || len(res.Rows) != 1 {
+		t.Errorf("range up to a long bound: %d rows, %v; want the 1 row", len(res.Rows), err)
+	}
+}
+
+func TestNativeErrorsReachable(t *testing.T) {
+	ctx := context.Background()
+	b := newBackend(t)
+	_, tbl := newTable(t, b, nil, tablekit.TableOptions{})
+	key := tablekit.Key("pk", tablekit.String("a")).Add("sk", tablekit.Integer(1))
+	if err := tbl.PutRow(ctx, key, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Drop the DynamoDB table behind the adapter's back.
+	if _, err := b.Client().DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(b.NativeTableName(tbl.Name()))}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := tbl.GetRow(ctx, key)
+	if !errors.Is(err, tablekit.ErrTableNotFound) {
+		t.Fatalf("GetRow on a dropped table: %v, want ErrTableNotFound", err)
+	}
+	var rnf *types.ResourceNotFoundException
+	if !errors.As(err, &rnf) {
+		t.Errorf("errors.As(%v, *types.ResourceNotFoundException) = false", err)
+	}
+	var te *tablekit.Error
+	if !errors.As(err, &te) || te.Err == nil {
+		t.Errorf("error %v is not a *tablekit.Error with the native error in Err", err)
+	}
+	// A canceled context comes back as context.Canceled.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, _, err := tbl.GetRow(cctx, key); !errors.Is(err, context.Canceled) {
+		t.Errorf("GetRow with a canceled context: %v", err)
+	}
+}
+
+func TestConcurrentIncrementsLoseNothing(t *testing.T) {
+	ctx := context.Background()
+	b := newBackend(t)
+	// A clock that stands still: with a moving clock a request that takes
+	// its Now earlier but commits later writes an older version, which SPEC
+	// §8 makes lose to the newer one (see the package report).
+	clock := tablekit.NewManualClock(time.Now())
+	_, tbl := newTable(t, b, clock, tablekit.TableOptions{MaxVersions: 2})
+	key := tablekit.Key("pk", tablekit.String("ctr")).Add("sk", tablekit.Integer(0))
+	const workers, each = 8, 15
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				if _, err := tbl.UpdateRow(ctx, key, []tablekit.Change{tablekit.Increment("n", 1), tablekit.Put("last", tablekit.Integer(1))}); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	row, found, err := tbl.GetRow(ctx, key)
+	if err != nil || !found {
+		t.Fatal(found, err)
+	}
+	if v, _ := row.Get("n"); !v.Equal(tablekit.Integer(workers * each)) {
+		t.Errorf("after %d concurrent increments n = %v", workers*each, v)
+	}
+}
+
+func TestTTLHiddenAndExpiryAttribute(t *testing.T) {
+	ctx := context.Background()
+	b := newBackend(t, awsdynamodb.WithShards(2))
+	start := time.Date(2016, 7, 20, 0, 0, 0, 0, time.UTC)
+	clock := tablekit.NewManualClock(start)
+	_, tbl := newTable(t, b, clock, tablekit.TableOptions{TTL: 86400})
+	key := tablekit.Key("pk", tablekit.String("a")).Add("sk", tablekit.Integer(1))
+	marker := tablekit.Key("pk", tablekit.String("a")).Add("sk", tablekit.Integer(2))
+	if err := tbl.PutRow(ctx, key, []tablekit.Column{{Name: "c", Value: tablekit.Integer(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.PutRow(ctx, marker, nil); err != nil {
+		t.Fatal(err)
+	}
+	raw := func(k tablekit.PrimaryKey) map[string]types.AttributeValue {
+		out, err := b.Client().Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(b.NativeTableName(tbl.Name()))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range out.Items {
+			if bytes.Equal(it[".k"].(*types.AttributeValueMemberB).Value, keycodec.Encode(k)) {
+				return it
+			}
+		}
+		t.Fatalf("no item for %v", k)
+		return nil
+	}
+	x, ok := raw(key)[".x"].(*types.AttributeValueMemberN)
+	if !ok || x.Value != fmt.Sprint(start.Unix()+86400) {
+		t.Errorf("expiry attribute = %v, want %d", raw(key)[".x"], start.Unix()+86400)
+	}
+	if _, ok := raw(marker)[".x"]; ok {
+		t.Errorf("a key-only row carries an expiry attribute")
+	}
+	clock.Set(start.Add(24*time.Hour - time.Millisecond))
+	if _, found, _ := tbl.GetRow(ctx, key); !found {
+		t.Errorf("row hidden before its TTL")
+	}
+	clock.Set(start.Add(24 * time.Hour))
+	if _, found, _ := tbl.GetRow(ctx, key); found {
+		t.Errorf("row visible at its expiry")
+	}
+	if _, found, _ := tbl.GetRow(ctx, marker); !found {
+		t.Errorf("key-only row hidden by TTL")
+	}
+	// The expired row fails ExpectExist and passes ExpectNotExist.
+	if err := tbl.PutRow(ctx, key, nil, tablekit.ExpectExist); !errors.Is(err, tablekit.ErrConditionFailed) {
+		t.Errorf("ExpectExist on an expired row: %v", err)
+	}
+	if err := tbl.PutRow(ctx, key, []tablekit.Column{{Name: "c", Value: tablekit.Integer(2)}}, tablekit.ExpectNotExist); err != nil {
+		t.Errorf("ExpectNotExist on an expired row: %v", err)
+	}
+}
+
+func TestBatchOrderAndResults(t *testing.T) {
+	ctx := context.Background()
+	b := newBackend(t, awsdynamodb.WithShards(4))
+	db, tbl := newTable(t, b, nil, tablekit.TableOptions{})
+	k := func(i int) tablekit.PrimaryKey {
+		return tablekit.Key("pk", tablekit.String(fmt.Sprint("p", i%5))).Add("sk", tablekit.Integer(int64(i)))
+	}
+	col := func(v int64) []tablekit.Column { return []tablekit.Column{{Name: "v", Value: tablekit.Integer(v)}} }
+	var writes []tablekit.BatchWrite
+	for i := range 120 {
+		writes = append(writes, tablekit.BatchPut(tbl.Name(), k(i), col(int64(i))))
+	}
+	// Same-row writes apply in order: put, increment, delete, put again.
+	writes = append(writes,
+		tablekit.BatchUpdate(tbl.Name(), k(0), []tablekit.Change{tablekit.Increment("v", 10)}),
+		tablekit.BatchDelete(tbl.Name(), k(1)),
+		tablekit.BatchPut(tbl.Name(), k(1), col(-1), tablekit.ExpectNotExist),
+		tablekit.BatchPut(tbl.Name(), k(2), col(-2), tablekit.ExpectNotExist), // fails: exists
+		tablekit.BatchDelete(tbl.Name(), k(3)),
+		tablekit.BatchPut("no_such_table_xyz", k(3), col(1)),
+	)
+	res, err := db.BatchWriteRow(ctx, writes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 120 {
+		if res[i].Err != nil {
+			t.Errorf("write %d: %v", i, res[i].Err)
+		}
+	}
+	if res[120].Err != nil || len(res[120].Increments) != 1 || !res[120].Increments[0].Value.Equal(tablekit.Integer(10)) {
+		t.Errorf("increment after put in one batch: %+v", res[120])
+	}
+	if res[122].Err != nil {
+		t.Errorf("put ExpectNotExist after delete in one batch: %v", res[122].Err)
+	}
+	if !errors.Is(res[123].Err, tablekit.ErrConditionFailed) {
+		t.Errorf("put ExpectNotExist on an existing row: %v", res[123].Err)
+	}
+	if !errors.Is(res[125].Err, tablekit.ErrTableNotFound) {
+		t.Errorf("write to a missing table: %v", res[125].Err)
+	}
+	gets := []tablekit.BatchGet{{Table: tbl.Name(), Key: k(0)}, {Table: tbl.Name(), Key: k(1)}, {Table: tbl.Name(), Key: k(3)},
+		{Table: tbl.Name(), Key: k(0)}, {Table: "no_such_table_xyz", Key: k(0)}}
+	for i := 4; i < 120; i++ {
+		gets = append(gets, tablekit.BatchGet{Table: tbl.Name(), Key: k(i)})
+	}
+	gr, err := db.BatchGetRow(ctx, gets[:100])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]int64{0: 10, 1: -1, 3: 0, 5: 5}
+	for i, g := range gr[:4] {
+		wv := want[[]int{0, 1, 3, 0}[i]]
+		if wv == 0 {
+			if g.Found || g.Err != nil {
+				t.Errorf("get %d: found=%v err=%v, want missing", i, g.Found, g.Err)
+			}
+			continue
+		}
+		if v, _ := g.Row.Get("v"); g.Err != nil || !v.Equal(tablekit.Integer(wv)) {
+			t.Errorf("get %d: %v %v, want v=%d", i, v, g.Err, wv)
+		}
+	}
+	if !errors.Is(gr[4].Err, tablekit.ErrTableNotFound) {
+		t.Errorf("get from a missing table: %v", gr[4].Err)
+	}
+	for i := 5; i < 100; i++ {
+		n := i - 1
+		if v, _ := gr[i].Row.Get("v"); gr[i].Err != nil || !v.Equal(tablekit.Integer(int64(n))) {
+			t.Errorf("get %d: %v %v, want v=%d", i, v, gr[i].Err, n)
+		}
+	}
+}

@@ -1,0 +1,20 @@
+package awsdynamodb_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/awsdynamodb"
+	"github.com/tablekit/tablekit/conformance"
+)
+
+// TestConformance runs the whole SPEC suite (sections, differential against
+// the local engine, linearizability) on dynalite, with 4 shards per table so
+// that every cross-partition range is a real merge.
+func TestConformance(t *testing.T) {
+	needDynalite(t)
+	conformance.RunTests(t, conformance.HarnessFunc(func(ctx context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
+		return awsdynamodb.Open(ctx, awsConfig(nil), awsdynamodb.WithEndpoint(endpoint), awsdynamodb.WithShards(4))
+	}))
+}

@@ -1,0 +1,143 @@
+package awsdynamodb_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/awsdynamodb"
+	"github.com/tablekit/tablekit/internal/dynalitetest"
+)
+
+// endpoint is the dynalite every test and benchmark of the package shares.
+var endpoint string
+
+func TestMain(m *testing.M) {
+	ep, stop, err := dynalitetest.Launch()
+	if err != nil && !errors.Is(err, dynalitetest.ErrNotInstalled) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	endpoint = ep
+	code := m.Run()
+	if stop != nil {
+		stop()
+	}
+	os.Exit(code)
+}
+
+// needDynalite returns the shared endpoint, or skips (fails under CI=true)
+// when dynalite is not installed.
+func needDynalite(tb testing.TB) string {
+	tb.Helper()
+	if endpoint == "" {
+		dynalitetest.Missing(tb)
+	}
+	return endpoint
+}
+
+// awsConfig is an SDK configuration for dynalite, using hc as the HTTP
+// client when it is not nil.
+func awsConfig(hc aws.HTTPClient) aws.Config {
+	cfg := aws.Config{
+		Region:      dynalitetest.Region,
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
+	}
+	if hc != nil {
+		cfg.HTTPClient = hc
+	}
+	return cfg
+}
+
+// newClient returns a raw SDK client for dynalite.
+func newClient(tb testing.TB, hc aws.HTTPClient, fns ...func(*dynamodb.Options)) *dynamodb.Client {
+	ep := needDynalite(tb)
+	fns = append([]func(*dynamodb.Options){func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(ep) }}, fns...)
+	return dynamodb.NewFromConfig(awsConfig(hc), fns...)
+}
+
+// newBackend opens the adapter on dynalite with opts.
+func newBackend(tb testing.TB, opts ...awsdynamodb.Option) *awsdynamodb.Backend {
+	tb.Helper()
+	ep := needDynalite(tb)
+	b, err := awsdynamodb.Open(context.Background(), awsConfig(nil), append([]awsdynamodb.Option{awsdynamodb.WithEndpoint(ep)}, opts...)...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+var tableSeq atomic.Int64
+
+// uniqueName returns a table name no other test uses.
+func uniqueName(prefix string) string {
+	return fmt.Sprintf("%s_%d_%d", prefix, time.Now().UnixNano()%1e9, tableSeq.Add(1))
+}
+
+// newTable creates a table with key (pk String, sk Integer) on a client
+// over b and returns the client and the table.
+func newTable(tb testing.TB, b *awsdynamodb.Backend, clock tablekit.Clock, opts tablekit.TableOptions, key ...tablekit.KeyColumn) (*tablekit.Client, *tablekit.Table) {
+	tb.Helper()
+	if clock == nil {
+		clock = tablekit.SystemClock{}
+	}
+	db := tablekit.NewClient(b, tablekit.WithClock(clock))
+	if len(key) == 0 {
+		key = []tablekit.KeyColumn{{Name: "pk", Type: tablekit.TypeString}, {Name: "sk", Type: tablekit.TypeInteger}}
+	}
+	name := uniqueName(strings.Map(func(r rune) rune {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, tb.Name()))
+	if len(name) > 200 {
+		name = name[len(name)-200:]
+		name = "t" + name
+	}
+	if err := db.CreateTable(context.Background(), tablekit.TableMeta{Name: name, Key: key, Options: opts}); err != nil {
+		tb.Fatal(err)
+	}
+	return db, db.Table(name)
+}
+
+// countingTransport counts requests per DynamoDB operation.
+type countingTransport struct {
+	base http.RoundTripper
+	n    map[string]*atomic.Int64
+}
+
+func newCountingTransport() *countingTransport {
+	c := &countingTransport{base: http.DefaultTransport, n: map[string]*atomic.Int64{}}
+	for _, op := range []string{"GetItem", "PutItem", "DeleteItem", "Query", "BatchWriteItem", "BatchGetItem", "UpdateItem", "Scan"} {
+		c.n[op] = new(atomic.Int64)
+	}
+	return c
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
+	if n := c.n[op]; n != nil {
+		n.Add(1)
+	}
+	return c.base.RoundTrip(r)
+}
+
+func (c *countingTransport) get(op string) int64 { return c.n[op].Load() }
+
+func (c *countingTransport) reset() {
+	for _, n := range c.n {
+		n.Store(0)
+	}
+}
