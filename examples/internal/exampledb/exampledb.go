@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/localengine"
@@ -50,4 +51,22 @@ func Main(run func(ctx context.Context, db *tablekit.Client, out io.Writer) erro
 		os.Exit(1)
 	}
 	fmt.Println("OK: every check passed")
+}
+
+// Run is what each example's test does: run it on a fresh local engine and
+// fail with its output when a check fails or it prints nothing.
+func Run(t interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}, run func(ctx context.Context, db *tablekit.Client, out io.Writer) error) {
+	t.Helper()
+	db := tablekit.NewClient(localengine.New())
+	defer db.Close()
+	var out strings.Builder
+	if err := run(context.Background(), db, &out); err != nil {
+		t.Fatalf("%v\noutput:\n%s", err, out.String())
+	}
+	if out.Len() == 0 {
+		t.Fatalf("the example printed nothing")
+	}
 }
