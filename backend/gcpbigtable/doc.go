@@ -1,0 +1,144 @@
+// Package gcpbigtable is the tablekit backend for Google Cloud Bigtable
+// (cloud.google.com/go/bigtable). Open it from a project and instance, or
+// wrap clients you already have with New, and hand it to tablekit.NewClient:
+//
+//	b, err := gcpbigtable.Open(ctx, "my-project", "my-instance", gcpbigtable.Config{AppProfile: "batch"})
+//	db := tablekit.NewClient(b)
+//
+// [Backend.Client], [Backend.AdminClient] and [Backend.Table] give the
+// native clients back; every error that came from Bigtable is a
+// *tablekit.Error whose Err is the gRPC status error, so errors.As (or
+// status.FromError) reaches it.
+//
+// # How a table looks in Bigtable
+//
+// A tablekit table is one Bigtable table, created with two column families,
+// plus one row in a shared metadata table. Everything is readable with cbt.
+//
+// Table id: the portable name when it has at most 50 characters (Bigtable's
+// limit), otherwise its first 33 characters, '-', and 16 hex digits of the
+// SHA-256 of the whole name ([TableID]). Portable names never contain '-',
+// so the two forms never collide; ListTables and DescribeTable report the
+// portable name, read from the metadata row.
+//
+// Row key: the primary key encoded by internal/keycodec, whose byte order
+// is SPEC §4's key order, so Bigtable's own ordering serves GetRange in
+// both directions. Columns are concatenated in schema order: a String or
+// Binary is its bytes with 0x00 escaped as 00 FF, then the terminator
+// 00 01; an Integer is 20 ASCII characters, '=' and 19 zero-padded digits
+// for n ≥ 0, '-' and the 19 digits of n + 2^63 for n < 0. So the key
+// (customer="c42", ts=7) is the row key
+//
+//	c42\x00\x01=0000000000000000007
+//
+// and `cbt read orders prefix=c42` finds the customer's rows. A key whose
+// encoding exceeds Bigtable's 4 KiB row-key limit is refused with
+// ErrInvalidArgument (only keys with several long String/Binary columns).
+//
+// Family "c", the attribute cells: qualifier = column name, timestamp =
+// version × 1000 (Bigtable timestamps are µs with millisecond granularity,
+// versions are ms, so the mapping is exact), value = one type byte and the
+// value:
+//
+//	s<UTF-8 bytes>            String    "shello"
+//	i<decimal>                Integer   "i-42"
+//	d<shortest round-trip>    Double    "d0.1"
+//	b<true|false>             Boolean   "btrue"
+//	x<raw bytes>              Binary    "x\x00\xff"
+//
+// The type byte keeps every value's type (an Integer 7 never reads back as
+// a String "7"), and numbers stay readable in cbt. No stored value is
+// empty.
+//
+// Family "m", bookkeeping, every cell at timestamp 0:
+//
+//	m:keyonly  "1"        the row is a key-only row (PutRow with no columns, SPEC §7)
+//	m:rev      32 hex     the row's revision: every write replaces it
+//
+// The metadata table (id "tablekit.meta", see [Config.MetaTable]) has one
+// row per table, keyed by the portable name, family "t":
+//
+//	t:schema   {"bigtable_table":"orders","key":[{"name":"customer","type":"String"},{"name":"ts","type":"Integer"}]}
+//	t:options  {"ttl":-1,"max_versions":1,"max_version_offset":86400}
+//
+// So `cbt read orders` shows, for one row:
+//
+//	c42\x00\x01=0000000000000000007
+//	  c:amount                                 @ 2016/07/20-00:00:00.000000
+//	    "i1250"
+//	  c:note                                   @ 2016/07/20-00:00:00.000000
+//	    "sfirst order"
+//	  m:rev                                    @ 1970/01/01-00:00:00.000000
+//	    "5f0c...0001"
+//
+// # Visibility
+//
+// Bigtable collects garbage lazily (hours to days in production; in bttest
+// only in a loop that a ModifyColumnFamilies call starts), so no read
+// depends on it. Every read's row filter selects exactly SPEC's visible
+// cells at the request's Now: TimestampRange(OldestVisible(TTL, now)×1000,
+// ∞) then LatestN(MaxVersions), on family c only (m's cells are stamped 0
+// and take their own branch of an Interleave). On top come the read's own
+// selection: the projection (together with the columns its filter reads)
+// as a qualifier regex, its TimeRange as a second TimestampRange, and its
+// MaxVersions as a second LatestN. When that selection could come back empty
+// for a row that exists, one more branch returns a single value-stripped
+// visible cell that proves existence. Filters (SPEC §10, typed comparisons
+// with PassIfMissing and LatestVersionOnly) are evaluated on the client with
+// tablekit.MatchFilter, over the cells selected this way; rowmodel then
+// applies the exact rules, so the answer is the local engine's.
+//
+// # Writes and atomicity
+//
+// Each write takes the cheapest path that is exact and atomic on its row:
+//
+//   - Blind writes (no condition; PutRow, DeleteRow, and UpdateRow with only
+//     Put and DeleteColumn changes) are one MutateRow. PutRow is DeleteRow +
+//     the cells (minus versions MaxVersions already hides) + m:rev.
+//   - The same writes under a row-existence condition without a column
+//     filter are one CheckAndMutateRow whose predicate passes iff the row
+//     exists at Now (a TTL-visible c cell or m:keyonly).
+//   - Everything else (a column condition, Increment, DeleteVersion) is
+//     optimistic: read the row's visible cells and m:rev, compute the new
+//     row with package rowmodel, then CheckAndMutateRow with the predicate
+//     "m:rev still holds the value read" (or "there is no m:rev" when there
+//     was none), retrying with jittered backoff when another write got in
+//     between. Increments are written at the request's Now, which
+//     ReadModifyWriteRow (server time, 8-byte big-endian values) cannot do.
+//     The columns an update touches are rewritten whole (DeleteCellsInColumn
+//     then their new cells), so a version MaxVersions hid can never come
+//     back into view when a newer one is deleted.
+//
+// Every mutation that changes a row writes a fresh m:rev, which is why the
+// optimistic predicate means "the row is unchanged": no update is lost,
+// and each single-row operation is linearizable (a failed condition is
+// decided on one consistent read).
+//
+// BatchWriteRow sends all blind writes of a table as one MutateRows
+// (ApplyBulk) call and runs the others as single-row calls, in parallel,
+// with a result per row; writes that name the same row twice are applied in
+// request order. BatchGetRow groups reads by table and selection, one
+// ReadRows over a RowList per group, groups in parallel.
+//
+// GetRange streams ReadRows (with ReverseScan for Backward) over the key
+// range that keycodec.Bound gives for InfMin/InfMax bounds, with
+// LimitRows(limit+1): the extra row is never returned, its key is the
+// page's Next. When a client-side filter rejects rows the scan continues
+// after the last key seen, at most 10,000 rows per page, so memory stays
+// bounded by one page whatever the range.
+//
+// # Garbage collection
+//
+// With [GCFull] (the default) family c gets MaxVersions(MaxVersions) and,
+// for a table with a TTL, MaxAge(TTL + [Config.GCMargin]) in a union;
+// UpdateTable updates it. MaxVersions GC deletes exactly what reads already
+// hide. MaxAge compares cell timestamps with Bigtable's wall clock, so the
+// margin (default one day) keeps a cell until well after it became
+// invisible even if the clocks that stamp versions run behind the server's.
+// Family m gets MaxVersions(1) and never an age rule (its cells are stamped
+// 0). A program whose versions do not follow the wall clock (tests on a
+// ManualClock) uses [GCVersionsOnly] or [GCOff]; the conformance harness
+// uses GCOff, because bttest's GC loop would delete a 2016 test clock's
+// cells by wall-clock age. A separate test proves the GCFull policies are
+// set and that reads hide the same cells before and after GC runs.
+package gcpbigtable

@@ -1,0 +1,510 @@
+package gcpbigtable
+
+import (
+	"context"
+	"math"
+	"strings"
+	"sync"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/keycodec"
+	"github.com/tablekit/tablekit/rowmodel"
+)
+
+// maxScan bounds how many stored rows one GetRange page examines, so a
+// range whose rows mostly fail a filter still answers promptly (with Next set).
+const maxScan = 10000
+
+// ttlStart returns the smallest visible timestamp (µs) at now, or 0 when
+// nothing is hidden by the TTL.
+func ttlStart(opts tablekit.TableOptions, now int64) int64 {
+	if opts.TTL == tablekit.NoExpiry {
+		return 0
+	}
+	v := tablekit.OldestVisible(opts.TTL, now)
+	if v <= 0 {
+		return 0
+	}
+	if v > math.MaxInt64/1000 {
+		return math.MaxInt64 / 1000 * 1000
+	}
+	return v * 1000
+}
+
+// micros converts a version bound (ms) into a timestamp bound (µs); ok is
+// false when it lies beyond every representable timestamp.
+func micros(ms int64) (int64, bool) {
+	if ms <= 0 {
+		return 0, true
+	}
+	if ms > math.MaxInt64/1000 {
+		return 0, false
+	}
+	return ms * 1000, true
+}
+
+// tsRange returns a TimestampRangeFilter [start, end) in µs; end 0 means no
+// upper bound.
+func tsRange(start, end int64) bigtable.Filter {
+	return bigtable.TimestampRangeFilterMicros(bigtable.Timestamp(start), bigtable.Timestamp(end))
+}
+
+// chain builds a chain, or the single filter, or nil.
+func chain(fs ...bigtable.Filter) bigtable.Filter {
+	out := fs[:0]
+	for _, f := range fs {
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	switch len(out) {
+	case 0:
+		return nil
+	case 1:
+		return out[0]
+	}
+	return bigtable.ChainFilters(out...)
+}
+
+func interleave(fs ...bigtable.Filter) bigtable.Filter {
+	out := fs[:0]
+	for _, f := range fs {
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	switch len(out) {
+	case 0:
+		return bigtable.BlockAllFilter()
+	case 1:
+		return out[0]
+	}
+	return bigtable.InterleaveFilters(out...)
+}
+
+// markerFilter passes a row's key-only marker.
+func markerFilter() bigtable.Filter {
+	return bigtable.ChainFilters(bigtable.FamilyFilter(famMeta), bigtable.ColumnFilter(qualMarker))
+}
+
+// columnsRegex matches exactly the given column names. Names are
+// [A-Za-z_][A-Za-z0-9_]* (SPEC §1), so none needs escaping.
+func columnsRegex(names []string) string {
+	return "^(?:" + strings.Join(names, "|") + ")$"
+}
+
+// visibleFilter passes exactly the cells SPEC §5–6 make visible at now (the
+// newest MaxVersions of each column among those the TTL has not expired)
+// and the m family (marker and revision), which the conditional write path
+// needs. Cells of m are stamped 0, so with a TTL they take their own branch.
+func visibleFilter(opts tablekit.TableOptions, now int64) bigtable.Filter {
+	lim := bigtable.LatestNFilter(opts.MaxVersions)
+	ts := ttlStart(opts, now)
+	if ts == 0 {
+		return lim
+	}
+	return bigtable.InterleaveFilters(
+		bigtable.ChainFilters(bigtable.FamilyFilter(famCells), tsRange(ts, 0), lim),
+		bigtable.FamilyFilter(famMeta),
+	)
+}
+
+// existsFilter passes a cell iff the row exists at now (SPEC §7): a visible
+// attribute cell or the key-only marker. It is the predicate of conditions
+// on row existence alone.
+func existsFilter(opts tablekit.TableOptions, now int64) bigtable.Filter {
+	cells := bigtable.FamilyFilter(famCells)
+	if ts := ttlStart(opts, now); ts != 0 {
+		cells = bigtable.ChainFilters(cells, tsRange(ts, 0))
+	}
+	return bigtable.InterleaveFilters(cells, markerFilter())
+}
+
+// readFilter is the row filter of a read: the cells the read selects
+// (visibility, then the projection together with the filter's columns, the
+// time range and MaxVersions), the marker, and, when the selection can
+// come back empty for a row that exists, one value-stripped visible cell
+// that proves existence.
+func readFilter(opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) bigtable.Filter {
+	ts := ttlStart(opts, now)
+	var cols []string
+	if spec.Columns != nil {
+		cols = append(cols, spec.Columns...)
+		for _, c := range tablekit.FilterColumns(spec.Filter) {
+			if !containsStr(cols, c) {
+				cols = append(cols, c)
+			}
+		}
+	}
+	tr := spec.TimeRange
+	if cols == nil && tr == nil {
+		// The common case: visible cells, fewer versions if asked.
+		n := min(opts.MaxVersions, spec.MaxVersions)
+		if ts == 0 {
+			// One filter for both families: m cells have one version each.
+			return bigtable.LatestNFilter(n)
+		}
+		return bigtable.InterleaveFilters(
+			bigtable.ChainFilters(bigtable.FamilyFilter(famCells), tsRange(ts, 0), bigtable.LatestNFilter(n)),
+			markerFilter(),
+		)
+	}
+	var sel bigtable.Filter
+	if cols == nil || len(cols) > 0 {
+		var colF, tsF, trF, lastF bigtable.Filter
+		if len(cols) > 0 {
+			colF = bigtable.ColumnFilter(columnsRegex(cols))
+		}
+		if ts != 0 {
+			tsF = tsRange(ts, 0)
+		}
+		n := opts.MaxVersions
+		if tr != nil {
+			start, _ := micros(tr.Start)
+			end, ok := micros(tr.End)
+			if !ok {
+				end = 0
+			}
+			trF = tsRange(start, end)
+			if spec.MaxVersions < n {
+				lastF = bigtable.LatestNFilter(spec.MaxVersions)
+			}
+		} else {
+			n = min(n, spec.MaxVersions)
+		}
+		sel = chain(bigtable.FamilyFilter(famCells), colF, tsF, bigtable.LatestNFilter(n), trF, lastF)
+	}
+	var exists bigtable.Filter
+	if ts != 0 {
+		exists = bigtable.ChainFilters(bigtable.FamilyFilter(famCells), tsRange(ts, 0), bigtable.CellsPerRowLimitFilter(1), bigtable.StripValueFilter())
+	} else {
+		exists = bigtable.ChainFilters(bigtable.FamilyFilter(famCells), bigtable.CellsPerRowLimitFilter(1), bigtable.StripValueFilter())
+	}
+	return interleave(sel, exists, markerFilter())
+}
+
+func containsStr(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// stored is a Bigtable row decoded: its attribute cells (stored order),
+// whether the row exists, and its revision.
+type stored struct {
+	cells  []tablekit.Column
+	exists bool // a visible cell (possibly value-stripped) or the marker
+	marker bool
+	rev    []byte
+}
+
+// decodeRow decodes a row read with one of the filters above. Cells with
+// an empty value are existence proofs (StripValueFilter); every stored
+// value has a type byte, so none is empty.
+func decodeRow(r bigtable.Row) (stored, error) {
+	var s stored
+	items := r[famCells]
+	if len(items) > 0 {
+		s.exists = true
+		s.cells = make([]tablekit.Column, 0, len(items))
+	}
+	sorted := true
+	for _, it := range items {
+		if len(it.Value) == 0 {
+			continue
+		}
+		v, err := decodeValue(it.Value)
+		if err != nil {
+			return s, tablekit.WrapError(tablekit.ErrUnavailable, err, "row %q column %q: not a tablekit cell", it.Row, it.Column)
+		}
+		name := strings.TrimPrefix(it.Column, famCells+":")
+		c := tablekit.Column{Name: name, Value: v, Version: int64(it.Timestamp) / 1000}
+		if n := len(s.cells); n > 0 {
+			p := s.cells[n-1]
+			if p.Name == c.Name && p.Version == c.Version {
+				continue // the same cell from two branches of an interleave
+			}
+			if p.Name > c.Name || (p.Name == c.Name && p.Version < c.Version) {
+				sorted = false
+			}
+		}
+		s.cells = append(s.cells, c)
+	}
+	if !sorted {
+		rowmodel.SortCells(s.cells)
+	}
+	for _, it := range r[famMeta] {
+		switch it.Column {
+		case famMeta + ":" + qualMarker:
+			s.marker, s.exists = true, true
+		case famMeta + ":" + qualRev:
+			s.rev = it.Value
+		}
+	}
+	return s, nil
+}
+
+// result applies the read's selection, filter and projection to a decoded row.
+func result(s *stored, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
+	if !s.exists {
+		return nil, false
+	}
+	// The server already selected visible cells; rowmodel re-applies the
+	// rules (idempotent on them) and evaluates the filter and projection.
+	return rowmodel.Read(&rowmodel.Row{Cells: s.cells, Marker: true}, opts, spec, now)
+}
+
+func rowKey(k tablekit.PrimaryKey) (string, error) {
+	n := keycodec.Size(k)
+	if n > maxRowKeyLen {
+		return "", tablekit.Errorf(tablekit.ErrInvalidArgument, "key %v encodes to a %d-byte row key; Bigtable's limit is %d bytes", k, n, maxRowKeyLen)
+	}
+	return string(keycodec.Encode(k)), nil
+}
+
+// GetRow implements tablekit.Backend: one ReadRow whose filter selects the
+// visible cells of the read.
+func (b *Backend) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tablekit.Row, error) {
+	if err := b.check(ctx); err != nil {
+		return nil, err
+	}
+	key, err := rowKey(req.Key)
+	if err != nil {
+		return nil, err
+	}
+	opts := req.Meta.Options
+	r, err := b.table(req.Meta.Name).ReadRow(ctx, key, bigtable.RowFilter(readFilter(opts, &req.Read, req.Now)))
+	if err != nil {
+		return nil, wrap(ctx, err, "reading key %v", req.Key)
+	}
+	if r == nil {
+		return nil, nil
+	}
+	s, err := decodeRow(r)
+	if err != nil {
+		return nil, err
+	}
+	cols, found := result(&s, opts, &req.Read, req.Now)
+	if !found {
+		return nil, nil
+	}
+	return &tablekit.Row{Key: req.Key, Columns: cols}, nil
+}
+
+// BatchGetRow implements tablekit.Backend: the reads are grouped by table
+// and read selection, each group is one ReadRows over a RowList, and the
+// groups run in parallel.
+func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
+	if err := b.check(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]tablekit.GetRowResult, len(reqs))
+	type group struct {
+		table  string
+		filter bigtable.Filter
+		idx    []int
+		keys   []string
+	}
+	var groups []*group
+	byID := map[string]*group{}
+	for i, req := range reqs {
+		key, err := rowKey(req.Key)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		f := readFilter(req.Meta.Options, &req.Read, req.Now)
+		id := req.Meta.Name + "\x00" + f.String()
+		g := byID[id]
+		if g == nil {
+			g = &group{table: req.Meta.Name, filter: f}
+			byID[id] = g
+			groups = append(groups, g)
+		}
+		g.idx = append(g.idx, i)
+		g.keys = append(g.keys, key)
+	}
+	run := func(g *group) error {
+		rows := make(map[string]bigtable.Row, len(g.keys))
+		err := b.table(g.table).ReadRows(ctx, bigtable.RowList(g.keys), func(r bigtable.Row) bool {
+			rows[r.Key()] = r
+			return true
+		}, bigtable.RowFilter(g.filter))
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			werr := wrap(ctx, err, "reading %d rows", len(g.keys))
+			for _, i := range g.idx {
+				out[i].Err = werr
+			}
+			return nil
+		}
+		for j, i := range g.idx {
+			r := rows[g.keys[j]]
+			if r == nil {
+				continue
+			}
+			s, err := decodeRow(r)
+			if err != nil {
+				out[i].Err = err
+				continue
+			}
+			req := reqs[i]
+			if cols, found := result(&s, req.Meta.Options, &req.Read, req.Now); found {
+				out[i].Row = &tablekit.Row{Key: req.Key, Columns: cols}
+			}
+		}
+		return nil
+	}
+	if len(groups) == 1 {
+		if err := run(groups[0]); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	errs := make([]error, len(groups))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, b.cfg.Concurrency)
+	for gi, g := range groups {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[gi] = run(g)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// span is a row range in bytes: lo and hi are "" when unbounded.
+type span struct {
+	lo, hi         string
+	loOpen, hiOpen bool
+	empty          bool
+}
+
+func (s span) rowRange() bigtable.RowRange {
+	switch {
+	case !s.loOpen && s.hiOpen:
+		return bigtable.NewRange(s.lo, s.hi)
+	case s.loOpen && s.hiOpen:
+		return bigtable.NewOpenRange(s.lo, s.hi)
+	case s.loOpen && !s.hiOpen:
+		return bigtable.NewOpenClosedRange(s.lo, s.hi)
+	}
+	return bigtable.NewClosedRange(s.lo, s.hi)
+}
+
+// rangeSpan maps a GetRange request onto row-key bytes with keycodec.Bound:
+// forward [start, end); backward from start (inclusive when it is a real
+// key) down to end (exclusive when it is a real key). An infinite bound's
+// bytes are the place where the keys it separates divide.
+func rangeSpan(req *tablekit.GetRangeRequest) span {
+	startB, startExact := keycodec.Bound(req.Start)
+	endB, endExact := keycodec.Bound(req.End)
+	var s span
+	if !req.Backward {
+		// lo = start, closed; hi = end, open.
+		if startB == nil || (endB != nil && len(endB) == 0) {
+			return span{empty: true}
+		}
+		s = span{lo: string(startB), hi: string(endB), hiOpen: true}
+		if endB != nil && s.lo >= s.hi {
+			return span{empty: true}
+		}
+		return s
+	}
+	// Backward: hi = start (closed if exact, open if infinite), lo = end
+	// (open if exact, closed if infinite).
+	if (!startExact && startB != nil && len(startB) == 0) || (!endExact && endB == nil) {
+		return span{empty: true}
+	}
+	s = span{lo: string(endB), loOpen: endExact, hi: string(startB), hiOpen: !startExact}
+	if startB != nil && s.lo != "" && (s.lo > s.hi || (s.lo == s.hi && (s.loOpen || s.hiOpen))) {
+		return span{empty: true}
+	}
+	return s
+}
+
+// GetRange implements tablekit.Backend. It streams the range with ReadRows
+// (ReverseScan when backward) and LimitRows(limit+1): the extra row, never
+// returned, is the Next key. A client-side filter can reject rows, so when
+// a stream ends at its limit without filling the page the scan continues
+// after the last key seen, up to maxScan rows per page.
+func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
+	if err := b.check(ctx); err != nil {
+		return nil, err
+	}
+	sp := rangeSpan(req)
+	page := &tablekit.RangePage{}
+	if sp.empty {
+		return page, nil
+	}
+	tbl := b.table(req.Meta.Name)
+	opts := req.Meta.Options
+	filter := bigtable.RowFilter(readFilter(opts, &req.Read, req.Now))
+	limit := max(req.Limit, 1)
+	scanned := 0
+	var decodeErr error
+	for {
+		want := limit - len(page.Rows) + 1
+		want = min(want, maxScan-scanned+1)
+		seen, stop := 0, false
+		last := ""
+		ropts := []bigtable.ReadOption{filter, bigtable.LimitRows(int64(want))}
+		if req.Backward {
+			ropts = append(ropts, bigtable.ReverseScan())
+		}
+		err := tbl.ReadRows(ctx, sp.rowRange(), func(r bigtable.Row) bool {
+			seen++
+			last = r.Key()
+			k, err := keycodec.Decode(req.Meta.Key, []byte(last))
+			if err != nil {
+				decodeErr = tablekit.WrapError(tablekit.ErrUnavailable, err, "row key %q is not a key of table %q", last, req.Meta.Name)
+				return false
+			}
+			if len(page.Rows) >= limit || scanned >= maxScan {
+				page.Next = k
+				stop = true
+				return false
+			}
+			scanned++
+			s, err := decodeRow(r)
+			if err != nil {
+				decodeErr = err
+				return false
+			}
+			if cols, found := result(&s, opts, &req.Read, req.Now); found {
+				page.Rows = append(page.Rows, tablekit.Row{Key: k, Columns: cols})
+			}
+			return true
+		}, ropts...)
+		if decodeErr != nil {
+			return nil, decodeErr
+		}
+		if err != nil {
+			return nil, wrap(ctx, err, "reading a range")
+		}
+		if stop || seen < want {
+			return page, nil
+		}
+		// The stream ended at its limit, every row consumed: go on after last.
+		if req.Backward {
+			sp.hi, sp.hiOpen = last, true
+		} else {
+			sp.lo, sp.loOpen = last, true
+		}
+	}
+}
