@@ -1,0 +1,209 @@
+package aliyuntablestore
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/keycodec"
+)
+
+// Batches. The SDK groups a batch by table (a map, sent in map order) and
+// answers per table, each table's results in the order of its rows. The
+// adapter keeps, per SDK call, the request index of every row of every
+// table and maps the answer back through it.
+//
+// A batch that holds the same row twice is split into rounds in which
+// every row appears once (Tablestore refuses duplicate rows in one batch);
+// write rounds run one after the other, so writes to one row keep their
+// order, as they do on every other backend.
+//
+// When the server refuses a whole call with a definite client error
+// (4xx: a missing table, an invalid key or argument), nothing was applied,
+// so the adapter splits the call — by table, then by row — and sends the
+// parts again to give each row its own error, as SPEC §8 wants.
+
+// rowID identifies a row across tables.
+type rowID struct {
+	table string
+	key   string
+}
+
+// rounds splits the indexes idx of a batch into rounds without a repeated
+// row, keeping the order of each row's requests.
+func rounds(idx []int, id func(int) rowID) [][]int {
+	var out [][]int
+	next := make(map[rowID]int, len(idx)) // first round the row is not in yet
+	for _, i := range idx {
+		r := id(i)
+		n := next[r]
+		if n == len(out) {
+			out = append(out, nil)
+		}
+		out[n] = append(out[n], i)
+		next[r] = n + 1
+	}
+	return out
+}
+
+// definite reports whether err is a whole-call refusal of the request's
+// content, after which nothing was applied and the parts may be sent
+// again. Throttling and availability errors are not: splitting would only
+// multiply the load.
+func definite(err error) bool {
+	var oe *tablestore.OtsError
+	if !errors.As(err, &oe) {
+		return false
+	}
+	switch oe.Code {
+	case "OTSParameterInvalid", "OTSInvalidPK", "OTSObjectNotExist",
+		"OTSOutOfColumnCountLimit", "OTSOutOfRowSizeLimit", "OTSRequestBodyTooLarge":
+		return true
+	}
+	return false
+}
+
+// splitParts splits a refused call's rows: by table when it spans several
+// tables, otherwise in halves, so that k bad rows among n cost O(k log n)
+// calls. ok is false for a single row.
+func splitParts(idx []int, table func(int) string) (parts [][]int, ok bool) {
+	if len(idx) <= 1 {
+		return nil, false
+	}
+	byTable := map[string]int{}
+	for _, i := range idx {
+		t := table(i)
+		p, seen := byTable[t]
+		if !seen {
+			p = len(parts)
+			byTable[t] = p
+			parts = append(parts, nil)
+		}
+		parts[p] = append(parts[p], i)
+	}
+	if len(parts) > 1 {
+		return parts, true
+	}
+	h := len(idx) / 2
+	return [][]int{idx[:h:h], idx[h:]}, true
+}
+
+// BatchWriteRow implements tablekit.Backend.
+func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
+	out := make([]tablekit.WriteResult, len(reqs))
+	changes := make([]tablestore.RowChange, len(reqs))
+	idx := make([]int, 0, len(reqs))
+	for i, w := range reqs {
+		var err error
+		switch {
+		case w.Put != nil:
+			changes[i], err = putChange(w.Put)
+		case w.Update != nil:
+			changes[i], err = updateChange(w.Update)
+		case w.Delete != nil:
+			changes[i], err = deleteChange(w.Delete)
+		default:
+			err = tablekit.Errorf(tablekit.ErrInvalidArgument, "batch write %d is empty", i)
+		}
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		idx = append(idx, i)
+	}
+	id := func(i int) rowID {
+		return rowID{reqs[i].Meta().Name, string(keycodec.Encode(reqs[i].Key()))}
+	}
+	for _, r := range rounds(idx, id) {
+		if err := b.batchWrite(ctx, reqs, changes, r, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// batchWrite sends the writes idx (no row twice) and fills their results.
+// When the adapter runs the retries, rows that failed with a code the SDK
+// would retry (busy, throttled: not applied) are sent again, alone, within
+// the same attempt budget as the whole call.
+func (b *Backend) batchWrite(ctx context.Context, reqs []*tablekit.WriteRequest, changes []tablestore.RowChange, idx []int, out []tablekit.WriteResult) error {
+	var bud budget
+	for {
+		again, err := b.batchWriteOnce(ctx, &bud, reqs, changes, idx, out)
+		if err != nil || len(again) == 0 || b.retry == nil {
+			return err
+		}
+		d, ok := b.retry.pause(&bud)
+		if !ok {
+			return nil // the rows keep their errors
+		}
+		if !sleep(ctx, d) {
+			return ctx.Err()
+		}
+		idx = again
+	}
+}
+
+// batchWriteOnce sends the writes idx in one BatchWriteRow, fills their
+// results and returns the rows worth another attempt.
+func (b *Backend) batchWriteOnce(ctx context.Context, bud *budget, reqs []*tablekit.WriteRequest, changes []tablestore.RowChange, idx []int, out []tablekit.WriteResult) (again []int, err error) {
+	sreq := &tablestore.BatchWriteRowRequest{}
+	perTable := map[string][]int{}
+	replay := false
+	for _, i := range idx {
+		sreq.AddRowChange(changes[i])
+		t := changes[i].GetTableName()
+		perTable[t] = append(perTable[t], i)
+		replay = replay || noReplay(reqs[i])
+	}
+	var resp *tablestore.BatchWriteRowResponse
+	err = mapError(b.attempts(ctx, bud, "/BatchWriteRow", sreq, replay, func() error {
+		var err error
+		resp, err = b.c.BatchWriteRow(sreq)
+		return err
+	}))
+	if err != nil {
+		if ctx.Err() != nil || !definite(err) {
+			return nil, err
+		}
+		parts, ok := splitParts(idx, func(i int) string { return changes[i].GetTableName() })
+		if !ok {
+			for _, i := range idx {
+				out[i].Err = err
+			}
+			return nil, nil
+		}
+		for _, p := range parts {
+			if err := b.batchWrite(ctx, reqs, changes, p, out); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	}
+	for t, is := range perTable {
+		res := resp.TableToRowsResult[t]
+		for j, i := range is {
+			if j >= len(res) {
+				out[i].Err = tablekit.Errorf(tablekit.ErrUnavailable, "the BatchWriteRow answer holds %d results for table %q, the request %d rows", len(res), t, len(is))
+				continue
+			}
+			rr := &res[j]
+			if !rr.IsSucceed {
+				out[i].Err = rowError(rr.Error, resp.RequestId)
+				if tablestore.ShouldRetryViaErrorAndAction(rr.Error.Code, rr.Error.Message, "/BatchWriteRow") {
+					again = append(again, i)
+				}
+				continue
+			}
+			out[i].Err = nil
+			if u := reqs[i].Update; u != nil {
+				out[i].Update, out[i].Err = incrementResult(u, rr.Columns)
+			}
+		}
+	}
+	slices.Sort(again) // request order, whatever the map order of tables
+	return again, nil
+}

@@ -1,0 +1,147 @@
+// Package aliyuntablestore is tablekit's backend for Alibaba Cloud
+// Tablestore (OTS), over the official Go SDK
+// github.com/aliyun/aliyun-tablestore-go-sdk v1.9.3 (package tablestore).
+//
+//	b, err := aliyuntablestore.New("https://myinstance.cn-hangzhou.ots.aliyuncs.com", "myinstance", akID, akSecret)
+//	...
+//	db := tablekit.NewClient(b)
+//
+// [New] and [NewWithConfig] open a backend as tablestore.NewClient and
+// tablestore.NewClientWithConfig open a client; [FromClient] wraps a
+// *tablestore.TableStoreClient you already have. The native client stays
+// reachable for what tablekit does not cover (secondary indexes, search,
+// streams): db.Backend().(*aliyuntablestore.Backend).Client().
+//
+// # How tablekit maps onto Tablestore
+//
+// tablekit's model is Tablestore's, so the mapping is one to one and a
+// table written through tablekit is an ordinary Tablestore table that any
+// other Tablestore client can read:
+//
+//   - A table is a Tablestore table of the same name; its key columns are
+//     its primary-key columns (String, Integer, Binary as STRING, INTEGER,
+//     BINARY); TTL, MaxVersions and MaxVersionOffset are time_to_live,
+//     max_versions and deviation_cell_version_in_sec.
+//   - A cell is a Tablestore cell; its version is the cell's timestamp.
+//     PutRow is PutRow with every timestamp given; UpdateRow is UpdateRow
+//     (Put with a timestamp, DELETE_ONE_VERSION, DELETE_ALL_VERSION,
+//     INCREMENT with RT_AFTER_MODIFY to return the new values); DeleteRow
+//     is DeleteRow.
+//   - Conditions are a row-existence expectation plus a column condition;
+//     filters are SingleColumnValueFilter (PassIfMissing = !filter_if_missing,
+//     LatestVersionOnly = latest_version_only) and
+//     CompositeColumnValueFilter (AND, OR, NOT).
+//   - GetRange is GetRange in either direction, InfMin/InfMax as
+//     INF_MIN/INF_MAX, Limit as limit, RangePage.Next as
+//     next_start_primary_key. BatchGetRow and BatchWriteRow are the
+//     calls of the same names, their per-table answers mapped back to the
+//     request's order.
+//   - Errors are *tablekit.Error whose Err is the SDK's *tablestore.OtsError
+//     (reach it with errors.As): OTSParameterInvalid → ErrInvalidArgument,
+//     OTSInvalidPK → ErrInvalidPrimaryKey, OTSConditionCheckFail →
+//     ErrConditionFailed, OTSObjectNotExist → ErrTableNotFound,
+//     OTSObjectAlreadyExist → ErrAlreadyExists, capacity, quota and row
+//     contention codes → ErrThrottled, busy, timeout, unavailable and
+//     internal errors → ErrUnavailable, unsupported operations →
+//     ErrUnimplemented. OTSAuthFailed and OTSNoPermissionAccess, which have
+//     no portable sentinel, are ErrInvalidArgument. Per-row errors of
+//     batches carry a *tablestore.OtsError built from the row's code and
+//     message.
+//
+// # What the adapter adds
+//
+// Contexts. The SDK takes no context.Context. The adapter gives every call
+// a unique trace ID (the SDK's ExtraRequestInfo, sent as the
+// x-ots-sdk-traceid header) and installs its own http.RoundTripper
+// ([ContextTransport]) in the SDK, which sends the HTTP request of that
+// call with the caller's context: when the context ends, net/http aborts
+// the request in flight, and the error the transport then returns is one
+// the SDK does not retry. The SDK's own retries sleep with time.Sleep,
+// which nothing can wake, so for the clients it builds ([New],
+// [NewWithConfig]) the adapter sets the SDK's RetryTimes to 0 and runs the
+// SDK's retry policy itself — the same codes (the SDK's exported
+// ShouldRetryViaErrorAndAction), the same transport-error rules, the same
+// back-off, within the configured RetryTimes and MaxRetryTime, the client's
+// RetryNotify called before each retry — with back-off sleeps that end
+// with the context. Calls run on the caller's goroutine and return
+// ctx.Err() as soon as the context ends, leaving nothing running. Batches
+// keep the SDK's partial retry: rows that failed with a retryable code
+// (busy, throttled: not applied) are sent again, alone, within the same
+// attempt budget.
+//
+// A client given to [FromClient] keeps its own retries; there, and for
+// ListTable (whose SDK call takes no per-call settings, so its request
+// cannot be tied to the context), a call whose context can end runs on a
+// goroutine of its own and returns ctx.Err() at once; the goroutine ends
+// when the SDK returns, at the latest after its current back-off sleep (its
+// next attempt fails at once in the transport), and a ListTable request
+// runs to its end.
+//
+// A write whose context ends while it is in flight may or may not have
+// been applied: the request may already have reached the server, which
+// does not learn that the caller gave up. The adapter then returns
+// ctx.Err() and sends no further attempt; read the row to learn the
+// outcome. A context that is already done when the call starts sends
+// nothing.
+//
+// Retries. There is one retry layer, never two: the adapter's for its own
+// clients, the SDK's for FromClient clients. [DefaultConfig] lowers the
+// SDK's 10 attempts within 5 s to [DefaultRetryTimes] retries within
+// [DefaultMaxRetryTime]; the caller's context bounds them further. The
+// SDK's policy resends a request at once when the connection fails (EOF,
+// reset), which could apply a write twice; the transport stops that for
+// writes that are not idempotent (an increment, or any write with a
+// condition), which then fail with ErrUnavailable. Puts and deletes carry
+// resolved versions, so resending them is harmless.
+//
+// Exact reads. Tablestore evaluates a filter only on the columns it
+// returns, while tablekit evaluates it on every selected cell before the
+// projection: the adapter adds the filter's columns to columns_to_get,
+// evaluates the filter with tablekit.MatchFilter and strips them again.
+// Tablestore returns no row when the projection or time range selects
+// nothing in it; tablekit returns every row that exists. So a GetRow or
+// BatchGetRow that finds nothing under a projection or time range reads
+// the whole row once more and answers from that second read alone (one
+// atomic snapshot); a GetRange with a projection reads every column, and
+// one with a time range every visible version, and selects locally. A
+// range filter is also sent to the server, to save transfer, and checked
+// again on every returned row.
+//
+// Batches. A batch that holds the same row twice is sent in rounds in
+// which every row appears once (Tablestore refuses repeated rows); write
+// rounds run in order, so writes to one row apply in request order. When
+// the server refuses a whole batch with a definite client error (a missing
+// table, an invalid key or argument: nothing was applied), the adapter
+// sends it again split by table, then by row, so that each row gets its
+// own error, as SPEC §8 wants.
+//
+// The SDK panics on some inputs (values of unknown Go types, a nil
+// condition): the adapter builds every SDK request from validated
+// tablekit values and always sets a condition, and turns any panic inside
+// the SDK (on a malformed server answer, say) into ErrUnavailable.
+//
+// # What it cannot do
+//
+//   - Time is the server's. Tablestore checks the version window and TTL
+//     and timestamps increments with its own clock, not with the tablekit
+//     client's (the request's Now); with the real service, keep the
+//     client's clock in sync (tstest servers read the clock you give them).
+//     A version of 0 in PutRow is sent as "no timestamp" by the SDK, which
+//     means the server's now.
+//   - TTL and MaxVersions above 2^31-1 do not fit Tablestore's 32-bit
+//     fields and are refused with ErrInvalidArgument.
+//   - Column conditions of writes are evaluated by Tablestore (they must
+//     be, to be atomic), so their exact semantics are the server's; the
+//     conformance suite checks them against tstest, not the real service.
+//   - Tables with an auto-increment primary-key column are refused by
+//     DescribeTable with ErrUnimplemented.
+//   - A client built elsewhere and given to [FromClient] honours contexts
+//     (the call returns at once) but its HTTP requests are aborted only if
+//     its TableStoreConfig.Transport is a [ContextTransport].
+//   - If a server returns a column incremented several times in one
+//     UpdateRow only once, the earlier increments' values are derived from
+//     the final one; when the increment is followed by another change of
+//     the same column this is impossible and the call reports
+//     ErrUnavailable although the write was applied. tstest returns one
+//     cell per increment and is not affected.
+package aliyuntablestore

@@ -1,0 +1,64 @@
+package aliyuntablestore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/aliyuntablestore"
+	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
+)
+
+// Open a tablekit client on a Tablestore instance. Here the instance is a
+// tstest server; in production the endpoint is the instance's URL, such as
+// https://myinstance.cn-hangzhou.ots.aliyuncs.com.
+func Example() {
+	srv, err := tstest.NewServer(tstest.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	b, err := aliyuntablestore.New(srv.Endpoint(), srv.InstanceName(), srv.AccessKeyID(), srv.AccessKeySecret())
+	if err != nil {
+		log.Fatal(err)
+	}
+	db := tablekit.NewClient(b)
+	defer db.Close()
+
+	ctx := context.Background()
+	err = db.CreateTable(ctx, tablekit.TableMeta{
+		Name: "users",
+		Key:  tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	users := db.Table("users")
+	key := tablekit.Key("id", tablekit.String("u1"))
+	if err := users.PutRow(ctx, key, []tablekit.Column{{Name: "name", Value: tablekit.String("Ada")}}); err != nil {
+		log.Fatal(err)
+	}
+	res, err := users.UpdateRow(ctx, key, []tablekit.Change{tablekit.Increment("logins", 1)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	row, found, err := users.GetRow(ctx, key, tablekit.Columns("name"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	name, _ := row.Get("name")
+	fmt.Println(found, name, res.Increments[0].Value)
+
+	// A failed condition is ErrConditionFailed; the native error is still there.
+	err = users.PutRow(ctx, key, nil, tablekit.ExpectNotExist)
+	var oe *tablestore.OtsError
+	fmt.Println(errors.Is(err, tablekit.ErrConditionFailed), errors.As(err, &oe) && oe.Code == "OTSConditionCheckFail")
+	// Output:
+	// true String("Ada") Integer(1)
+	// true true
+}
