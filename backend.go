@@ -178,6 +178,32 @@ func (w *WriteRequest) Key() PrimaryKey {
 	return nil
 }
 
+// Condition returns the condition of the write.
+func (w *WriteRequest) Condition() Condition {
+	switch {
+	case w.Put != nil:
+		return w.Put.Condition
+	case w.Update != nil:
+		return w.Update.Condition
+	case w.Delete != nil:
+		return w.Delete.Condition
+	}
+	return Condition{}
+}
+
+// Now returns the write's Now.
+func (w *WriteRequest) Now() int64 {
+	switch {
+	case w.Put != nil:
+		return w.Put.Now
+	case w.Update != nil:
+		return w.Update.Now
+	case w.Delete != nil:
+		return w.Delete.Now
+	}
+	return 0
+}
+
 // WriteResult is one result of BatchWriteRow: Err is that row's own error;
 // Update holds an update's increments.
 type WriteResult struct {

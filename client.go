@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,13 +22,22 @@ type Client struct {
 	clock    Clock
 	cacheTTL time.Duration
 
-	mu   sync.RWMutex
-	meta map[string]cachedMeta
+	// meta maps a table name to its *cachedMeta. Every operation reads it,
+	// so a hit takes no lock and reads no clock: a timer marks an entry
+	// stale when it expires, and the next use fetches it again.
+	meta sync.Map
 }
 
 type cachedMeta struct {
-	meta    *TableMeta
-	fetched time.Time
+	meta  *TableMeta
+	stale atomic.Bool
+	timer *time.Timer // nil when entries do not expire
+}
+
+func (cm *cachedMeta) stop() {
+	if cm.timer != nil {
+		cm.timer.Stop()
+	}
 }
 
 // ClientOption configures a Client.
@@ -44,7 +54,7 @@ func WithMetaCacheTTL(d time.Duration) ClientOption { return func(cl *Client) { 
 
 // NewClient returns a Client over b. Closing the client closes b.
 func NewClient(b Backend, opts ...ClientOption) *Client {
-	c := &Client{b: b, clock: SystemClock{}, cacheTTL: time.Minute, meta: map[string]cachedMeta{}}
+	c := &Client{b: b, clock: SystemClock{}, cacheTTL: time.Minute}
 	for _, o := range opts {
 		o(c)
 	}
@@ -56,7 +66,13 @@ func NewClient(b Backend, opts ...ClientOption) *Client {
 func (c *Client) Backend() Backend { return c.b }
 
 // Close closes the backend.
-func (c *Client) Close() error { return c.b.Close() }
+func (c *Client) Close() error {
+	c.meta.Range(func(_, v any) bool {
+		v.(*cachedMeta).stop()
+		return true
+	})
+	return c.b.Close()
+}
 
 func (c *Client) now() int64 { return c.clock.Now().UnixMilli() }
 
@@ -147,27 +163,31 @@ func (c *Client) DeleteTable(ctx context.Context, table string) error {
 	return annotate(c.b.DeleteTable(ctx, table), op, table)
 }
 
-func (c *Client) remember(m *TableMeta) {
+func (c *Client) remember(m *TableMeta) *TableMeta {
 	cp := *m
 	cp.Key = slices.Clone(m.Key)
-	c.mu.Lock()
-	c.meta[m.Name] = cachedMeta{meta: &cp, fetched: time.Now()}
-	c.mu.Unlock()
+	cm := &cachedMeta{meta: &cp}
+	if c.cacheTTL > 0 {
+		cm.timer = time.AfterFunc(c.cacheTTL, func() { cm.stale.Store(true) })
+	}
+	if prev, ok := c.meta.Swap(m.Name, cm); ok {
+		prev.(*cachedMeta).stop()
+	}
+	return &cp
 }
 
 func (c *Client) forget(table string) {
-	c.mu.Lock()
-	delete(c.meta, table)
-	c.mu.Unlock()
+	if prev, ok := c.meta.LoadAndDelete(table); ok {
+		prev.(*cachedMeta).stop()
+	}
 }
 
 // tableMeta returns the cached meta of table, fetching it when needed.
 func (c *Client) tableMeta(ctx context.Context, table string) (*TableMeta, error) {
-	c.mu.RLock()
-	cm, ok := c.meta[table]
-	c.mu.RUnlock()
-	if ok && (c.cacheTTL <= 0 || time.Since(cm.fetched) < c.cacheTTL) {
-		return cm.meta, nil
+	if v, ok := c.meta.Load(table); ok {
+		if cm := v.(*cachedMeta); !cm.stale.Load() {
+			return cm.meta, nil
+		}
 	}
 	if err := checkName("table", table); err != nil {
 		return nil, err
@@ -176,11 +196,7 @@ func (c *Client) tableMeta(ctx context.Context, table string) (*TableMeta, error
 	if err != nil {
 		return nil, err
 	}
-	c.remember(m)
-	c.mu.RLock()
-	cm = c.meta[table]
-	c.mu.RUnlock()
-	return cm.meta, nil
+	return c.remember(m), nil
 }
 
 // backendErr annotates err and drops the cached meta when the table is gone.
@@ -208,7 +224,7 @@ func (t *Table) Name() string { return t.name }
 // now. With no columns the row exists as a key-only row.
 func (t *Table) PutRow(ctx context.Context, key PrimaryKey, cols []Column, opts ...WriteOption) error {
 	const op = "PutRow"
-	req, err := t.c.putRequest(ctx, t.name, key, cols, writeCondition(opts))
+	req, err := t.c.putRequest(ctx, t.name, key, cols, writeCond(opts))
 	if err != nil {
 		return annotate(err, op, t.name)
 	}
@@ -219,7 +235,7 @@ func (t *Table) PutRow(ctx context.Context, key PrimaryKey, cols []Column, opts 
 // it is absent. It returns the new value of every incremented column.
 func (t *Table) UpdateRow(ctx context.Context, key PrimaryKey, changes []Change, opts ...WriteOption) (UpdateResult, error) {
 	const op = "UpdateRow"
-	req, err := t.c.updateRequest(ctx, t.name, key, changes, writeCondition(opts))
+	req, err := t.c.updateRequest(ctx, t.name, key, changes, writeCond(opts))
 	if err != nil {
 		return UpdateResult{}, annotate(err, op, t.name)
 	}
@@ -236,7 +252,7 @@ func (t *Table) UpdateRow(ctx context.Context, key PrimaryKey, changes []Change,
 // DeleteRow removes the row at key. Deleting a missing row is not an error.
 func (t *Table) DeleteRow(ctx context.Context, key PrimaryKey, opts ...WriteOption) error {
 	const op = "DeleteRow"
-	req, err := t.c.deleteRequest(ctx, t.name, key, writeCondition(opts))
+	req, err := t.c.deleteRequest(ctx, t.name, key, writeCond(opts))
 	if err != nil {
 		return annotate(err, op, t.name)
 	}
@@ -259,6 +275,15 @@ func (t *Table) GetRow(ctx context.Context, key PrimaryKey, opts ...ReadOption) 
 		return Row{}, false, nil
 	}
 	return *r, true, nil
+}
+
+// writeCond is writeCondition without its cost (a Condition on the heap)
+// when there are no options.
+func writeCond(opts []WriteOption) Condition {
+	if len(opts) == 0 {
+		return Condition{}
+	}
+	return writeCondition(opts)
 }
 
 func (c *Client) putRequest(ctx context.Context, table string, key PrimaryKey, cols []Column, cond Condition) (*PutRowRequest, error) {
@@ -321,17 +346,25 @@ func (c *Client) getRequest(ctx context.Context, table string, key PrimaryKey, o
 	if err := checkKey(m, key, false); err != nil {
 		return nil, err
 	}
-	var o readOptions
-	for _, opt := range opts {
-		if opt != nil {
-			opt.applyRead(&o)
-		}
-	}
-	spec, verr := resolveRead(m, &o)
+	spec, verr := readSpec(m, opts)
 	if verr != nil {
 		return nil, verr
 	}
 	return &GetRowRequest{Meta: m, Key: key.Clone(), Read: spec, Now: c.now()}, nil
+}
+
+// readSpec resolves a read's options; without any, it allocates nothing.
+func readSpec(m *TableMeta, opts []ReadOption) (ReadSpec, *Error) {
+	if len(opts) == 0 {
+		return ReadSpec{MaxVersions: 1}, nil // resolveRead of no options
+	}
+	o := new(readOptions) // the options see it through an interface: it lives on the heap
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyRead(o)
+		}
+	}
+	return resolveRead(m, o)
 }
 
 // BatchGetRow reads up to MaxBatchGet rows, across tables. It returns one

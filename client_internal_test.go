@@ -87,3 +87,36 @@ func TestCompareKeysInfinity(t *testing.T) {
 		t.Fatal("InfMin/InfMax must sort around every value")
 	}
 }
+
+func TestWriteOptionsCombine(t *testing.T) {
+	f1 := SingleColumnValue("a", Equal, Integer(1))
+	f2 := SingleColumnValue("b", Equal, Integer(2))
+	c := writeCondition([]WriteOption{ExpectExist, Condition{Column: f1}})
+	if c.Row != ExpectExist || c.Column == nil {
+		t.Fatalf("a Condition option erased the row expectation: %+v", c)
+	}
+	c = writeCondition([]WriteOption{IfMatch(f1), IfMatch(f2)})
+	if cf, ok := c.Column.(CompositeFilter); !ok || cf.Op != LogicAnd || len(cf.Filters) != 2 {
+		t.Fatalf("two IfMatch options must AND: %+v", c.Column)
+	}
+	c = writeCondition([]WriteOption{ExpectExist, ExpectNotExist})
+	m := &TableMeta{Name: "t", Key: KeySchema{{Name: "k", Type: TypeString}}}
+	if err := checkCondition(m, c); err == nil || !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("contradicting expectations accepted: %v", err)
+	}
+}
+
+func TestOptionBounds(t *testing.T) {
+	for _, o := range []TableOptions{
+		{TTL: math.MaxInt64, MaxVersions: 1, MaxVersionOffset: 1},
+		{TTL: -1, MaxVersions: 1, MaxVersionOffset: math.MaxInt64},
+		{TTL: -1, MaxVersions: MaxOptionValue + 1, MaxVersionOffset: 1},
+	} {
+		if err := checkOptions(o); err == nil {
+			t.Errorf("options %+v accepted", o)
+		}
+	}
+	if err := checkOptions(TableOptions{TTL: MaxOptionValue, MaxVersions: MaxOptionValue, MaxVersionOffset: MaxOptionValue}); err != nil {
+		t.Errorf("largest options refused: %v", err)
+	}
+}

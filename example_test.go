@@ -58,14 +58,14 @@ func ExampleTable_Rows() {
 	ctx := context.Background()
 	db := tablekit.NewClient(localengine.New())
 	defer db.Close()
-	_ = db.CreateTable(ctx, tablekit.TableMeta{
+	must(db.CreateTable(ctx, tablekit.TableMeta{
 		Name: "events",
 		Key:  tablekit.KeySchema{{Name: "device", Type: tablekit.TypeString}, {Name: "seq", Type: tablekit.TypeInteger}},
-	})
+	}))
 	events := db.Table("events")
 	for i := range 5 {
 		k := tablekit.Key("device", tablekit.String("d1")).Add("seq", tablekit.Integer(int64(i)))
-		_ = events.PutRow(ctx, k, []tablekit.Column{{Name: "temp", Value: tablekit.Double(20 + float64(i)/2)}})
+		must(events.PutRow(ctx, k, []tablekit.Column{{Name: "temp", Value: tablekit.Double(20 + float64(i)/2)}}))
 	}
 	start := tablekit.Key("device", tablekit.String("d1")).Add("seq", tablekit.InfMax)
 	end := tablekit.Key("device", tablekit.String("d1")).Add("seq", tablekit.InfMin)
@@ -89,26 +89,67 @@ func ExampleManualClock() {
 	clock := tablekit.NewManualClock(version)
 	db := tablekit.NewClient(localengine.New(), tablekit.WithClock(clock))
 	defer db.Close()
-	_ = db.CreateTable(ctx, tablekit.TableMeta{
+	must(db.CreateTable(ctx, tablekit.TableMeta{
 		Name:    "sessions",
 		Key:     tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}},
 		Options: tablekit.TableOptions{TTL: 86400},
-	})
+	}))
 	sessions := db.Table("sessions")
 	key := tablekit.Key("id", tablekit.String("s1"))
-	_ = sessions.PutRow(ctx, key, []tablekit.Column{{Name: "user", Value: tablekit.String("u1"), Version: version.UnixMilli()}})
+	must(sessions.PutRow(ctx, key, []tablekit.Column{{Name: "user", Value: tablekit.String("u1"), Version: version.UnixMilli()}}))
 
 	clock.Set(version.Add(24*time.Hour - time.Millisecond))
-	_, found, _ := sessions.GetRow(ctx, key)
+	_, found, err := sessions.GetRow(ctx, key)
+	must(err)
 	fmt.Println("at 23:59:59.999 visible:", found)
 
 	clock.Set(version.Add(24 * time.Hour))
-	_, found, _ = sessions.GetRow(ctx, key)
+	_, found, err = sessions.GetRow(ctx, key)
+	must(err)
 	fmt.Println("at 00:00:00.000 visible:", found)
-	err := sessions.PutRow(ctx, key, []tablekit.Column{{Name: "user", Value: tablekit.String("u1"), Version: version.UnixMilli()}})
+	err = sessions.PutRow(ctx, key, []tablekit.Column{{Name: "user", Value: tablekit.String("u1"), Version: version.UnixMilli()}})
 	fmt.Println("rewrite refused:", errors.Is(err, tablekit.ErrInvalidArgument))
 	// Output:
 	// at 23:59:59.999 visible: true
 	// at 00:00:00.000 visible: false
 	// rewrite refused: true
+}
+
+// GetRange answers one page and a token; ResumeFrom continues exactly where
+// the page ended, even if rows were written in between.
+func ExampleTable_GetRange() {
+	ctx := context.Background()
+	db := tablekit.NewClient(localengine.New())
+	defer db.Close()
+	must(db.CreateTable(ctx, tablekit.TableMeta{Name: "items", Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeInteger}}}))
+	items := db.Table("items")
+	for i := range 5 {
+		must(items.PutRow(ctx, tablekit.Key("id", tablekit.Integer(int64(i*10))), nil))
+	}
+	start, end := tablekit.Key("id", tablekit.InfMin), tablekit.Key("id", tablekit.InfMax)
+	page, err := items.GetRange(ctx, start, end, tablekit.Limit(2))
+	must(err)
+	fmt.Println(len(page.Rows), page.Rows[1].Key)
+
+	// A row written after the page, inside the rest of the range, is not missed.
+	must(items.PutRow(ctx, tablekit.Key("id", tablekit.Integer(15)), nil))
+	for page.Next != nil {
+		page, err = items.GetRange(ctx, start, end, tablekit.Limit(2), tablekit.ResumeFrom(page.Next))
+		must(err)
+		for _, r := range page.Rows {
+			fmt.Println(r.Key)
+		}
+	}
+	// Output:
+	// 2 (id=Integer(10))
+	// (id=Integer(15))
+	// (id=Integer(20))
+	// (id=Integer(30))
+	// (id=Integer(40))
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
 }

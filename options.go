@@ -65,7 +65,9 @@ func Increment(column string, delta int64) Change {
 }
 
 // WriteOption sets the condition of a write. [Condition], [RowExistence]
-// and [IfMatch] are WriteOptions:
+// and [IfMatch] are WriteOptions, and they combine: column filters are
+// ANDed, and contradicting row expectations (ExpectExist with
+// ExpectNotExist) make the write fail with ErrInvalidArgument.
 //
 //	tbl.PutRow(ctx, key, cols, tablekit.ExpectNotExist)
 //	tbl.UpdateRow(ctx, key, changes, tablekit.ExpectExist, tablekit.IfMatch(f))
@@ -73,18 +75,37 @@ type WriteOption interface {
 	applyWrite(*Condition)
 }
 
+// conflictingRow marks contradicting row expectations; checkCondition refuses it.
+const conflictingRow RowExistence = 255
+
 func (c Condition) applyWrite(dst *Condition) {
-	dst.Row = c.Row
+	c.Row.applyWrite(dst)
 	if c.Column != nil {
-		dst.Column = c.Column
+		ifMatch{c.Column}.applyWrite(dst)
 	}
 }
 
-func (r RowExistence) applyWrite(dst *Condition) { dst.Row = r }
+func (r RowExistence) applyWrite(dst *Condition) {
+	switch {
+	case r == Ignore || r == dst.Row:
+	case dst.Row == Ignore:
+		dst.Row = r
+	default:
+		dst.Row = conflictingRow
+	}
+}
 
 type ifMatch struct{ f Filter }
 
-func (m ifMatch) applyWrite(dst *Condition) { dst.Column = m.f }
+func (m ifMatch) applyWrite(dst *Condition) {
+	switch {
+	case m.f == nil:
+	case dst.Column == nil:
+		dst.Column = m.f
+	default:
+		dst.Column = And(dst.Column, m.f)
+	}
+}
 
 // IfMatch makes the write conditional on the row's visible data passing f.
 func IfMatch(f Filter) WriteOption { return ifMatch{f} }

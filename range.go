@@ -29,17 +29,22 @@ type rangeCursor struct {
 	skip    PrimaryKey // resume after this key (exclusive); nil when none
 	done    bool
 	lastKey PrimaryKey
+	opts    readOptions // what the cursor was made with (here to share its allocation)
 }
 
-func (t *Table) newCursor(ctx context.Context, start, end PrimaryKey, opts []RangeOption) (*rangeCursor, *readOptions, error) {
+// newCursor validates a range read and returns its cursor. With clone, the
+// cursor keeps copies of start and end (an iterator outlives the call that
+// made it); a single GetRange call needs none.
+func (t *Table) newCursor(ctx context.Context, start, end PrimaryKey, opts []RangeOption, clone bool) (*rangeCursor, *readOptions, error) {
 	m, err := t.c.tableMeta(ctx, t.name)
 	if err != nil {
 		return nil, nil, err
 	}
-	var o readOptions
+	cur := &rangeCursor{c: t.c, table: t.name}
+	o := &cur.opts
 	for _, opt := range opts {
 		if opt != nil {
-			opt.applyRange(&o)
+			opt.applyRange(o)
 		}
 	}
 	if err := checkKey(m, start, true); err != nil {
@@ -61,13 +66,14 @@ func (t *Table) newCursor(ctx context.Context, start, end PrimaryKey, opts []Ran
 	if o.pageSize < 0 || o.pageSize > MaxPageRows {
 		return nil, nil, invalid("PageSize %d must be 1-%d", o.pageSize, MaxPageRows)
 	}
-	spec, verr := resolveRead(m, &o)
+	spec, verr := resolveRead(m, o)
 	if verr != nil {
 		return nil, nil, verr
 	}
-	cur := &rangeCursor{c: t.c, table: t.name, req: GetRangeRequest{
-		Meta: m, Start: start.Clone(), End: end.Clone(), Backward: o.backward, Read: spec,
-	}}
+	if clone {
+		start, end = start.Clone(), end.Clone()
+	}
+	cur.req = GetRangeRequest{Meta: m, Start: start, End: end, Backward: o.backward, Read: spec}
 	if o.token != nil {
 		tk, err := decodeCanonicalToken(o.token)
 		if err != nil {
@@ -91,7 +97,7 @@ func (t *Table) newCursor(ctx context.Context, start, end PrimaryKey, opts []Ran
 			cur.skip = tk.key
 		}
 	}
-	return cur, &o, nil
+	return cur, o, nil
 }
 
 // next fetches one backend page of at most want rows and returns its rows
@@ -137,7 +143,7 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 // the read options, [Limit], [Backward] and [ResumeFrom].
 func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) (RangeResult, error) {
 	const op = "GetRange"
-	cur, o, err := t.newCursor(ctx, start, end, opts)
+	cur, o, err := t.newCursor(ctx, start, end, opts, false)
 	if err != nil {
 		return RangeResult{}, annotate(err, op, t.name)
 	}
@@ -152,12 +158,20 @@ func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...Ran
 		if err != nil {
 			return RangeResult{}, err
 		}
-		for i, r := range rows {
-			res.Rows = append(res.Rows, r)
-			size += r.Size()
-			if size >= MaxPageSize && i < len(rows)-1 {
+		n := 0 // the rows to keep: up to the one that reaches MaxPageSize
+		for n < len(rows) {
+			size += rows[n].Size()
+			n++
+			if size >= MaxPageSize {
 				break
 			}
+		}
+		switch {
+		case n == 0:
+		case res.Rows == nil: // the backend's page is ours: keep it rather than copy it
+			res.Rows = rows[:n:n]
+		default:
+			res.Rows = append(res.Rows, rows[:n]...)
 		}
 	}
 	if len(res.Rows) > 0 && (len(res.Rows) >= want || size >= MaxPageSize) {
@@ -171,7 +185,7 @@ func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...Ran
 // whatever the range's size. It stops at the first error, which it yields.
 func (t *Table) Rows(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
-		cur, o, err := t.newCursor(ctx, start, end, opts)
+		cur, o, err := t.newCursor(ctx, start, end, opts, true)
 		if err != nil {
 			yield(Row{}, annotate(err, "GetRange", t.name))
 			return
@@ -210,8 +224,30 @@ type token struct {
 
 const tokenVersion = 1
 
+// tokenSize is the length of encodeToken(t).
+func tokenSize(t token) int {
+	n := 2 + uvarintLen(len(t.table)) + len(t.table) + 1
+	for _, p := range t.key {
+		n += uvarintLen(len(p.Name)) + len(p.Name) + 1
+		if p.Value.typ == TypeInteger {
+			n += 8
+		} else {
+			n += uvarintLen(len(p.Value.str)) + len(p.Value.str)
+		}
+	}
+	return n
+}
+
+func uvarintLen(n int) int {
+	l := 1
+	for u := uint64(n); u >= 0x80; u >>= 7 {
+		l++
+	}
+	return l
+}
+
 func encodeToken(t token) []byte {
-	b := []byte{tokenVersion, 0}
+	b := append(make([]byte, 0, tokenSize(t)), tokenVersion, 0)
 	if t.backward {
 		b[1] |= 1
 	}

@@ -270,6 +270,10 @@ const (
 	MinTTL                  int64 = 86400
 	DefaultMaxVersions            = 1
 	DefaultMaxVersionOffset int64 = 86400
+	// MaxOptionValue bounds TTL (s), MaxVersions and MaxVersionOffset (s):
+	// Tablestore stores them as 32-bit integers, and the bound keeps the
+	// version arithmetic far from overflow.
+	MaxOptionValue = 1<<31 - 1
 )
 
 // TableMeta describes a table: its name, key schema and options.

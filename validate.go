@@ -43,14 +43,14 @@ func CheckTableName(name string) error {
 }
 
 func checkOptions(o TableOptions) *Error {
-	if o.TTL != NoExpiry && o.TTL < MinTTL {
-		return invalid("TTL %d must be -1 (never expire) or at least %d seconds", o.TTL, MinTTL)
+	if o.TTL != NoExpiry && (o.TTL < MinTTL || o.TTL > MaxOptionValue) {
+		return invalid("TTL %d must be -1 (never expire) or %d-%d seconds", o.TTL, MinTTL, MaxOptionValue)
 	}
-	if o.MaxVersions < 1 {
-		return invalid("MaxVersions %d must be at least 1", o.MaxVersions)
+	if o.MaxVersions < 1 || o.MaxVersions > MaxOptionValue {
+		return invalid("MaxVersions %d must be 1-%d", o.MaxVersions, MaxOptionValue)
 	}
-	if o.MaxVersionOffset < 1 {
-		return invalid("MaxVersionOffset %d must be at least 1 second", o.MaxVersionOffset)
+	if o.MaxVersionOffset < 1 || o.MaxVersionOffset > MaxOptionValue {
+		return invalid("MaxVersionOffset %d must be 1-%d seconds", o.MaxVersionOffset, MaxOptionValue)
 	}
 	return nil
 }
@@ -182,6 +182,10 @@ func checkVersion(m *TableMeta, column string, version, now int64) *Error {
 	return nil
 }
 
+// smallPut is the most columns a PutRow may have for resolvePut to find
+// repeated cells by comparing each with those before it.
+const smallPut = 16
+
 type cellID struct {
 	name    string
 	version int64
@@ -208,15 +212,25 @@ func resolvePut(m *TableMeta, cols []Column, now int64) ([]Column, *Error) {
 		if err := checkVersion(m, c.Name, c.Version, now); err != nil {
 			return nil, err
 		}
-		if len(cols) > 1 {
+		dup := false
+		switch {
+		case len(cols) <= smallPut: // a scan of the few before it beats a map
+			for j := range out[:i] {
+				if out[j].Version == c.Version && out[j].Name == c.Name {
+					dup = true
+					break
+				}
+			}
+		default:
 			if seen == nil {
 				seen = make(map[cellID]bool, len(cols))
 			}
 			id := cellID{c.Name, c.Version}
-			if seen[id] {
-				return nil, invalid("column %q version %d is written twice in one PutRow", c.Name, c.Version)
-			}
+			dup = seen[id]
 			seen[id] = true
+		}
+		if dup {
+			return nil, invalid("column %q version %d is written twice in one PutRow", c.Name, c.Version)
 		}
 		size += len(c.Name) + c.Value.Size() + 8
 		out[i] = c
@@ -332,6 +346,9 @@ func checkComposite(m *TableMeta, f *CompositeFilter, depth int) *Error {
 }
 
 func checkCondition(m *TableMeta, c Condition) *Error {
+	if c.Row == conflictingRow {
+		return invalid("the write's conditions expect the row both to exist and not to exist")
+	}
 	if c.Row > ExpectNotExist {
 		return invalid("unknown row existence expectation %d", c.Row)
 	}

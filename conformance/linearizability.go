@@ -558,6 +558,11 @@ func runLinearizability(t testing.TB, h Harness, o LinearizabilityOptions) error
 	t.Logf("linearizability: %d operations by %d workers in %v, checked in %v (%s); final %s; %d transient errors",
 		len(history), o.Workers, elapsed.Round(time.Millisecond), checked.Round(time.Millisecond),
 		strings.Join(concurrency, "; "), strings.Join(counters, ", "), l.trans)
+	// An operation that failed transiently is "in doubt" and constrains
+	// nothing; a backend failing most of them would pass vacuously.
+	if l.trans*10 > len(history) {
+		problems = append(problems, fmt.Sprintf("%d of %d operations failed transiently (more than 10%%): the history proves too little", l.trans, len(history)))
+	}
 	if len(problems) == 0 {
 		return nil
 	}
