@@ -488,3 +488,25 @@ func TestNewRefusesBadEndpoint(t *testing.T) {
 		t.Errorf("New with no instance: err = %v, want ErrInvalidArgument", err)
 	}
 }
+
+// After Close every call fails with ErrUnavailable and sends nothing, as on
+// every tablekit backend.
+func TestClosedBackendRefusesCalls(t *testing.T) {
+	srv := newServer(t)
+	meta := createUsers(t, srv)
+	p := newProxy(t, srv)
+	b := openAt(t, srv, p.URL, nil)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := b.PutRow(context.Background(), &tablekit.PutRowRequest{Meta: meta, Key: userKey("a"), Now: time.Now().UnixMilli()})
+	if !errors.Is(err, tablekit.ErrUnavailable) {
+		t.Fatalf("PutRow after Close: %v, want ErrUnavailable", err)
+	}
+	if _, err := b.ListTables(context.Background()); !errors.Is(err, tablekit.ErrUnavailable) {
+		t.Fatalf("ListTables after Close: %v, want ErrUnavailable", err)
+	}
+	if n := p.seen.Load(); n != 0 {
+		t.Errorf("the server saw %d requests after Close", n)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
@@ -25,6 +26,9 @@ type Backend struct {
 	// retry is the retry policy the adapter runs in place of the SDK's for
 	// the clients it builds; nil for FromClient, whose client retries.
 	retry *retryPolicy
+	// closed makes calls after Close fail with ErrUnavailable, as every
+	// tablekit backend does.
+	closed atomic.Bool
 }
 
 // do runs one logical SDK call: fn makes one attempt of action (the
@@ -37,6 +41,9 @@ func (b *Backend) do(ctx context.Context, action string, req traced, noReplay bo
 
 // attempts is do without the mapping, its attempts counted in bud.
 func (b *Backend) attempts(ctx context.Context, bud *budget, action string, req traced, noReplay bool, fn func() error) error {
+	if b.closed.Load() {
+		return tablekit.Errorf(tablekit.ErrUnavailable, "the Tablestore backend is closed")
+	}
 	if b.retry != nil && bud.end.IsZero() {
 		bud.end = time.Now().Add(b.retry.maxTime) // MaxRetryTime runs from the first attempt
 	}
@@ -161,6 +168,7 @@ func (b *Backend) Client() *tablestore.TableStoreClient { return b.c }
 // Close releases idle connections of the adapter's own transport. It
 // leaves nothing running; calls still in flight finish on their own.
 func (b *Backend) Close() error {
+	b.closed.Store(true)
 	if b.transport != nil {
 		b.transport.CloseIdleConnections()
 	}
