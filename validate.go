@@ -11,20 +11,32 @@ import (
 
 func invalid(format string, args ...any) *Error { return Errorf(ErrInvalidArgument, format, args...) }
 
-// checkName applies SPEC §1 to a table or column name; what is "table",
-// "primary-key column" or "column".
-func checkName(what, name string) *Error {
+// ValidName reports whether name is a valid table or column name (SPEC §1):
+// 1-255 bytes of [A-Za-z_][A-Za-z0-9_]*.
+func ValidName(name string) bool {
 	if len(name) == 0 || len(name) > MaxNameLength {
-		return invalid("%s name %q must be 1-%d bytes long, got %d", what, truncate(name), MaxNameLength, len(name))
+		return false
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		letter := c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 		if !letter && (i == 0 || c < '0' || c > '9') {
-			return invalid("%s name %q must match [A-Za-z_][A-Za-z0-9_]*", what, truncate(name))
+			return false
 		}
 	}
-	return nil
+	return true
+}
+
+// checkName applies SPEC §1 to a table or column name; what is "table",
+// "primary-key column" or "column".
+func checkName(what, name string) *Error {
+	if ValidName(name) {
+		return nil
+	}
+	if len(name) == 0 || len(name) > MaxNameLength {
+		return invalid("%s name %q must be 1-%d bytes long, got %d", what, truncate(name), MaxNameLength, len(name))
+	}
+	return invalid("%s name %q must match [A-Za-z_][A-Za-z0-9_]*", what, truncate(name))
 }
 
 func truncate(s string) string {

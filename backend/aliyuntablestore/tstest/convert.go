@@ -15,30 +15,15 @@ import (
 // tablekit values, applying Tablestore's checks with Tablestore's messages
 // on the way in.
 
-// validName is Tablestore's rule for table and column names (SPEC §1).
-func validName(name string) bool {
-	if len(name) == 0 || len(name) > tablekit.MaxNameLength {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		letter := c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-		if !letter && (i == 0 || c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
-}
-
 func checkTableName(name string) *otsError {
-	if !validName(name) {
+	if !tablekit.ValidName(name) {
 		return paramErr("Invalid table name: %s.", name)
 	}
 	return nil
 }
 
 func checkColumnName(name string) *otsError {
-	if !validName(name) {
+	if !tablekit.ValidName(name) {
 		return paramErr("Invalid column name: %s.", name)
 	}
 	return nil
