@@ -16,7 +16,13 @@ import (
 // A Client caches each table's schema and options (for validation and for
 // the backends' visibility rules). Changes made through this Client are seen
 // at once; changes made by another process are seen after the cache entry
-// expires (one minute by default, see [WithMetaCacheTTL]).
+// expires (one minute by default, see [WithMetaCacheTTL]). Until then this
+// Client writes under the options it has: on backends that trim versions
+// when they write a row (Bigtable's conditional path, DynamoDB), a write
+// made with a MaxVersions or TTL lower than the table's new one can remove
+// versions the new options would keep. Change MaxVersions and TTL upward
+// through the Client that writes, or lower the cache TTL where other
+// processes change them.
 type Client struct {
 	b        Backend
 	clock    Clock

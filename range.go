@@ -141,6 +141,11 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 // GetRange reads rows from start (inclusive) toward end (exclusive); see
 // [RangeResult]. Keys may use InfMin and InfMax in any column. Options:
 // the read options, [Limit], [Backward] and [ResumeFrom].
+//
+// The answer does not depend on how a backend pages: GetRange keeps asking
+// the backend until Limit rows passed the filter or the range ends. With a
+// filter that few rows pass, over a large range, that may be many backend
+// calls; bound it with the context's deadline, or stream with [Table.Rows].
 func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) (RangeResult, error) {
 	const op = "GetRange"
 	cur, o, err := t.newCursor(ctx, start, end, opts, false)
