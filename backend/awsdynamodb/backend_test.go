@@ -296,6 +296,24 @@ func TestRangeInOnePartitionIsOneQuery(t *testing.T) {
 	if q := ct.get("Query"); q != 1 {
 		t.Errorf("a range inside one partition key made %d Query calls, want 1", q)
 	}
+	// With a Limit, the one Query asks for one item more than the limit,
+	// so that it needs no second page, neither when rows follow nor when
+	// the limit is exactly the rows left.
+	for _, limit := range []int{20, 50} {
+		ct.reset()
+		res, err := tbl.GetRange(ctx,
+			tablekit.Key("pk", tablekit.String("p2")).Add("sk", tablekit.InfMin),
+			tablekit.Key("pk", tablekit.String("p2")).Add("sk", tablekit.InfMax), tablekit.Limit(limit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Rows) != limit {
+			t.Fatalf("partition p2, Limit(%d): %d rows", limit, len(res.Rows))
+		}
+		if q := ct.get("Query"); q != 1 {
+			t.Errorf("partition p2, Limit(%d): %d Query calls, want 1", limit, q)
+		}
+	}
 	ct.reset()
 	res, err = tbl.GetRange(ctx,
 		tablekit.Key("pk", tablekit.InfMin).Add("sk", tablekit.InfMin),

@@ -3,14 +3,13 @@ package awsdynamodb
 import (
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
+	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -25,9 +24,11 @@ import (
 const (
 	attrShard    = ".s" // N, partition key: the shard number 0..N-1
 	attrKey      = ".k" // B, sort key: keycodec encoding of the primary key
-	attrRevision = ".r" // N, random revision, changed by every write
+	attrRevision = ".r" // S, revision (random, changed by every write) and base version
 	attrMarker   = ".m" // BOOL true: a key-only row (SPEC §7)
 	attrExpiry   = ".x" // N, epoch seconds after which every cell is invisible
+	attrText     = ".c" // S, every column with no Binary version
+	attrBinary   = ".b" // B, every column with a Binary version
 )
 
 // DynamoDB limits (Developer Guide, "Service, account, and table quotas").
@@ -37,9 +38,6 @@ const (
 	maxNativeName  = 255
 	minNativeName  = 3
 )
-
-// cellFormat is the first byte of every column attribute.
-const cellFormat = 1
 
 // shardOf returns the shard of a row: FNV-1a 64 of the keycodec encoding of
 // the partition-key (first) column, modulo n. This is part of the storage
@@ -71,188 +69,111 @@ func nativeName(prefix, name string) string {
 	return n
 }
 
-// newRevision returns a fresh random revision. Revisions are random, not
-// counters, so that no two writes can leave the same revision behind (an
-// unconditional PutRow does not read the old one).
-func newRevision() string {
+// revisionRandomLen is the length of a revision's random part: 8 random
+// bytes in unpadded base64url.
+const revisionRandomLen = 11
+
+// newRevision returns the revision attribute of a write: a fresh random
+// part, then, when the item has text cells, a space and their base
+// version in decimal. The random part makes every revision unique (an
+// unconditional PutRow does not read the old one, so no counter could);
+// optimistic writes compare the whole string.
+func newRevision(base int64, hasBase bool) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
-	return strconv.FormatUint(binary.BigEndian.Uint64(b[:])>>1, 10)
+	buf := make([]byte, revisionRandomLen, revisionRandomLen+21)
+	base64.RawURLEncoding.Encode(buf, b[:])
+	if hasBase {
+		buf = append(buf, ' ')
+		buf = strconv.AppendInt(buf, base, 10)
+	}
+	return string(buf)
 }
 
-// appendCell appends one cell of a column attribute: version (8 bytes big
-// endian), type (1 byte), value (Integer/Double 8 bytes big endian, Boolean 1
-// byte, String/Binary uvarint length then bytes).
-func appendCell(dst []byte, c tablekit.Column) []byte {
-	dst = binary.BigEndian.AppendUint64(dst, uint64(c.Version))
-	v := c.Value
-	dst = append(dst, byte(v.Type()))
-	switch v.Type() {
-	case tablekit.TypeInteger:
-		i, _ := v.Int()
-		dst = binary.BigEndian.AppendUint64(dst, uint64(i))
-	case tablekit.TypeDouble:
-		f, _ := v.Float()
-		dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(f))
-	case tablekit.TypeBoolean:
-		b, _ := v.Bool()
-		if b {
-			dst = append(dst, 1)
-		} else {
-			dst = append(dst, 0)
-		}
-	default:
-		s, ok := v.Str()
-		if !ok {
-			s, _ = v.BytesString()
-		}
-		dst = binary.AppendUvarint(dst, uint64(len(s)))
-		dst = append(dst, s...)
+// itemBase returns the base version an item's revision records, if any.
+// Items of the earlier layout (a Number revision) have none: their text
+// cells carry every version.
+func itemBase(item map[string]types.AttributeValue) (int64, bool, error) {
+	rev, ok := item[attrRevision].(*types.AttributeValueMemberS)
+	if !ok || len(rev.Value) <= revisionRandomLen {
+		return 0, false, nil
 	}
-	return dst
+	s := rev.Value[revisionRandomLen:]
+	if s[0] != ' ' {
+		return 0, false, fmt.Errorf("%w: revision %q", errCorrupt, rev.Value)
+	}
+	v, err := strconv.ParseInt(s[1:], 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("%w: revision %q", errCorrupt, rev.Value)
+	}
+	return v, true, nil
 }
 
-var errCorrupt = errors.New("malformed column attribute")
-
-// appendCellText appends one cell of a String column attribute (a column
-// with no Binary version): "<version> <type><length>:<payload>;" with type
-// S (the UTF-8 string), I (decimal), D (strconv 'g' shortest form, which
-// round-trips every float64, -0 included) or B (t or f), e.g.
-// "1700000000000 I1:3;1699999999000 S5:hello;".
-func appendCellText(dst []byte, c tablekit.Column) []byte {
-	dst = strconv.AppendInt(dst, c.Version, 10)
-	dst = append(dst, ' ')
-	var typ byte
-	var payload string
-	v := c.Value
-	switch v.Type() {
-	case tablekit.TypeInteger:
-		i, _ := v.Int()
-		typ, payload = 'I', strconv.FormatInt(i, 10)
-	case tablekit.TypeDouble:
-		f, _ := v.Float()
-		typ, payload = 'D', strconv.FormatFloat(f, 'g', -1, 64)
-	case tablekit.TypeBoolean:
-		typ, payload = 'B', "f"
-		if b, _ := v.Bool(); b {
-			payload = "t"
-		}
-	default:
-		typ, payload = 'S', ""
-		payload, _ = v.Str()
-	}
-	dst = append(dst, typ)
-	dst = strconv.AppendInt(dst, int64(len(payload)), 10)
-	dst = append(dst, ':')
-	dst = append(dst, payload...)
-	return append(dst, ';')
+// column is the span of one column's cells in a row's stored order, and
+// whether they are stored in .b (some version is Binary) rather than .c.
+type column struct {
+	lo, hi int
+	binary bool
 }
 
-// decodeCellsText appends the cells of a String column attribute; String
-// values share s's memory.
-func decodeCellsText(dst []tablekit.Column, name, s string) ([]tablekit.Column, error) {
-	if s == "" {
-		return dst, errCorrupt
+// columnsOf splits cells (in stored order) into columns.
+func columnsOf(cells []tablekit.Column) []column {
+	var cols []column
+	for i := 0; i < len(cells); {
+		c := column{lo: i}
+		for i < len(cells) && cells[i].Name == cells[c.lo].Name {
+			c.binary = c.binary || cells[i].Value.Type() == tablekit.TypeBinary
+			i++
+		}
+		c.hi = i
+		cols = append(cols, c)
 	}
-	for len(s) > 0 {
-		sp := strings.IndexByte(s, ' ')
-		if sp <= 0 || sp+2 >= len(s) {
-			return dst, errCorrupt
-		}
-		ver, err := strconv.ParseInt(s[:sp], 10, 64)
-		if err != nil {
-			return dst, errCorrupt
-		}
-		typ := s[sp+1]
-		s = s[sp+2:]
-		colon := strings.IndexByte(s, ':')
-		if colon <= 0 {
-			return dst, errCorrupt
-		}
-		n, err := strconv.Atoi(s[:colon])
-		if err != nil || n < 0 || n > len(s)-colon-2 || s[colon+1+n] != ';' {
-			return dst, errCorrupt
-		}
-		payload := s[colon+1 : colon+1+n]
-		s = s[colon+2+n:]
-		c := tablekit.Column{Name: name, Version: ver}
-		switch typ {
-		case 'S':
-			c.Value = tablekit.String(payload)
-		case 'I':
-			i, err := strconv.ParseInt(payload, 10, 64)
-			if err != nil {
-				return dst, errCorrupt
-			}
-			c.Value = tablekit.Integer(i)
-		case 'D':
-			f, err := strconv.ParseFloat(payload, 64)
-			if err != nil {
-				return dst, errCorrupt
-			}
-			c.Value = tablekit.Double(f)
-		case 'B':
-			if payload != "t" && payload != "f" {
-				return dst, errCorrupt
-			}
-			c.Value = tablekit.Boolean(payload == "t")
-		default:
-			return dst, errCorrupt
-		}
-		dst = append(dst, c)
-	}
-	return dst, nil
+	return cols
 }
 
-// decodeCells appends the cells of column name held in attribute b.
-func decodeCells(dst []tablekit.Column, name string, b []byte) ([]tablekit.Column, error) {
-	if len(b) < 1 || b[0] != cellFormat {
-		return dst, errCorrupt
-	}
-	b = b[1:]
-	for len(b) > 0 {
-		if len(b) < 9 {
-			return dst, errCorrupt
+// baseVersion picks the version most cells of the text columns share (the
+// newest of the most frequent ones), which .c then leaves out: every cell
+// of a PutRow or UpdateRow without explicit versions has the write's Now.
+// ok is false when there is no text cell.
+func baseVersion(cells []tablekit.Column, cols []column) (base int64, ok bool) {
+	n, same := 0, true
+	for _, c := range cols {
+		if c.binary {
+			continue
 		}
-		c := tablekit.Column{Name: name, Version: int64(binary.BigEndian.Uint64(b))}
-		typ := tablekit.Type(b[8])
-		b = b[9:]
-		switch typ {
-		case tablekit.TypeInteger, tablekit.TypeDouble:
-			if len(b) < 8 {
-				return dst, errCorrupt
+		for _, cell := range cells[c.lo:c.hi] {
+			if n == 0 {
+				base = cell.Version
+			} else if cell.Version != base {
+				same = false
 			}
-			u := binary.BigEndian.Uint64(b)
-			b = b[8:]
-			if typ == tablekit.TypeInteger {
-				c.Value = tablekit.Integer(int64(u))
-			} else {
-				c.Value = tablekit.Double(math.Float64frombits(u))
-			}
-		case tablekit.TypeBoolean:
-			if len(b) < 1 || b[0] > 1 {
-				return dst, errCorrupt
-			}
-			c.Value = tablekit.Boolean(b[0] == 1)
-			b = b[1:]
-		case tablekit.TypeString, tablekit.TypeBinary:
-			n, k := binary.Uvarint(b)
-			if k <= 0 || n > uint64(len(b)-k) {
-				return dst, errCorrupt
-			}
-			s := string(b[k : k+int(n)])
-			b = b[k+int(n):]
-			if typ == tablekit.TypeString {
-				c.Value = tablekit.String(s)
-			} else {
-				c.Value = tablekit.BinaryString(s)
-			}
-		default:
-			return dst, errCorrupt
+			n++
 		}
-		dst = append(dst, c)
 	}
-	return dst, nil
+	if n == 0 || same {
+		return base, n > 0
+	}
+	vs := make([]int64, 0, n)
+	for _, c := range cols {
+		if !c.binary {
+			for _, cell := range cells[c.lo:c.hi] {
+				vs = append(vs, cell.Version)
+			}
+		}
+	}
+	slices.Sort(vs)
+	best := 0
+	for i := 0; i < len(vs); {
+		j := i
+		for j < len(vs) && vs[j] == vs[i] {
+			j++
+		}
+		if j-i >= best { // ascending: a later run as long is newer
+			base, best = vs[i], j-i
+		}
+		i = j
+	}
+	return base, true
 }
 
 // numSize is an upper bound of the size DynamoDB counts for a Number
@@ -269,44 +190,49 @@ type encodedItem struct {
 // ErrInvalidArgument, naming the table, the key and the limit, when the item
 // would exceed DynamoDB's 400 KB.
 func encodeItem(meta *tablekit.TableMeta, key tablekit.PrimaryKey, shard int, sk []byte, r *rowmodel.Row) (encodedItem, error) {
-	n := 5
-	item := make(map[string]types.AttributeValue, n+len(r.Cells))
+	cols := columnsOf(r.Cells)
+	item := make(map[string]types.AttributeValue, 7)
 	shardS := strconv.Itoa(shard)
-	rev := newRevision()
+	base, hasBase := baseVersion(r.Cells, cols)
+	rev := newRevision(base, hasBase)
 	item[attrShard] = &types.AttributeValueMemberN{Value: shardS}
 	item[attrKey] = &types.AttributeValueMemberB{Value: sk}
-	item[attrRevision] = &types.AttributeValueMemberN{Value: rev}
-	size := len(attrShard) + numSize(shardS) + len(attrKey) + len(sk) + len(attrRevision) + numSize(rev)
+	item[attrRevision] = &types.AttributeValueMemberS{Value: rev}
+	size := len(attrShard) + numSize(shardS) + len(attrKey) + len(sk) + len(attrRevision) + len(rev)
 	if r.Marker {
 		item[attrMarker] = &types.AttributeValueMemberBOOL{Value: true}
 		size += len(attrMarker) + 1
 	}
+	textCap := 0
+	for _, c := range cols {
+		if !c.binary {
+			textCap += textSize(r.Cells[c.lo:c.hi])
+		}
+	}
+	text := make([]byte, 0, textCap)
+	var bin []byte
 	var maxVs int64 = math.MinInt64
-	for i := 0; i < len(r.Cells); {
-		j := i
-		name := r.Cells[i].Name
-		binary := false
-		for j < len(r.Cells) && r.Cells[j].Name == name {
-			binary = binary || r.Cells[j].Value.Type() == tablekit.TypeBinary
-			maxVs = max(maxVs, tablekit.Seconds(r.Cells[j].Version))
-			j++
+	for _, c := range cols {
+		cells := r.Cells[c.lo:c.hi]
+		for _, cell := range cells {
+			maxVs = max(maxVs, tablekit.Seconds(cell.Version))
 		}
-		if binary {
-			buf := []byte{cellFormat}
-			for _, c := range r.Cells[i:j] {
-				buf = appendCell(buf, c)
+		if c.binary {
+			if bin == nil {
+				bin = []byte{binaryFormat}
 			}
-			item[name] = &types.AttributeValueMemberB{Value: buf}
-			size += len(name) + len(buf)
+			bin = appendBinaryColumn(bin, cells)
 		} else {
-			var buf []byte
-			for _, c := range r.Cells[i:j] {
-				buf = appendCellText(buf, c)
-			}
-			item[name] = &types.AttributeValueMemberS{Value: string(buf)}
-			size += len(name) + len(buf)
+			text = appendTextColumn(text, cells, base)
 		}
-		i = j
+	}
+	if len(text) > 0 {
+		item[attrText] = &types.AttributeValueMemberS{Value: string(text)}
+		size += len(attrText) + len(text)
+	}
+	if bin != nil {
+		item[attrBinary] = &types.AttributeValueMemberB{Value: bin}
+		size += len(attrBinary) + len(bin)
 	}
 	if ttl := meta.Options.TTL; ttl != tablekit.NoExpiry && !r.Marker && len(r.Cells) > 0 {
 		x := strconv.FormatInt(maxVs+ttl, 10)
@@ -335,32 +261,65 @@ func sortKey(meta *tablekit.TableMeta, key tablekit.PrimaryKey) ([]byte, error) 
 
 // decodeRow turns a stored item into a rowmodel.Row.
 func decodeRow(item map[string]types.AttributeValue) (rowmodel.Row, error) {
+	return appendRow(nil, item)
+}
+
+// appendRow decodes a stored item, appending its cells to dst: the
+// returned row's Cells is dst's extension, in stored order.
+func appendRow(dst []tablekit.Column, item map[string]types.AttributeValue) (rowmodel.Row, error) {
 	var r rowmodel.Row
-	cells := make([]tablekit.Column, 0, len(item))
+	base, hasBase, err := itemBase(item)
+	if err != nil {
+		return r, err
+	}
+	start := len(dst)
+	parts := 0 // attributes holding cells; each is in stored order itself
 	for name, av := range item {
-		if len(name) > 0 && name[0] == '.' {
-			if name == attrMarker {
-				if b, ok := av.(*types.AttributeValueMemberBOOL); ok && b.Value {
-					r.Marker = true
-				}
+		switch name {
+		case attrMarker:
+			if b, ok := av.(*types.AttributeValueMemberBOOL); ok && b.Value {
+				r.Marker = true
 			}
 			continue
-		}
-		var err error
-		switch av := av.(type) {
-		case *types.AttributeValueMemberS:
-			cells, err = decodeCellsText(cells, name, av.Value)
-		case *types.AttributeValueMemberB:
-			cells, err = decodeCells(cells, name, av.Value)
+		case attrText:
+			s, ok := av.(*types.AttributeValueMemberS)
+			if !ok {
+				return r, fmt.Errorf("attribute %q: %w (not a String)", name, errCorrupt)
+			}
+			dst, err = decodeText(dst, s.Value, base, hasBase)
+		case attrBinary:
+			b, ok := av.(*types.AttributeValueMemberB)
+			if !ok {
+				return r, fmt.Errorf("attribute %q: %w (not a Binary)", name, errCorrupt)
+			}
+			dst, err = decodeBinary(dst, b.Value)
 		default:
-			err = fmt.Errorf("%w (neither String nor Binary)", errCorrupt)
+			if len(name) > 0 && name[0] == '.' {
+				continue
+			}
+			switch av := av.(type) {
+			case *types.AttributeValueMemberS:
+				dst, err = decodeLegacyColumn(dst, name, av.Value)
+			case *types.AttributeValueMemberB:
+				dst, err = decodeLegacyColumn(dst, name, av.Value)
+			default:
+				err = fmt.Errorf("%w (neither String nor Binary)", errCorrupt)
+			}
 		}
 		if err != nil {
 			return r, fmt.Errorf("attribute %q: %w", name, err)
 		}
+		parts++
 	}
-	rowmodel.SortCells(cells)
-	r.Cells = cells
+	r.Cells = dst[start:]
+	if parts > 1 {
+		rowmodel.SortCells(r.Cells)
+		for i := 1; i < len(r.Cells); i++ {
+			if a, b := &r.Cells[i-1], &r.Cells[i]; a.Name == b.Name && a.Version == b.Version {
+				return r, fmt.Errorf("%w: column %q has version %d twice", errCorrupt, a.Name, a.Version)
+			}
+		}
+	}
 	return r, nil
 }
 
@@ -372,12 +331,14 @@ func itemSortKey(item map[string]types.AttributeValue) []byte {
 	return nil
 }
 
-// itemRevision returns the revision of an item ("" when it has none).
-func itemRevision(item map[string]types.AttributeValue) string {
-	if n, ok := item[attrRevision].(*types.AttributeValueMemberN); ok {
-		return n.Value
+// itemRevision returns the revision attribute of an item, as stored (a
+// String, or a Number in items of the earlier layout), or nil.
+func itemRevision(item map[string]types.AttributeValue) types.AttributeValue {
+	switch rev := item[attrRevision].(type) {
+	case *types.AttributeValueMemberS, *types.AttributeValueMemberN:
+		return rev
 	}
-	return ""
+	return nil
 }
 
 // keyAttrs returns the DynamoDB key of a row.

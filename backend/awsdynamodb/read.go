@@ -380,9 +380,7 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 			}
 		}
 	}()
-	fetch := func(s *stream) {
-		ch := make(chan pageResult, 1)
-		s.pending = ch
+	query := func(s *stream) pageResult {
 		cond, vals := rb.keyCondition(s.shard)
 		in := &dynamodb.QueryInput{
 			TableName:                 aws.String(ti.native),
@@ -397,19 +395,29 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 		if len(vals) > 1 {
 			in.ExpressionAttributeNames["#k"] = attrKey
 		}
-		go func() {
-			out, err := b.client.Query(qctx, in)
-			if err != nil {
-				ch <- pageResult{err: err}
-				return
-			}
-			ch <- pageResult{items: out.Items, lek: out.LastEvaluatedKey}
-		}()
+		out, err := b.client.Query(qctx, in)
+		if err != nil {
+			return pageResult{err: err}
+		}
+		return pageResult{items: out.Items, lek: out.LastEvaluatedKey}
 	}
-	// wait collects a stream's pending page.
-	wait := func(s *stream) error {
-		r := <-s.pending
-		s.pending = nil
+	// fetch requests a stream's next page in the background.
+	fetch := func(s *stream) {
+		ch := make(chan pageResult, 1)
+		s.pending = ch
+		go func() { ch <- query(s) }()
+	}
+	// next makes a stream's next page current: the one being fetched, or,
+	// when none is, one fetched now (no goroutine: the merge waits for it
+	// anyway).
+	next := func(s *stream) error {
+		var r pageResult
+		if s.pending != nil {
+			r = <-s.pending
+			s.pending = nil
+		} else {
+			r = query(s)
+		}
 		if r.err != nil {
 			return b.tableErr(ctx, r.err, req.Meta.Name, "Query")
 		}
@@ -420,7 +428,9 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 	}
 	for i, sh := range shards {
 		streams[i] = &stream{shard: sh, limit: int32(first)}
-		fetch(streams[i])
+		if len(shards) > 1 {
+			fetch(streams[i]) // the shards' first pages, in parallel
+		}
 	}
 	scanned := 0
 	// head returns a stream's next in-range item (fetching as needed), or nil.
@@ -446,17 +456,15 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 				}
 				s.pos++
 			}
-			if s.pending == nil {
-				if s.done {
-					return nil, nil, nil
-				}
-				fetch(s)
+			if s.done && s.pending == nil {
+				return nil, nil, nil
 			}
-			if err := wait(s); err != nil {
+			if err := next(s); err != nil {
 				return nil, nil, err
 			}
 		}
 	}
+	pr := newPageReader(req.Meta, &req.Read, req.Now)
 	for {
 		var best *stream
 		var bestItem map[string]types.AttributeValue
@@ -486,14 +494,103 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 		}
 		best.pos++
 		scanned++
-		row, err := readItem(req.Meta, key, bestItem, &req.Read, req.Now)
+		row, ok, err := pr.read(key, bestItem)
 		if err != nil {
 			return nil, err
 		}
-		if row != nil {
-			page.Rows = append(page.Rows, *row)
+		if ok {
+			if page.Rows == nil {
+				// Room for the rows the fetched pages hold, up to the limit.
+				n := 1
+				for _, s := range streams {
+					n += len(s.items) - s.pos
+				}
+				page.Rows = make([]tablekit.Row, 0, min(n, limit))
+			}
+			page.Rows = append(page.Rows, row)
 		}
 	}
+}
+
+// pageReader turns the items of one range page into rows. The rows share
+// a few large column buffers instead of one allocation each. A plain read
+// (no filter, projection or time range, and at least as many versions as
+// the table keeps) returns a row's visible cells as stored, so a row whose
+// cells are all visible is decoded straight into the shared buffer and
+// returned as it is; any other row is decoded into a scratch buffer and
+// read from there with rowmodel.AppendRead.
+type pageReader struct {
+	meta    *tablekit.TableMeta
+	spec    *tablekit.ReadSpec
+	now     int64
+	plain   bool
+	last    int               // the number of cells of the last item
+	scratch []tablekit.Column // the decoded cells of the current item
+	cols    []tablekit.Column // the current shared buffer of returned columns
+}
+
+func newPageReader(meta *tablekit.TableMeta, spec *tablekit.ReadSpec, now int64) *pageReader {
+	plain := spec.Filter == nil && spec.Columns == nil && spec.TimeRange == nil && spec.MaxVersions >= meta.Options.MaxVersions
+	return &pageReader{meta: meta, spec: spec, now: now, plain: plain}
+}
+
+// pageColumns is the least number of columns a shared buffer holds.
+const pageColumns = 256
+
+// room makes sure the shared buffer has room for n more columns.
+func (p *pageReader) room(n int) {
+	if p.cols == nil || cap(p.cols)-len(p.cols) < n {
+		p.cols = make([]tablekit.Column, 0, max(n, pageColumns))
+	}
+}
+
+// read returns the row of item at key, and false when the read does not
+// return it (it does not exist, or fails the filter).
+func (p *pageReader) read(key tablekit.PrimaryKey, item map[string]types.AttributeValue) (tablekit.Row, bool, error) {
+	opts := p.meta.Options
+	var r rowmodel.Row
+	var err error
+	if p.plain {
+		// Room for as many cells as the last row had (the rows of a range
+		// tend to be alike); a row with more grows into a buffer of its own.
+		p.room(p.last)
+		start := len(p.cols)
+		r, err = appendRow(p.cols[start:start], item)
+		if err != nil {
+			return tablekit.Row{}, false, p.corrupt(key, err)
+		}
+		p.last = len(r.Cells)
+		if !rowmodel.Exists(&r, opts, p.now) {
+			return tablekit.Row{}, false, nil
+		}
+		if n := len(r.Cells); len(rowmodel.Visible(&r, opts, p.now)) == n {
+			if n <= cap(p.cols)-start {
+				p.cols = p.cols[:start+n]
+			}
+			return tablekit.Row{Key: key, Columns: r.Cells[:n:n]}, true, nil
+		}
+		// Some cell is hidden: read from a copy.
+		p.scratch = append(p.scratch[:0], r.Cells...)
+		r.Cells = p.scratch
+	} else {
+		r, err = appendRow(p.scratch[:0], item)
+		if err != nil {
+			return tablekit.Row{}, false, p.corrupt(key, err)
+		}
+		p.scratch = r.Cells
+	}
+	p.room(len(r.Cells))
+	start := len(p.cols)
+	out, ok := rowmodel.AppendRead(p.cols, &r, opts, p.spec, p.now)
+	if !ok {
+		return tablekit.Row{}, false, nil
+	}
+	p.cols = out
+	return tablekit.Row{Key: key, Columns: out[start:len(out):len(out)]}, true, nil
+}
+
+func (p *pageReader) corrupt(key tablekit.PrimaryKey, err error) error {
+	return tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: stored row %v", p.meta.Name, key)
 }
 
 // String describes a range for messages.

@@ -150,13 +150,13 @@ func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (
 		case len(got.Item) == 0:
 			cond = "attribute_not_exists(#k)"
 			names["#k"] = attrKey
-		case rev == "":
+		case rev == nil:
 			cond = "attribute_not_exists(#r)"
 			names["#r"] = attrRevision
 		default:
 			cond = "#r = :r"
 			names["#r"] = attrRevision
-			vals[":r"] = &types.AttributeValueMemberN{Value: rev}
+			vals[":r"] = rev
 		}
 		if len(vals) == 0 {
 			vals = nil
