@@ -371,13 +371,23 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 		// Not fatal: expiry is enforced on read; record that it is off.
 	}
 	if ti.nativeTTL {
+		// Record it, unless an UpdateTable changed the TTL meanwhile (it saw
+		// nativeTTL false and so did not turn native TTL off): then turn it
+		// off again.
 		_, err = b.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                 aws.String(b.meta),
-			Key:                       map[string]types.AttributeValue{metaName: &types.AttributeValueMemberS{Value: meta.Name}},
-			UpdateExpression:          aws.String("SET #t = :t"),
-			ExpressionAttributeNames:  map[string]string{"#t": metaNativeTTL},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true}},
+			TableName:                aws.String(b.meta),
+			Key:                      map[string]types.AttributeValue{metaName: &types.AttributeValueMemberS{Value: meta.Name}},
+			UpdateExpression:         aws.String("SET #x = :x"),
+			ConditionExpression:      aws.String("#t = :t"),
+			ExpressionAttributeNames: map[string]string{"#x": metaNativeTTL, "#t": metaTTL},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":x": &types.AttributeValueMemberBOOL{Value: true}, ":t": num(meta.Options.TTL),
+			},
 		})
+		if isCode(err, "ConditionalCheckFailedException") {
+			ti.nativeTTL = false
+			err = b.disableNativeTTL(ctx, ti.native)
+		}
 		if err != nil {
 			return mapErr(ctx, err, "UpdateItem on the metadata table")
 		}
@@ -387,9 +397,12 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 }
 
 // createNative creates the rows' DynamoDB table and waits until it is ACTIVE.
-// A leftover table of the same name (a DeleteTable that removed the metadata
-// but not yet the table) is deleted first: the metadata claim makes the
-// name ours.
+// It never deletes a table: a DynamoDB table of that name that is being
+// deleted is waited for, but one that exists (a user's own table of that
+// name, or one left by a DeleteTable that removed the metadata item and was
+// interrupted before the DynamoDB table went) is reported as
+// ErrAlreadyExists naming it. Nothing proves such a table is tablekit's,
+// so deciding its fate is left to a person.
 func (b *Backend) createNative(ctx context.Context, ti *tableInfo) error {
 	in := &dynamodb.CreateTableInput{
 		TableName: aws.String(ti.native),
@@ -408,19 +421,22 @@ func (b *Backend) createNative(ctx context.Context, ti *tableInfo) error {
 		if err == nil {
 			return b.waitTable(ctx, ti.native, true)
 		}
-		if !isCode(err, "ResourceInUseException") || attempt > 3 {
+		if !isCode(err, "ResourceInUseException") {
 			return mapErr(ctx, err, fmt.Sprintf("CreateTable %q", ti.native))
 		}
 		// A table of this name exists or is being deleted.
 		out, derr := b.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(ti.native)})
-		if derr == nil && out.Table != nil && out.Table.TableStatus != types.TableStatusDeleting {
-			if err := b.waitTable(ctx, ti.native, true); err != nil {
-				return err
-			}
-			if _, err := b.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(ti.native)}); err != nil && !isCode(err, "ResourceNotFoundException") {
-				return mapErr(ctx, err, fmt.Sprintf("DeleteTable %q", ti.native))
-			}
+		switch {
+		case derr != nil && !isCode(derr, "ResourceNotFoundException"):
+			return mapErr(ctx, derr, fmt.Sprintf("DescribeTable %q", ti.native))
+		case derr == nil && (out.Table == nil || out.Table.TableStatus != types.TableStatusDeleting):
+			return tablekit.WrapError(tablekit.ErrAlreadyExists, err,
+				"DynamoDB table %q exists but has no tablekit metadata (not created by tablekit, or left by an interrupted DeleteTable); tablekit never deletes it: delete it yourself (aws dynamodb delete-table --table-name %s) or choose another name or table prefix",
+				ti.native, ti.native)
+		case attempt >= 3:
+			return mapErr(ctx, err, fmt.Sprintf("CreateTable %q", ti.native))
 		}
+		// Being deleted, or gone since: wait until it is gone, then try again.
 		if err := b.waitTable(ctx, ti.native, false); err != nil {
 			return err
 		}
@@ -582,28 +598,95 @@ func (b *Backend) ListTables(ctx context.Context) ([]string, error) {
 }
 
 // UpdateTable implements tablekit.Backend: it rewrites the options in the
-// metadata item. Nothing native changes: MaxVersions and TTL are enforced by
-// the adapter on every read and write.
+// metadata item. MaxVersions and TTL are enforced by the adapter on every
+// read and write, so nothing native changes, with one exception: an update
+// that raises TTL (or sets NoExpiry) on a table whose native TTL is on turns
+// native TTL off first, for good, and records that. Items carry an expiry
+// (.x) computed with the TTL in force when they were written; DynamoDB
+// would delete them then, although under the raised TTL they are still
+// visible. The metadata item is updated conditionally on the TTL and
+// nativeTTL read, and retried, so that a concurrent UpdateTable cannot slip
+// a lower TTL in between unnoticed.
 func (b *Backend) UpdateTable(ctx context.Context, table string, opts tablekit.TableOptions) error {
 	if err := b.check(ctx); err != nil {
 		return err
 	}
-	_, err := b.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(b.meta),
-		Key:                 map[string]types.AttributeValue{metaName: &types.AttributeValueMemberS{Value: table}},
-		ConditionExpression: aws.String("attribute_exists(#n)"),
-		UpdateExpression:    aws.String("SET #t = :t, #v = :v, #o = :o"),
-		ExpressionAttributeNames: map[string]string{
-			"#n": metaName, "#t": metaTTL, "#v": metaMaxVer, "#o": metaMaxOffset,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":t": num(opts.TTL), ":v": num(int64(opts.MaxVersions)), ":o": num(opts.MaxVersionOffset),
+	for attempt := 0; ; attempt++ {
+		old, ti, err := b.describe(ctx, table)
+		if err != nil {
+			return err
+		}
+		nativeTTL := ti.nativeTTL
+		if nativeTTL && raisesTTL(old.Options.TTL, opts.TTL) {
+			if err := b.disableNativeTTL(ctx, ti.native); err != nil {
+				return mapErr(ctx, err, fmt.Sprintf("table %q: raising its TTL needs native TTL off, and UpdateTimeToLive on %q failed", table, ti.native))
+			}
+			nativeTTL = false
+		}
+		_, err = b.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:           aws.String(b.meta),
+			Key:                 map[string]types.AttributeValue{metaName: &types.AttributeValueMemberS{Value: table}},
+			ConditionExpression: aws.String("attribute_exists(#n) AND #t = :ot AND #x = :ox"),
+			UpdateExpression:    aws.String("SET #t = :t, #v = :v, #o = :o, #x = :x"),
+			ExpressionAttributeNames: map[string]string{
+				"#n": metaName, "#t": metaTTL, "#v": metaMaxVer, "#o": metaMaxOffset, "#x": metaNativeTTL,
+			},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":t": num(opts.TTL), ":v": num(int64(opts.MaxVersions)), ":o": num(opts.MaxVersionOffset),
+				":x":  &types.AttributeValueMemberBOOL{Value: nativeTTL},
+				":ot": num(old.Options.TTL), ":ox": &types.AttributeValueMemberBOOL{Value: ti.nativeTTL},
+			},
+		})
+		if isCode(err, "ResourceNotFoundException") {
+			return tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist", table)
+		}
+		if !isCode(err, "ConditionalCheckFailedException") {
+			if err == nil {
+				nti := *ti
+				nti.nativeTTL = nativeTTL
+				b.remember(table, &nti)
+			}
+			return mapErr(ctx, err, "UpdateItem on the metadata table")
+		}
+		// Deleted, or updated by someone else since describe: read again.
+		if attempt >= 20 {
+			return tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: its metadata kept changing under UpdateTable", table)
+		}
+		if err := sleep(ctx, backoff(attempt, 10*time.Millisecond, time.Second)); err != nil {
+			return err
+		}
+	}
+}
+
+// raisesTTL reports whether changing a table's TTL from old to new keeps
+// some cell visible longer than before.
+func raisesTTL(old, new int64) bool {
+	if old == tablekit.NoExpiry {
+		return false
+	}
+	return new == tablekit.NoExpiry || new > old
+}
+
+// disableNativeTTL turns DynamoDB's TTL off on a table. Already off (or
+// turning off) is success.
+func (b *Backend) disableNativeTTL(ctx context.Context, native string) error {
+	_, err := b.client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName: aws.String(native),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{
+			AttributeName: aws.String(attrExpiry), Enabled: aws.Bool(false),
 		},
 	})
-	if isCode(err, "ConditionalCheckFailedException", "ResourceNotFoundException") {
-		return tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist", table)
+	if err == nil {
+		return nil
 	}
-	return mapErr(ctx, err, "UpdateItem on the metadata table")
+	out, derr := b.client.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(native)})
+	if derr == nil && out.TimeToLiveDescription != nil {
+		switch out.TimeToLiveDescription.TimeToLiveStatus {
+		case types.TimeToLiveStatusDisabled, types.TimeToLiveStatusDisabling:
+			return nil
+		}
+	}
+	return err
 }
 
 // DeleteTable implements tablekit.Backend: it removes the metadata item

@@ -552,8 +552,9 @@ func TestTTLHiddenAndExpiryAttribute(t *testing.T) {
 		return nil
 	}
 	x, ok := raw(key)[".x"].(*types.AttributeValueMemberN)
-	if !ok || x.Value != fmt.Sprint(start.Unix()+86400) {
-		t.Errorf("expiry attribute = %v, want %d", raw(key)[".x"], start.Unix()+86400)
+	// The expiry plus a day's margin for clock skew.
+	if !ok || x.Value != fmt.Sprint(start.Unix()+86400+86400) {
+		t.Errorf("expiry attribute = %v, want %d", raw(key)[".x"], start.Unix()+86400+86400)
 	}
 	if _, ok := raw(marker)[".x"]; ok {
 		t.Errorf("a key-only row carries an expiry attribute")
@@ -650,5 +651,49 @@ func TestBatchOrderAndResults(t *testing.T) {
 		if v, _ := gr[i].Row.Get("v"); gr[i].Err != nil || !v.Equal(tablekit.Integer(int64(n))) {
 			t.Errorf("get %d: %v %v, want v=%d", i, v, gr[i].Err, n)
 		}
+	}
+}
+
+// TestCreateTableKeepsForeignTable: a DynamoDB table that already has the
+// native name of a portable table (not created by tablekit) is never
+// deleted; CreateTable fails with ErrAlreadyExists naming it and releases
+// the name in the metadata.
+func TestCreateTableKeepsForeignTable(t *testing.T) {
+	ctx := context.Background()
+	b := newBackend(t)
+	db := tablekit.NewClient(b)
+	name := uniqueName("foreign")
+	native := b.NativeTableName(name)
+	raw := b.Client()
+	if _, err := raw.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(native),
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("id"), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("id"), KeyType: types.KeyTypeHash}},
+		BillingMode:          types.BillingModePayPerRequest,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer raw.DeleteTable(context.WithoutCancel(ctx), &dynamodb.DeleteTableInput{TableName: aws.String(native)})
+	if err := dynamodb.NewTableExistsWaiter(raw).Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(native)}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	item := map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "precious"}}
+	if _, err := raw.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(native), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+	meta := tablekit.TableMeta{Name: name, Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}}}
+	err := db.CreateTable(ctx, meta)
+	if !errors.Is(err, tablekit.ErrAlreadyExists) || !strings.Contains(err.Error(), native) {
+		t.Fatalf("CreateTable over a foreign DynamoDB table: %v; want ErrAlreadyExists naming %q", err, native)
+	}
+	out, err := raw.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(native), Key: item, ConsistentRead: aws.Bool(true),
+	})
+	if err != nil || len(out.Item) == 0 {
+		t.Fatalf("the foreign table's item after CreateTable: %v, %v; want it still there", out, err)
+	}
+	// The claim was released: the portable table does not exist.
+	if _, err := db.DescribeTable(ctx, name); !errors.Is(err, tablekit.ErrTableNotFound) {
+		t.Errorf("DescribeTable after the failed CreateTable: %v, want ErrTableNotFound", err)
 	}
 }

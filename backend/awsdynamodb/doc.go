@@ -28,17 +28,19 @@
 //	.s   N  partition key: shard = FNV-1a-64(keycodec(first key column)) mod N
 //	.k   B  sort key: the keycodec encoding of the whole primary key
 //	        (order-preserving; Strings stay readable: "a" → 61 00 01)
-//	.r   S  revision: 11 random characters (8 random bytes, base64url),
-//	        replaced by every write; then, when the row has text cells
-//	        (below), a space and their base version in decimal: the version
-//	        most of them share (the newest of the most frequent), which they
-//	        then leave out. Every cell of a write that sets no version has
-//	        the write's Now, so usually no text cell carries a version.
+//	.r   S  revision, on every item: 11 random characters (8 random
+//	        bytes, base64url), replaced by every write; then, when the row
+//	        has text cells (below), a space and their base version in
+//	        decimal: the version most of them share (the newest of the most
+//	        frequent), which they then leave out. Every cell of a write that
+//	        sets no version has the write's Now, so usually no text cell
+//	        carries a version.
 //	.m   BOOL  true on a key-only row (PutRow with no columns)
-//	.x   N  epoch seconds at which every cell has expired: max over cells of
-//	        floor(version/1000) + TTL; only when TTL ≠ -1, never on a
-//	        key-only row. Native TTL is enabled on it where the server
-//	        supports it, to reclaim space only.
+//	.x   N  epoch seconds a day after every cell has expired: max over
+//	        cells of floor(version/1000) + TTL + 86400, with the TTL the
+//	        writer had; only when TTL ≠ -1, never on a key-only row. Native
+//	        TTL is enabled on it where the server supports it, to reclaim
+//	        space only (see Native TTL below).
 //	.c   S  every column with no Binary version ("text" columns), in
 //	        ascending name order: the name, then per version, newest
 //	        first, '~' payload length, '@' version unless it is the base
@@ -56,7 +58,9 @@
 //	        bytes). (Text is the default because base64 B attributes cost
 //	        more, on the wire and in dynalite, than S.)
 //
-// Reserved attributes start with '.', which no column name can contain.
+// Reserved attributes start with '.', which no column name can contain; an
+// item has no other attributes (one that does is reported as malformed, as
+// ErrUnavailable), and .c and .b never hold the same column.
 // Example: table "orders", key (customer String, id Integer), N = 8, row
 // ("c42", 7) with note = String "hi" and score = Integer 3, both at version
 // 1700000000000, an older version of score, String "héllo" at
@@ -78,9 +82,8 @@
 // expressions on columns, so they lose nothing by it; what is given up is
 // a ProjectionExpression fetching only some columns of a wide row, which
 // the adapter never used (a read's projection applies after decoding).
-// Rows written by the earlier layout (one attribute per column, every text
-// cell with its version, a Number revision) still read, and any write
-// rewrites them in this one.
+// This is the only layout: nothing was released before it, so the adapter
+// reads no other.
 //
 // All rows of one partition-key value live in one shard and are contiguous
 // in sort-key order, so a range whose bounds pin the first key column to one
@@ -99,9 +102,18 @@
 // Schemas and options live in one metadata table (default
 // "<prefix>tablekit.meta", hash key "name" S), one item per portable table:
 // name, native, key (list of {name, type}), ttl, maxVersions,
-// maxVersionOffset, shards, nativeTTL. CreateTable claims the name there with
-// a conditional put, then creates the DynamoDB table and waits for ACTIVE;
-// DeleteTable removes the item, then the DynamoDB table. The backend caches
+// maxVersionOffset, shards, nativeTTL (whether DynamoDB's TTL is on for the
+// table). CreateTable claims the name there with a conditional put, then
+// creates the DynamoDB table and waits for ACTIVE; DeleteTable removes the
+// item, then the DynamoDB table.
+//
+// CreateTable never deletes a DynamoDB table. If one of the native name
+// already exists (the account's own table of that name, or one left by a
+// DeleteTable interrupted after removing the item), CreateTable fails with
+// ErrAlreadyExists naming the DynamoDB table, releases the name in the
+// metadata table and leaves the table and its items alone; delete it by
+// hand or pick another [WithTablePrefix]. A table still being deleted
+// (status DELETING) is waited for. The backend caches
 // each table's shard count (it never changes); a table deleted and
 // re-created with another N by a different process is not noticed until this
 // backend sees ErrTableNotFound.
@@ -138,11 +150,43 @@
 // sent again up to 8 times in a row without progress. Each row gets its own
 // result.
 //
-// Native TTL: dynalite answers UpdateTimeToLive with
-// UnknownOperationException; the backend then records nativeTTL=false (see
-// [Backend.TableLayout]) and relies on read-time hiding alone. UpdateTable
-// changes only the metadata item; raising TTL may bring back rows whose
-// cells had expired unless native TTL already deleted them (SPEC leaves this
+// Stale options: a tablekit.Client caches each table's options (see
+// tablekit.WithMetaCacheTTL, one minute by default) and passes them to the
+// backend in every request. The optimistic path writes back the row
+// rowmodel.Apply returns, which is trimmed under those options (req.Meta):
+// cells expired under its TTL and versions beyond its MaxVersions are
+// dropped from the stored item. So after another process raised MaxVersions
+// or TTL, a Client whose cached options predate that, until its cache entry
+// expires, removes on every UpdateRow, conditional or batch non-unconditional
+// write the versions its old options hide and the new ones would show; they
+// are gone for good. An unconditional PutRow replaces the row anyway, but
+// it too stores only the given cells its old options keep (rowmodel.Put
+// trims them the same way). Reads store nothing, so they lose nothing; they
+// hide by the cached options until the entry expires.
+// Raise MaxVersions and TTL through the Client that writes, or lower the
+// cache TTL where other processes change them.
+//
+// Native TTL: CreateTable enables DynamoDB's TTL on .x where the server
+// supports it and records nativeTTL (see [Backend.TableLayout]); dynalite
+// answers UpdateTimeToLive with UnknownOperationException, so there
+// nativeTTL is false and read-time hiding is all. DynamoDB deletes an item
+// once its .x has passed, and .x was computed with the TTL of the item's
+// last write. Hence the rule: an UpdateTable that raises TTL (a larger
+// value, or -1) on a table with nativeTTL true first turns DynamoDB's TTL
+// off (UpdateTimeToLive, Enabled false) and records nativeTTL=false, for
+// good: lowering TTL later does not turn it back on, and the table's
+// expired rows then stay stored (hidden) until rewritten or deleted. If
+// turning it off fails, UpdateTable fails and the TTL is unchanged (DynamoDB
+// allows one TTL change per table per hour, so raising TTL within an hour
+// of CreateTable fails with the SDK's error and can be retried later). An
+// UpdateTable that lowers TTL or leaves it keeps native TTL: every .x is
+// then at or after the new expiry. The metadata update is conditioned on
+// the ttl and nativeTTL it read, so concurrent UpdateTables cannot combine
+// into an unnoticed raise. The 86400 s margin in .x covers a writer's clock
+// running behind DynamoDB's and the up to an hour DynamoDB takes to stop
+// deleting after TTL is turned off, so no cell visible when TTL is raised is
+// deleted. Raising TTL may still bring back cells that had already expired,
+// as long as DynamoDB has not yet deleted their item (SPEC leaves this
 // open).
 //
 // # Performance

@@ -31,6 +31,13 @@ const (
 	attrBinary   = ".b" // B, every column with a Binary version
 )
 
+// expiryMargin (seconds) is added to the expiry attribute .x: DynamoDB's
+// TTL deletes an item only a day after the last of its cells became
+// invisible, so that a writer's clock running behind DynamoDB's, and the
+// up to an hour it takes an UpdateTable that raises TTL to turn native TTL
+// off, never cost a visible cell.
+const expiryMargin = 86400
+
 // DynamoDB limits (Developer Guide, "Service, account, and table quotas").
 const (
 	maxItemSize    = 400 * 1024
@@ -90,12 +97,15 @@ func newRevision(base int64, hasBase bool) string {
 	return string(buf)
 }
 
-// itemBase returns the base version an item's revision records, if any.
-// Items of the earlier layout (a Number revision) have none: their text
-// cells carry every version.
+// itemBase returns the base version an item's revision records, if any
+// (none when the item has no text cells). Every item has a String
+// revision of at least revisionRandomLen characters.
 func itemBase(item map[string]types.AttributeValue) (int64, bool, error) {
 	rev, ok := item[attrRevision].(*types.AttributeValueMemberS)
-	if !ok || len(rev.Value) <= revisionRandomLen {
+	if !ok || len(rev.Value) < revisionRandomLen {
+		return 0, false, fmt.Errorf("%w: no revision", errCorrupt)
+	}
+	if len(rev.Value) == revisionRandomLen {
 		return 0, false, nil
 	}
 	s := rev.Value[revisionRandomLen:]
@@ -235,7 +245,7 @@ func encodeItem(meta *tablekit.TableMeta, key tablekit.PrimaryKey, shard int, sk
 		size += len(attrBinary) + len(bin)
 	}
 	if ttl := meta.Options.TTL; ttl != tablekit.NoExpiry && !r.Marker && len(r.Cells) > 0 {
-		x := strconv.FormatInt(maxVs+ttl, 10)
+		x := strconv.FormatInt(maxVs+ttl+expiryMargin, 10)
 		item[attrExpiry] = &types.AttributeValueMemberN{Value: x}
 		size += len(attrExpiry) + numSize(x)
 	}
@@ -293,18 +303,10 @@ func appendRow(dst []tablekit.Column, item map[string]types.AttributeValue) (row
 				return r, fmt.Errorf("attribute %q: %w (not a Binary)", name, errCorrupt)
 			}
 			dst, err = decodeBinary(dst, b.Value)
+		case attrShard, attrKey, attrRevision, attrExpiry:
+			continue
 		default:
-			if len(name) > 0 && name[0] == '.' {
-				continue
-			}
-			switch av := av.(type) {
-			case *types.AttributeValueMemberS:
-				dst, err = decodeLegacyColumn(dst, name, av.Value)
-			case *types.AttributeValueMemberB:
-				dst, err = decodeLegacyColumn(dst, name, av.Value)
-			default:
-				err = fmt.Errorf("%w (neither String nor Binary)", errCorrupt)
-			}
+			err = fmt.Errorf("%w (not an attribute of the layout)", errCorrupt)
 		}
 		if err != nil {
 			return r, fmt.Errorf("attribute %q: %w", name, err)
@@ -331,11 +333,9 @@ func itemSortKey(item map[string]types.AttributeValue) []byte {
 	return nil
 }
 
-// itemRevision returns the revision attribute of an item, as stored (a
-// String, or a Number in items of the earlier layout), or nil.
+// itemRevision returns the revision attribute of an item, or nil.
 func itemRevision(item map[string]types.AttributeValue) types.AttributeValue {
-	switch rev := item[attrRevision].(type) {
-	case *types.AttributeValueMemberS, *types.AttributeValueMemberN:
+	if rev, ok := item[attrRevision].(*types.AttributeValueMemberS); ok {
 		return rev
 	}
 	return nil

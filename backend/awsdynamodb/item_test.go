@@ -3,7 +3,6 @@ package awsdynamodb
 import (
 	"bytes"
 	"math"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -82,33 +81,6 @@ func TestNativeName(t *testing.T) {
 	a, b := nativeName("x_", long), nativeName("x_", long[:254]+"b")
 	if len(a) != 255 || len(b) != 255 || a == b {
 		t.Errorf("long names: %q and %q (len %d, %d) must be distinct and 255 bytes", a, b, len(a), len(b))
-	}
-}
-
-// Items of the earlier layout (one attribute per column, every text cell
-// with its version, a Number revision) still read.
-func TestEarlierLayoutReads(t *testing.T) {
-	item := map[string]types.AttributeValue{
-		attrShard:    &types.AttributeValueMemberN{Value: "3"},
-		attrKey:      &types.AttributeValueMemberB{Value: []byte("c42\x00\x01")},
-		attrRevision: &types.AttributeValueMemberN{Value: "3879871239910284411"},
-		"score":      &types.AttributeValueMemberS{Value: "1700000000000 I1:3;1699999999000 S6:héllo;"},
-		"a":          &types.AttributeValueMemberS{Value: "-5 D2:-0;"},
-		"blob":       &types.AttributeValueMemberB{Value: []byte{1, 0, 0, 1, 0x8b, 0xcf, 0xe5, 0x68, 0, 5, 1, 0xab}},
-	}
-	r, err := decodeRow(item)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []tablekit.Column{
-		{Name: "a", Value: tablekit.Double(math.Copysign(0, -1)), Version: -5},
-		{Name: "blob", Value: tablekit.Binary([]byte{0xab}), Version: 1700000000000},
-		{Name: "score", Value: tablekit.Integer(3), Version: 1700000000000},
-		{Name: "score", Value: tablekit.String("héllo"), Version: 1699999999000},
-	}
-	checkCells(t, r.Cells, want)
-	if rev, ok := itemRevision(item).(*types.AttributeValueMemberN); !ok || rev.Value != "3879871239910284411" {
-		t.Errorf("revision of an earlier item = %v", itemRevision(item))
 	}
 }
 
@@ -197,6 +169,9 @@ func TestCorruptItems(t *testing.T) {
 		{"empty", map[string]types.AttributeValue{attrText: text(""), attrRevision: rev}},
 		{"wrong kind", map[string]types.AttributeValue{attrText: &types.AttributeValueMemberB{Value: []byte("a~1Sx")}, attrRevision: rev}},
 		{"bad revision", map[string]types.AttributeValue{attrRevision: text("AAAAAAAAAAAx5")}},
+		{"no revision", map[string]types.AttributeValue{attrMarker: &types.AttributeValueMemberBOOL{Value: true}}},
+		{"a Number revision", map[string]types.AttributeValue{attrRevision: &types.AttributeValueMemberN{Value: "3879871239910284411"}}},
+		{"a column as an attribute", map[string]types.AttributeValue{"score": text("1700000000000 I1:3;"), attrRevision: rev}},
 		{"a cell in both", map[string]types.AttributeValue{attrText: text("a~1Sx"), attrBinary: &types.AttributeValueMemberB{Value: binaryA}, attrRevision: rev}},
 	} {
 		if r, err := decodeRow(tc.item); err == nil {
@@ -222,40 +197,6 @@ func TestItemTooLarge(t *testing.T) {
 	if _, err := encodeItem(meta, key, 0, []byte("x\x00\x01"), &r); err == nil {
 		t.Errorf("an item over 400 KB was accepted")
 	}
-}
-
-// legacyText encodes cells the earlier way, for the tests of the
-// decoder that still reads it.
-func legacyText(cells []tablekit.Column) string {
-	var b []byte
-	for _, c := range cells {
-		b = strconv.AppendInt(b, c.Version, 10)
-		b = append(b, ' ')
-		var typ byte
-		var payload string
-		switch v := c.Value; v.Type() {
-		case tablekit.TypeInteger:
-			i, _ := v.Int()
-			typ, payload = 'I', strconv.FormatInt(i, 10)
-		case tablekit.TypeDouble:
-			f, _ := v.Float()
-			typ, payload = 'D', strconv.FormatFloat(f, 'g', -1, 64)
-		case tablekit.TypeBoolean:
-			typ, payload = 'B', "f"
-			if x, _ := v.Bool(); x {
-				payload = "t"
-			}
-		default:
-			typ = 'S'
-			payload, _ = v.Str()
-		}
-		b = append(b, typ)
-		b = strconv.AppendInt(b, int64(len(payload)), 10)
-		b = append(b, ':')
-		b = append(b, payload...)
-		b = append(b, ';')
-	}
-	return string(b)
 }
 
 func sameCells(t *testing.T, what string, a, b []tablekit.Column) {
@@ -329,33 +270,5 @@ func FuzzDecodeBinary(f *testing.F) {
 			t.Fatalf("re-encoding of % x does not decode: %v", b, err)
 		}
 		sameCells(t, "re-encoding", cells, again)
-	})
-}
-
-// FuzzDecodeLegacy: the earlier layout's column attributes never panic the
-// decoder, and what decodes re-encodes to the same cells.
-func FuzzDecodeLegacy(f *testing.F) {
-	f.Add("1700000000000 I1:3;1699999999000 S6:héllo;", []byte{1, 0, 0, 1, 0x8b, 0xcf, 0xe5, 0x68, 0, 5, 1, 0xab})
-	f.Add("1 D6:1e+300;0 D2:-0;-3 Bt:;-4 B1:f;", []byte{1})
-	f.Add("5 S3:a;b;", []byte{1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff})
-	f.Fuzz(func(t *testing.T, s string, b []byte) {
-		if cells, err := decodeLegacyColumn(nil, "c", s); err == nil {
-			again, err := decodeLegacyColumn(nil, "c", legacyText(cells))
-			if err != nil {
-				t.Fatalf("re-encoding of %q does not decode: %v", s, err)
-			}
-			sameCells(t, "text", cells, again)
-		}
-		if cells, err := decodeLegacyColumn(nil, "c", b); err == nil {
-			re := []byte{legacyCellFormat}
-			for _, c := range cells {
-				re = appendCell(re, c)
-			}
-			again, err := decodeLegacyColumn(nil, "c", re)
-			if err != nil {
-				t.Fatalf("re-encoding of % x does not decode: %v", b, err)
-			}
-			sameCells(t, "binary", cells, again)
-		}
 	})
 }
