@@ -70,15 +70,15 @@ type Config struct {
 // Backend is a tablekit.Backend on Google Cloud Bigtable. It is safe for
 // concurrent use.
 type Backend struct {
-	client  *bigtable.Client
-	admin   *bigtable.AdminClient
-	owned   bool // Close closes the clients
-	cfg     Config
-	meta    *bigtable.Table
-	metaMu  sync.Mutex
-	metaOK  bool // the metadata table is known to exist
-	revSeed [8]byte
-	revSeq  atomic.Uint64
+	client    *bigtable.Client
+	admin     *bigtable.AdminClient
+	owned     bool // Close closes the clients
+	cfg       Config
+	meta      *bigtable.Table
+	metaMu    sync.Mutex
+	metaOK    bool     // the metadata table is known to exist
+	revPrefix [16]byte // the hex of 8 random bytes, the first half of every revision
+	revSeq    atomic.Uint64
 
 	tablesMu sync.RWMutex
 	tables   map[string]*bigtable.Table
@@ -125,9 +125,11 @@ func New(client *bigtable.Client, admin *bigtable.AdminClient, cfg Config) *Back
 	}
 	b := &Backend{client: client, admin: admin, cfg: cfg, tables: map[string]*bigtable.Table{}}
 	b.meta = client.Open(cfg.MetaTable)
-	if _, err := rand.Read(b.revSeed[:]); err != nil {
-		binary.BigEndian.PutUint64(b.revSeed[:], uint64(time.Now().UnixNano()))
+	var seed [8]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		binary.BigEndian.PutUint64(seed[:], uint64(time.Now().UnixNano()))
 	}
+	hex.Encode(b.revPrefix[:], seed[:])
 	return b
 }
 
@@ -193,15 +195,20 @@ func (b *Backend) table(name string) *bigtable.Table {
 	return t
 }
 
-// newRev returns a revision value unique to this write: a per-backend
-// random seed and a counter, in hex so cbt prints it.
-func (b *Backend) newRev() []byte {
-	var buf [16]byte
-	copy(buf[:8], b.revSeed[:])
-	binary.BigEndian.PutUint64(buf[8:], b.revSeq.Add(1))
-	out := make([]byte, 32)
-	hex.Encode(out, buf[:])
-	return out
+// revLen is the length of a revision: 32 hex digits.
+const revLen = 32
+
+// appendRev appends a revision value for this write to buf and returns it
+// (capped) and the grown buf: the backend's random seed and a counter, in
+// hex so cbt prints it. A backend never repeats one, and two backends share
+// a seed with probability 2^-64.
+func (b *Backend) appendRev(buf []byte) (rev, grown []byte) {
+	start := len(buf)
+	buf = append(buf, b.revPrefix[:]...)
+	var ctr [8]byte
+	binary.BigEndian.PutUint64(ctr[:], b.revSeq.Add(1))
+	buf = hex.AppendEncode(buf, ctr[:])
+	return buf[start:len(buf):len(buf)], buf
 }
 
 // gcPolicy is the policy of the attribute family for opts.

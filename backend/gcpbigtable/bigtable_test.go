@@ -106,12 +106,44 @@ func TestRawLayout(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("raw cells:\n got %+v\nwant %+v", got, want)
 	}
-	if m := row["m"]; len(m) != 1 || m[0].Column != "m:rev" || m[0].Timestamp != 0 || len(m[0].Value) != 32 {
-		t.Errorf("raw m family = %+v, want one m:rev at ts 0 with a 32-char revision", m)
+	if m := row["m"]; len(m) != 0 {
+		t.Errorf("raw m family = %+v, want none: a PutRow writes no revision", m)
 	}
 	ko, err := raw.ReadRow(ctx, "keyonly\x00\x01=0000000000000000001")
-	if err != nil || len(ko["m"]) != 2 || ko["m"][0].Column != "m:keyonly" || len(ko["c"]) != 0 {
-		t.Errorf("key-only row = %+v, %v; want m:keyonly and m:rev only", ko, err)
+	if err != nil || len(ko["m"]) != 1 || ko["m"][0].Column != "m:keyonly" || string(ko["m"][0].Value) != "1" || len(ko["c"]) != 0 {
+		t.Errorf("key-only row = %+v, %v; want m:keyonly only", ko, err)
+	}
+	// An update sets m:rev: 32 hex digits at timestamp 0, fresh every time.
+	revOf := func() string {
+		t.Helper()
+		r, err := raw.ReadRow(ctx, "keyonly\x00\x01=0000000000000000001", bigtable.RowFilter(bigtable.ColumnFilter("rev")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := r["m"]; len(m) == 1 && m[0].Column == "m:rev" && m[0].Timestamp == 0 {
+			return string(m[0].Value)
+		}
+		return ""
+	}
+	var revs []string
+	for range 2 {
+		if _, err := tbl.UpdateRow(ctx, key2("keyonly", 1), []tablekit.Change{tablekit.Put("u", tablekit.Integer(1))}); err != nil {
+			t.Fatal(err)
+		}
+		rev := revOf()
+		if len(rev) != 32 || strings.Trim(rev, "0123456789abcdef") != "" {
+			t.Fatalf("m:rev after UpdateRow = %q, want 32 hex digits", rev)
+		}
+		revs = append(revs, rev)
+	}
+	if revs[0] == revs[1] {
+		t.Errorf("two updates left the same m:rev %q", revs[0])
+	}
+	if err := tbl.PutRow(ctx, key2("keyonly", 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	if rev := revOf(); rev != "" {
+		t.Errorf("m:rev after PutRow = %q, want none", rev)
 	}
 
 	mrow, err := b.Client().Open(gcpbigtable.DefaultMetaTable).ReadRow(ctx, long)

@@ -63,7 +63,7 @@ func appendValue(dst []byte, v tablekit.Value) []byte {
 }
 
 func encodeValue(v tablekit.Value) []byte {
-	return appendValue(make([]byte, 0, v.Size()+24), v)
+	return appendValue(make([]byte, 0, maxValueLen(v)), v)
 }
 
 // decodeValue decodes a cell value written by appendValue. Bytes that are

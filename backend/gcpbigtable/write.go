@@ -4,11 +4,13 @@ import (
 	"context"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/bigtable"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -26,8 +28,13 @@ import (
 //     row with rowmodel, then CheckAndMutateRow on "the revision is still
 //     the one read"; retry on a lost race.
 //
-// Every mutation that changes a row also sets a new m:rev, which is what
-// makes the optimistic path's predicate mean "the row is unchanged".
+// The revision rule that makes the optimistic predicate mean "the row is
+// unchanged": a mutation that starts with DeleteRow (every PutRow and
+// DeleteRow) removes m:rev, and every other mutation that changes a row
+// (an UpdateRow, any optimistic write, a stamp) sets a fresh one. A PutRow
+// on the blind or existence path writes none, which saves a cell on the
+// commonest write; the optimistic path stamps such a row before it relies
+// on the revision (see writeOptimistic).
 
 type path int
 
@@ -65,27 +72,54 @@ func setCell(m *bigtable.Mutation, c tablekit.Column) {
 	m.Set(famCells, c.Name, bigtable.Timestamp(c.Version*1000), encodeValue(c.Value))
 }
 
-// setCells sets every cell, encoding the values into one buffer.
-func setCells(m *bigtable.Mutation, cells []tablekit.Column) {
-	n := 0
-	for _, c := range cells {
-		n += c.Value.Size() + 24
+// maxValueLen bounds the length of v's cell encoding (appendValue).
+func maxValueLen(v tablekit.Value) int {
+	switch v.Type() {
+	case tablekit.TypeString, tablekit.TypeBinary:
+		return 1 + v.Size()
+	case tablekit.TypeInteger:
+		return 1 + 20 // -9223372036854775808
+	case tablekit.TypeDouble:
+		return 1 + 24 // -2.2250738585072014e-308
+	case tablekit.TypeBoolean:
+		return 1 + 5
 	}
-	buf := make([]byte, 0, n)
-	for _, c := range cells {
+	return 1
+}
+
+// cellsSize bounds the encoded size of cells' values.
+func cellsSize(cells []tablekit.Column) int {
+	n := 0
+	for i := range cells {
+		n += maxValueLen(cells[i].Value)
+	}
+	return n
+}
+
+// setCells sets every cell on m, encoding the values into buf, which it
+// returns grown. Each value is a capped slice of buf and buf is only ever
+// appended to, so a batch can share one buffer among all its rows (if it
+// outgrows its capacity, the values already handed out keep the old array).
+func setCells(m *bigtable.Mutation, cells []tablekit.Column, buf []byte) []byte {
+	for i := range cells {
+		c := &cells[i]
 		start := len(buf)
 		buf = appendValue(buf, c.Value)
 		m.Set(famCells, c.Name, bigtable.Timestamp(c.Version*1000), buf[start:len(buf):len(buf)])
 	}
+	return buf
 }
 
 // hasRepeats reports whether a column name appears twice (several
-// versions, which MaxVersions may trim).
+// versions, which MaxVersions may trim). Names are never empty (SPEC §1).
 func hasRepeats(cells []tablekit.Column) bool {
-	if len(cells) <= 16 {
+	if len(cells) <= 32 {
 		for i := range cells {
+			a := cells[i].Name
 			for j := i + 1; j < len(cells); j++ {
-				if cells[i].Name == cells[j].Name {
+				// The length and last byte settle almost every pair
+				// without a call to compare the strings.
+				if b := cells[j].Name; len(a) == len(b) && a[len(a)-1] == b[len(b)-1] && a == b {
 					return true
 				}
 			}
@@ -102,39 +136,71 @@ func hasRepeats(cells []tablekit.Column) bool {
 	return false
 }
 
-// blindMutation is the mutation of a blind or existence-path write (nil
-// for a delete, which is DeleteRow).
-func (b *Backend) blindMutation(w *tablekit.WriteRequest) *bigtable.Mutation {
+// putCells returns the cells a PutRow stores: its columns, minus versions
+// MaxVersions already hides (rowmodel.Put drops them), so they are never
+// stored. Only a column given more than once can have such versions.
+func putCells(req *tablekit.PutRowRequest) []tablekit.Column {
+	cells := req.Columns
+	if len(cells) > req.Meta.Options.MaxVersions && hasRepeats(cells) {
+		cells = rowmodel.Put(cells, req.Meta.Options, req.Now).Cells
+	}
+	return cells
+}
+
+// blindMutation is the mutation of a blind or existence-path write. A put
+// or delete starts with DeleteRow, which also removes m:rev, and writes no
+// new one; an update sets a fresh m:rev. Values (and the revision) are
+// encoded into buf, which it returns grown (see setCells).
+func (b *Backend) blindMutation(w *tablekit.WriteRequest, buf []byte) (*bigtable.Mutation, []byte) {
 	m := bigtable.NewMutation()
 	switch {
 	case w.Delete != nil:
 		m.DeleteRow()
-		return m
 	case w.Put != nil:
-		req := w.Put
 		m.DeleteRow()
-		cells := req.Columns
+		cells := putCells(w.Put)
 		if len(cells) == 0 {
-			m.Set(famMeta, qualMarker, 0, []byte("1"))
-		} else if hasRepeats(cells) {
-			// rowmodel.Put drops versions that MaxVersions hides already,
-			// so they are never stored.
-			cells = rowmodel.Put(cells, req.Meta.Options, req.Now).Cells
+			m.Set(famMeta, qualMarker, 0, markerValue)
 		}
-		setCells(m, cells)
+		buf = setCells(m, cells, buf)
 	case w.Update != nil:
 		for _, ch := range w.Update.Changes {
 			switch ch.Kind {
 			case tablekit.ChangePut:
-				setCell(m, tablekit.Column{Name: ch.Column, Value: ch.Value, Version: ch.Version})
+				start := len(buf)
+				buf = appendValue(buf, ch.Value)
+				m.Set(famCells, ch.Column, bigtable.Timestamp(ch.Version*1000), buf[start:len(buf):len(buf)])
 			case tablekit.ChangeDeleteColumn:
 				m.DeleteCellsInColumn(famCells, ch.Column)
 			}
 		}
+		var rev []byte
+		rev, buf = b.appendRev(buf)
+		m.Set(famMeta, qualRev, 0, rev)
 	}
-	m.Set(famMeta, qualRev, 0, b.newRev())
-	return m
+	return m, buf
 }
+
+// mutationSize bounds the bytes blindMutation encodes into its buffer for w.
+func mutationSize(w *tablekit.WriteRequest) int {
+	switch {
+	case w.Put != nil:
+		return cellsSize(w.Put.Columns)
+	case w.Update != nil:
+		n := revLen
+		for i := range w.Update.Changes {
+			if ch := &w.Update.Changes[i]; ch.Kind == tablekit.ChangePut {
+				n += maxValueLen(ch.Value)
+			}
+		}
+		return n
+	}
+	return 0
+}
+
+// markerValue is the value of m:keyonly. Mutations keep a reference to
+// it; nothing writes to it.
+var markerValue = []byte("1")
 
 // writeOne applies one write and returns its result.
 func (b *Backend) writeOne(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
@@ -149,7 +215,8 @@ func (b *Backend) writeOne(ctx context.Context, w *tablekit.WriteRequest) (*tabl
 	tbl := b.table(meta.Name)
 	switch choosePath(w) {
 	case pathBlind:
-		if err := tbl.Apply(ctx, key, b.blindMutation(w)); err != nil {
+		m, _ := b.blindMutation(w, make([]byte, 0, mutationSize(w)))
+		if err := tbl.Apply(ctx, key, m); err != nil {
 			return nil, wrap(ctx, err, "writing key %v", w.Key())
 		}
 		return updateResult(w, nil), nil
@@ -194,7 +261,7 @@ func now(w *tablekit.WriteRequest) int64 {
 func (b *Backend) writeIfExists(ctx context.Context, tbl *bigtable.Table, key string, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
 	meta := w.Meta()
 	cond := condition(w)
-	m := b.blindMutation(w)
+	m, _ := b.blindMutation(w, make([]byte, 0, mutationSize(w)))
 	var cm *bigtable.Mutation
 	if cond.Row == tablekit.ExpectExist {
 		cm = bigtable.NewCondMutation(existsFilter(meta.Options, now(w)), m, nil)
@@ -214,8 +281,36 @@ func (b *Backend) writeIfExists(ctx context.Context, tbl *bigtable.Table, key st
 	return updateResult(w, nil), nil
 }
 
+// afterOptimisticRead, when set (by tests), runs after every read of the
+// optimistic path, before the write that relies on it: a test uses it to
+// land a concurrent write exactly there.
+var afterOptimisticRead atomic.Pointer[func()]
+
 // writeOptimistic is the optimistic path: read, compute with rowmodel,
-// CheckAndMutateRow on the revision, retry when another write got there first.
+// CheckAndMutateRow on what was read, retry when another write got there
+// first. What the check compares depends on the read:
+//
+//   - The row has an m:rev r: the predicate is "m:rev = r". Every mutation
+//     that changes a row either removes m:rev (it starts with DeleteRow) or
+//     sets a fresh, never-repeated one, so m:rev = r at the check means no
+//     write touched the row since the read, and the new row computed from
+//     the read is exact.
+//   - No m:rev and nothing visible (no visible cell, no marker): the
+//     mutation goes in the false branch of "m:rev, a visible cell or the
+//     marker exists", so it applies only if the row is still visibly empty
+//     at the check, which is all the computation assumed. (Cells the read
+//     could not see are expired, below the TTL bound of this Now; a put or
+//     delete starts with DeleteRow, and an update rewrites the columns it
+//     touches around them, see rewriteColumn.)
+//   - No m:rev but visible data: the row was last written by a PutRow,
+//     which leaves no revision, and another PutRow could replace it with
+//     different values without leaving a trace a predicate could test. So
+//     stamp it first: CheckAndMutateRow "the row has any cell" → set a
+//     fresh m:rev (which changes no data, and creates no row), then read
+//     again; from there on the first case applies. This costs two more
+//     calls once per PutRow that is followed by an optimistic write; in
+//     return every PutRow (the commonest write, alone and in batches) stores
+//     one cell fewer.
 func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key string, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
 	meta := w.Meta()
 	opts := meta.Options
@@ -231,31 +326,43 @@ func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key 
 		}
 		var cur stored
 		if r != nil {
-			if cur, err = decodeRow(r); err != nil {
+			if cur, _, err = decodeRow(nil, r); err != nil {
 				return nil, err
 			}
 		}
-		old := &rowmodel.Row{Cells: cur.cells, Marker: cur.marker}
-		next, res, err := rowmodel.Apply(old, w)
-		if err != nil {
-			return nil, err
+		if hook := afterOptimisticRead.Load(); hook != nil {
+			(*hook)()
 		}
-		m := b.rewrite(w, old, next)
 		var cm *bigtable.Mutation
-		var want bool
-		if cur.rev != nil {
-			pred := bigtable.ChainFilters(bigtable.FamilyFilter(famMeta), bigtable.ColumnFilter(qualRev),
-				bigtable.ValueRangeFilter(cur.rev, append(append([]byte(nil), cur.rev...), 0)))
-			cm, want = bigtable.NewCondMutation(pred, m, nil), true
+		var want bool // the predicate result that means the write applied
+		var res *tablekit.UpdateResult
+		stamping := cur.rev == nil && (len(cur.cells) > 0 || cur.marker)
+		if stamping {
+			// This attempt writes only the stamp; the next read sees it (or
+			// whatever replaced it).
+			stamp := bigtable.NewMutation()
+			rev, _ := b.appendRev(nil)
+			stamp.Set(famMeta, qualRev, 0, rev)
+			cm = bigtable.NewCondMutation(bigtable.PassAllFilter(), stamp, nil)
 		} else {
-			pred := bigtable.ChainFilters(bigtable.FamilyFilter(famMeta), bigtable.ColumnFilter(qualRev))
-			cm, want = bigtable.NewCondMutation(pred, nil, m), false
+			old := &rowmodel.Row{Cells: cur.cells, Marker: cur.marker}
+			next, r, err := rowmodel.Apply(old, w)
+			if err != nil {
+				return nil, err
+			}
+			res = r
+			m := b.rewrite(w, old, next)
+			if cur.rev != nil {
+				cm, want = bigtable.NewCondMutation(revFilter(cur.rev), m, nil), true
+			} else {
+				cm = bigtable.NewCondMutation(occupiedFilter(opts, t), nil, m)
+			}
 		}
 		var matched bool
 		if err := tbl.Apply(ctx, key, cm, bigtable.GetCondMutationResult(&matched)); err != nil {
 			return nil, wrap(ctx, err, "writing key %v", w.Key())
 		}
-		if matched == want {
+		if !stamping && matched == want {
 			return res, nil
 		}
 		if attempt >= 2 {
@@ -275,7 +382,8 @@ func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key 
 // rewrite is the mutation that turns the stored row into next. A put
 // replaces the whole row (DeleteRow, then its cells); a delete, or an
 // update that leaves nothing, deletes the row. An update rewrites only the
-// columns it touches, with rewriteColumn.
+// columns it touches, with rewriteColumn. Whatever leaves a row sets a
+// fresh m:rev.
 func (b *Backend) rewrite(w *tablekit.WriteRequest, old, next *rowmodel.Row) *bigtable.Mutation {
 	m := bigtable.NewMutation()
 	if next == nil {
@@ -288,7 +396,7 @@ func (b *Backend) rewrite(w *tablekit.WriteRequest, old, next *rowmodel.Row) *bi
 			setCell(m, c)
 		}
 		if next.Marker {
-			m.Set(famMeta, qualMarker, 0, []byte("1"))
+			m.Set(famMeta, qualMarker, 0, markerValue)
 		}
 	} else {
 		opts := w.Update.Meta.Options
@@ -300,7 +408,8 @@ func (b *Backend) rewrite(w *tablekit.WriteRequest, old, next *rowmodel.Row) *bi
 			}
 		}
 	}
-	m.Set(famMeta, qualRev, 0, b.newRev())
+	rev, _ := b.appendRev(nil)
+	m.Set(famMeta, qualRev, 0, rev)
 	return m
 }
 
@@ -399,27 +508,30 @@ func (b *Backend) DeleteRow(ctx context.Context, req *tablekit.DeleteRowRequest)
 // calls in parallel (at most Config.Concurrency at once). Writes to a row
 // that appears more than once are applied in request order: the batch runs
 // in waves, each holding at most one write per row.
+//
+// The per-row work is kept to what the mutations need: the row keys share
+// one string, the cell values of a wave one buffer, and a row is told apart
+// from the others without building a string for it.
 func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
 	if err := b.check(ctx); err != nil {
 		return nil, err
 	}
 	out := make([]tablekit.WriteResult, len(reqs))
-	keys := make([]string, len(reqs))
+	keys := batchRowKeys(reqs, out)
 	wave := make([]int, len(reqs))
-	seen := make(map[string]int, len(reqs))
+	type rowID struct{ table, key string }
+	seen := make(map[rowID]int, len(reqs))
 	waves := 1
 	for i, w := range reqs {
-		k, err := rowKey(w.Key())
-		if err != nil {
-			out[i].Err = err
+		if out[i].Err != nil {
 			wave[i] = -1
 			continue
 		}
-		keys[i] = k
-		id := w.Meta().Name + "\x00" + k
-		wave[i] = seen[id]
-		seen[id]++
-		waves = max(waves, wave[i]+1)
+		id := rowID{w.Meta().Name, keys[i]}
+		n := seen[id]
+		seen[id] = n + 1
+		wave[i] = n
+		waves = max(waves, n+1)
 	}
 	for wv := range waves {
 		if err := b.batchWave(ctx, reqs, keys, wave, wv, out); err != nil {
@@ -429,6 +541,36 @@ func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 	return out, nil
 }
 
+// batchRowKeys returns the row key of every write, all substrings of one
+// string; a key over Bigtable's limit gets its error in out instead (and
+// the key "").
+func batchRowKeys(reqs []*tablekit.WriteRequest, out []tablekit.WriteResult) []string {
+	ends := make([]int, len(reqs))
+	total := 0
+	for i, w := range reqs {
+		n, err := rowKeySize(w.Key())
+		if err != nil {
+			out[i].Err = err
+		}
+		total += n
+		ends[i] = total
+	}
+	buf := make([]byte, 0, total)
+	for i, w := range reqs {
+		if out[i].Err == nil {
+			buf = keycodec.Append(buf, w.Key())
+		}
+	}
+	all := string(buf)
+	keys := make([]string, len(reqs))
+	start := 0
+	for i, end := range ends {
+		keys[i] = all[start:end]
+		start = end
+	}
+	return keys
+}
+
 func (b *Backend) batchWave(ctx context.Context, reqs []*tablekit.WriteRequest, keys []string, wave []int, wv int, out []tablekit.WriteResult) error {
 	type bulk struct {
 		table string
@@ -436,8 +578,9 @@ func (b *Backend) batchWave(ctx context.Context, reqs []*tablekit.WriteRequest, 
 		keys  []string
 		muts  []*bigtable.Mutation
 	}
-	var bulks []*bulk
-	byTable := map[string]*bulk{}
+	// First pass: which writes go in bulk, and how many value bytes they
+	// encode, so one buffer holds them all.
+	nBulk, size := 0, 0
 	var single []int
 	for i, w := range reqs {
 		if wave[i] != wv {
@@ -447,16 +590,43 @@ func (b *Backend) batchWave(ctx context.Context, reqs []*tablekit.WriteRequest, 
 			single = append(single, i)
 			continue
 		}
-		name := w.Meta().Name
-		g := byTable[name]
-		if g == nil {
-			g = &bulk{table: name}
-			byTable[name] = g
-			bulks = append(bulks, g)
+		nBulk++
+		size += mutationSize(w)
+	}
+	buf := make([]byte, 0, size)
+	var bulks []*bulk
+	var byTable map[string]*bulk // only when the wave spans several tables
+	var last *bulk
+	for i, w := range reqs {
+		if wave[i] != wv || choosePath(w) != pathBlind {
+			continue
 		}
+		name := w.Meta().Name
+		g := last
+		switch {
+		case g != nil && g.table == name:
+		case len(bulks) == 0:
+			g = &bulk{table: name, idx: make([]int, 0, nBulk), keys: make([]string, 0, nBulk), muts: make([]*bigtable.Mutation, 0, nBulk)}
+			bulks = append(bulks, g)
+		default:
+			if byTable == nil {
+				byTable = make(map[string]*bulk)
+				for _, x := range bulks {
+					byTable[x.table] = x
+				}
+			}
+			if g = byTable[name]; g == nil {
+				g = &bulk{table: name}
+				byTable[name] = g
+				bulks = append(bulks, g)
+			}
+		}
+		last = g
+		var m *bigtable.Mutation
+		m, buf = b.blindMutation(w, buf)
 		g.idx = append(g.idx, i)
 		g.keys = append(g.keys, keys[i])
-		g.muts = append(g.muts, b.blindMutation(w))
+		g.muts = append(g.muts, m)
 	}
 	var wg sync.WaitGroup
 	for gi, g := range bulks {
