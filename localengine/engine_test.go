@@ -61,3 +61,46 @@ func TestSmoke(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// A client validates writes with its cached table options: it sees another
+// client's UpdateTable once its cache entry expires, and not before.
+func TestClientMetaCacheExpiry(t *testing.T) {
+	ctx := context.Background()
+	now := time.UnixMilli(1468944000000)
+	clock := tablekit.NewManualClock(now)
+	e := localengine.New()
+	admin := tablekit.NewClient(e, tablekit.WithClock(clock))
+	defer admin.Close()
+	meta := tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeInteger}}}
+	if err := admin.CreateTable(ctx, meta); err != nil {
+		t.Fatal(err)
+	}
+	slow := tablekit.NewClient(e, tablekit.WithClock(clock), tablekit.WithMetaCacheTTL(time.Hour))
+	quick := tablekit.NewClient(e, tablekit.WithClock(clock), tablekit.WithMetaCacheTTL(10*time.Millisecond))
+	key := tablekit.Key("k", tablekit.Integer(1))
+	old := []tablekit.Column{{Name: "v", Value: tablekit.Integer(1), Version: now.Add(-48 * time.Hour).UnixMilli()}}
+	for _, c := range []*tablekit.Client{slow, quick} { // cache the default options: a 1-day window
+		if err := c.Table("t").PutRow(ctx, key, old); !errors.Is(err, tablekit.ErrInvalidArgument) {
+			t.Fatalf("a version 2 days old under a 1-day window: %v", err)
+		}
+	}
+	if err := admin.UpdateTable(ctx, "t", tablekit.TableOptions{MaxVersionOffset: 3 * 86400}); err != nil {
+		t.Fatal(err)
+	}
+	if err := slow.Table("t").PutRow(ctx, key, old); !errors.Is(err, tablekit.ErrInvalidArgument) {
+		t.Fatalf("within its cache TTL a client must still use the options it cached: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := quick.Table("t").PutRow(ctx, key, old)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cache entry never expired: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	slow.Close()
+	quick.Close()
+}

@@ -143,17 +143,79 @@ func Read(r *Row, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64
 
 // AppendRead is Read appending the returned cells to dst; on false, dst
 // comes back unchanged. A range read shares one buffer across its rows.
+//
+// It is Exists, Visible and Select in one pass over the stored cells (the
+// same rules, in the same order: TTL, then the table's MaxVersions among the
+// unexpired versions of a column, then the read's time range and
+// MaxVersions), then the filter and the projection.
 func AppendRead(dst []tablekit.Column, r *Row, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
-	if !Exists(r, opts, now) {
+	if r == nil {
 		return dst, false
 	}
 	start := len(dst)
-	out := Select(dst, Visible(r, opts, now), spec)
-	if spec.Filter != nil && !tablekit.MatchFilter(spec.Filter, out[start:]) {
-		return out[:start], false
+	dst, _, exists := scan(dst, r, opts, spec, now, true)
+	if !exists {
+		return dst[:start], false
 	}
-	p := Project(out[start:], spec.Columns)
-	return out[:start+len(p)], true
+	if spec.Filter != nil && !tablekit.MatchFilter(spec.Filter, dst[start:]) {
+		clear(dst[start:])
+		return dst[:start], false
+	}
+	p := Project(dst[start:], spec.Columns)
+	clear(dst[start+len(p):])
+	return dst[:start+len(p)], true
+}
+
+// ReadLen returns len and ok of what Read returns, building no cells when
+// the read has no filter (a filter needs them): a range read sizes its page
+// with it before it copies the rows out.
+func ReadLen(r *Row, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) (int, bool) {
+	if r == nil {
+		return 0, false
+	}
+	if spec.Filter != nil {
+		var buf [8]tablekit.Column
+		cols, ok := AppendRead(buf[:0], r, opts, spec, now)
+		return len(cols), ok
+	}
+	_, n, exists := scan(nil, r, opts, spec, now, false)
+	return n, exists
+}
+
+// scan is the selection of AppendRead: with keep, it appends the selected
+// cells to dst; without, it counts those the projection keeps. exists is
+// Exists.
+func scan(dst []tablekit.Column, r *Row, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64, keep bool) (_ []tablekit.Column, n int, exists bool) {
+	exists = r.Marker
+	tr := spec.TimeRange
+	vis, sel := 0, 0 // per column: visible versions seen, versions selected
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		if i == 0 || c.Name != r.Cells[i-1].Name {
+			vis, sel = 0, 0
+		}
+		if !tablekit.Visible(opts.TTL, c.Version, now) {
+			continue
+		}
+		exists = true
+		if vis >= opts.MaxVersions {
+			continue
+		}
+		vis++
+		if tr != nil && !tr.Contains(c.Version) {
+			continue
+		}
+		if sel < spec.MaxVersions {
+			sel++
+			switch {
+			case keep:
+				dst = append(dst, *c)
+			case spec.Columns == nil || slices.Contains(spec.Columns, c.Name):
+				n++
+			}
+		}
+	}
+	return dst, n, exists
 }
 
 // Check evaluates a write condition on the stored row (SPEC §9): row
@@ -200,7 +262,19 @@ func Update(r *Row, changes []tablekit.Change, opts tablekit.TableOptions, now i
 	var out Row
 	if r != nil {
 		out.Marker = r.Marker
-		out.Cells = slices.Clone(r.Cells)
+		// Room for the cells the changes may add, so that they never make
+		// the copy grow (and allocate) again.
+		grow := 0
+		for _, ch := range changes {
+			if ch.Kind == tablekit.ChangePut || ch.Kind == tablekit.ChangeIncrement {
+				grow++
+			}
+		}
+		if n := len(r.Cells) + grow; n > 0 {
+			out.Cells = append(make([]tablekit.Column, 0, n), r.Cells...)
+		} else {
+			out.Cells = slices.Clone(r.Cells)
+		}
 	}
 	var incs []tablekit.Column
 	for _, ch := range changes {
@@ -307,34 +381,48 @@ func trim(cells []tablekit.Column, opts tablekit.TableOptions, now int64) []tabl
 // increments, and the condition or increment error; on error nothing must
 // be written.
 func Apply(r *Row, w *tablekit.WriteRequest) (*Row, *tablekit.UpdateResult, error) {
+	var nr Row
+	keep, res, err := ApplyTo(&nr, r, w)
+	if !keep {
+		return nil, res, err
+	}
+	return &nr, res, nil
+}
+
+// ApplyTo is Apply writing the new row into *dst (which an engine may have
+// allocated as part of its own record) instead of returning a new one: keep
+// is false, and *dst untouched, when the write deletes the row or leaves it
+// without cells or marker, or fails.
+func ApplyTo(dst *Row, r *Row, w *tablekit.WriteRequest) (keep bool, res *tablekit.UpdateResult, err error) {
 	switch {
 	case w.Put != nil:
 		req := w.Put
 		if err := Check(r, req.Meta.Options, req.Condition, req.Now); err != nil {
-			return nil, nil, err
+			return false, nil, err
 		}
-		nr := Put(req.Columns, req.Meta.Options, req.Now)
-		return &nr, nil, nil
+		*dst = Put(req.Columns, req.Meta.Options, req.Now)
+		return true, nil, nil
 	case w.Update != nil:
 		req := w.Update
 		if err := Check(r, req.Meta.Options, req.Condition, req.Now); err != nil {
-			return nil, nil, err
+			return false, nil, err
 		}
 		nr, incs, err := Update(r, req.Changes, req.Meta.Options, req.Now)
 		if err != nil {
-			return nil, nil, err
+			return false, nil, err
 		}
 		res := &tablekit.UpdateResult{Increments: incs}
 		if len(nr.Cells) == 0 && !nr.Marker {
-			return nil, res, nil
+			return false, res, nil
 		}
-		return &nr, res, nil
+		*dst = nr
+		return true, res, nil
 	case w.Delete != nil:
 		req := w.Delete
 		if err := Check(r, req.Meta.Options, req.Condition, req.Now); err != nil {
-			return nil, nil, err
+			return false, nil, err
 		}
-		return nil, nil, nil
+		return false, nil, nil
 	}
-	return nil, nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "empty write request")
+	return false, nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "empty write request")
 }

@@ -3,6 +3,8 @@ package rowmodel
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/tablekit/tablekit"
@@ -75,5 +77,66 @@ func TestMaxVersionsTrimAndVisibility(t *testing.T) {
 	}
 	if err := Check(&r, ttl, tablekit.Condition{Row: tablekit.ExpectExist}, 86403_000); !errors.Is(err, tablekit.ErrConditionFailed) {
 		t.Fatalf("expired row satisfied ExpectExist: %v", err)
+	}
+}
+
+// readByParts is the reference AppendRead is checked against: the rules as
+// the separate steps Exists, Visible, Select, the filter and Project.
+func readByParts(r *Row, o tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
+	if !Exists(r, o, now) {
+		return nil, false
+	}
+	sel := Select(nil, Visible(r, o, now), spec)
+	if spec.Filter != nil && !tablekit.MatchFilter(spec.Filter, sel) {
+		return nil, false
+	}
+	return Project(sel, spec.Columns), true
+}
+
+// AppendRead's single pass must give exactly what the separate steps give,
+// for every mix of TTL, MaxVersions, time range, filter and projection.
+func TestAppendReadMatchesTheSteps(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	names := []string{"a", "b", "c"}
+	for n := 0; n < 20000; n++ {
+		var r Row
+		r.Marker = rnd.IntN(4) == 0
+		for range rnd.IntN(8) {
+			r.Cells = append(r.Cells, tablekit.Column{Name: names[rnd.IntN(3)], Value: tablekit.Integer(int64(rnd.IntN(3))), Version: int64(rnd.IntN(10)) * 1000})
+		}
+		SortCells(r.Cells)
+		r.Cells = slices.CompactFunc(r.Cells, func(a, b tablekit.Column) bool { return a.Name == b.Name && a.Version == b.Version })
+		o := tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1 + rnd.IntN(3), MaxVersionOffset: 86400}
+		now := int64(9999)
+		if rnd.IntN(2) == 0 {
+			o.TTL = 86400
+			now = int64(86400+rnd.IntN(10)) * 1000
+		}
+		spec := &tablekit.ReadSpec{MaxVersions: 1 + rnd.IntN(3)}
+		if rnd.IntN(2) == 0 {
+			s := int64(rnd.IntN(10)) * 1000
+			spec.TimeRange = &tablekit.TimeRange{Start: s, End: s + int64(1+rnd.IntN(5))*1000}
+		}
+		switch rnd.IntN(3) {
+		case 1:
+			spec.Filter = tablekit.SingleColumnValue(names[rnd.IntN(3)], tablekit.Equal, tablekit.Integer(int64(rnd.IntN(3))))
+		case 2:
+			spec.Filter = tablekit.Not(tablekit.ColumnFilter{Column: names[rnd.IntN(3)], Op: tablekit.Greater, Value: tablekit.Integer(0), AllVersions: true, FilterIfMissing: true})
+		}
+		if rnd.IntN(3) == 0 {
+			spec.Columns = names[:rnd.IntN(3)]
+		}
+		want, wantOK := readByParts(&r, o, spec, now)
+		prefix := []tablekit.Column{{Name: "x"}}
+		got, ok := AppendRead(slices.Clone(prefix), &r, o, spec, now)
+		if ok != wantOK || !slices.Equal(got[:1], prefix) || !slices.Equal(got[1:], want) {
+			t.Fatalf("row %v, options %+v, spec %+v, now %d:\nAppendRead %v %v\nsteps      %v %v", r, o, spec, now, got, ok, want, wantOK)
+		}
+		if rc, rok := Read(&r, o, spec, now); rok != wantOK || !slices.Equal(rc, want) {
+			t.Fatalf("Read %v %v, steps %v %v", rc, rok, want, wantOK)
+		}
+		if n, nok := ReadLen(&r, o, spec, now); nok != wantOK || (wantOK && n != len(want)) {
+			t.Fatalf("row %v, options %+v, spec %+v, now %d: ReadLen %d %v, steps %v %v", r, o, spec, now, n, nok, want, wantOK)
+		}
 	}
 }

@@ -22,7 +22,7 @@ package keycodec
 import (
 	"errors"
 	"fmt"
-	"strconv"
+	"unsafe"
 
 	"github.com/tablekit/tablekit"
 )
@@ -44,6 +44,14 @@ func Append(dst []byte, k tablekit.PrimaryKey) []byte {
 
 // Encode returns the encoding of k.
 func Encode(k tablekit.PrimaryKey) []byte { return Append(make([]byte, 0, Size(k)), k) }
+
+// EncodeString returns the encoding of k as a string, in one allocation of
+// exactly its size (string(Encode(k)) takes two).
+func EncodeString(k tablekit.PrimaryKey) string {
+	b := Encode(k)
+	// b is new and never written again: the string may own it.
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
 
 // Size returns the length of k's encoding.
 func Size(k tablekit.PrimaryKey) int {
@@ -105,14 +113,15 @@ func indexZero(s string) int {
 	return -1
 }
 
+// appendPadded appends u (< 10^19) as 19 zero-padded decimal digits.
 func appendPadded(dst []byte, u uint64) []byte {
-	var buf [19]byte
-	for i := range buf {
-		buf[i] = '0'
+	n := len(dst)
+	dst = append(dst, "0000000000000000000"...)
+	for i := n + 18; u > 0; i-- {
+		dst[i] = byte('0' + u%10)
+		u /= 10
 	}
-	d := strconv.AppendUint(nil, u, 10)
-	copy(buf[19-len(d):], d)
-	return append(dst, buf[:]...)
+	return dst
 }
 
 // Decode decodes b as a key of schema.
@@ -203,6 +212,29 @@ func Bound(k tablekit.PrimaryKey) (b []byte, exact bool) {
 		}
 	}
 	return Encode(k), true
+}
+
+// AppendBound is [Bound] appending b to dst (so that a caller can keep it on
+// its stack): it returns dst extended by b, exact as Bound does, and top
+// true, with dst unchanged, where Bound returns nil (above every key).
+func AppendBound(dst []byte, k tablekit.PrimaryKey) (out []byte, exact, top bool) {
+	for i, p := range k {
+		if p.Value.IsInfMin() {
+			return Append(dst, k[:i]), false, false
+		}
+		if p.Value.IsInfMax() {
+			n := len(dst)
+			out = Append(dst, k[:i])
+			for j := len(out) - 1; j >= n; j-- { // PrefixSuccessor in place
+				if out[j] != 0xFF {
+					out[j]++
+					return out[:j+1], false, false
+				}
+			}
+			return dst, false, true
+		}
+	}
+	return Append(dst, k), true, false
 }
 
 // PrefixSuccessor returns the smallest byte string above every string with

@@ -89,6 +89,7 @@ func TestBounds(t *testing.T) {
 				if exact {
 					t.Fatal("bound with infinity reported exact")
 				}
+				checkAppendBound(t, bound, b, exact)
 				spec := tablekit.CompareKeys(other, bound) // never 0: other is finite
 				e := Encode(other)
 				var byteSays int
@@ -105,6 +106,46 @@ func TestBounds(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// checkAppendBound checks that AppendBound agrees with Bound's b and exact,
+// after a prefix it must leave alone.
+func checkAppendBound(t *testing.T, k tablekit.PrimaryKey, b []byte, exact bool) {
+	t.Helper()
+	prefix := []byte{0xff, 'p', 0xff}
+	out, ex, top := AppendBound(append([]byte(nil), prefix...), k)
+	if !bytes.Equal(out[:len(prefix)], prefix) || ex != exact || top != (b == nil) ||
+		(b != nil && !bytes.Equal(out[len(prefix):], b)) || (b == nil && len(out) != len(prefix)) {
+		t.Fatalf("AppendBound(%v) = %x exact %v top %v; Bound gives %x exact %v", k, out, ex, top, b, exact)
+	}
+}
+
+func TestAppendBoundExactAndTop(t *testing.T) {
+	k := key3("a\x00", -5, []byte{0xff})
+	b, exact := Bound(k)
+	checkAppendBound(t, k, b, exact)
+	top := tablekit.Key("s", tablekit.InfMax).Add("i", tablekit.Integer(1)).Add("b", tablekit.InfMin)
+	b, exact = Bound(top)
+	if b != nil {
+		t.Fatalf("Bound(%v) = %x, want nil", top, b)
+	}
+	checkAppendBound(t, top, b, exact)
+	if s := EncodeString(k); s != string(Encode(k)) {
+		t.Fatalf("EncodeString = %q", s)
+	}
+}
+
+// Encoding into a buffer with room allocates nothing: the engines encode
+// lookup keys on the stack.
+func TestAppendAllocs(t *testing.T) {
+	k := key3("user0001", math.MinInt64+7, []byte{0, 1})
+	var buf [64]byte
+	if n := testing.AllocsPerRun(100, func() { _ = Append(buf[:0], k) }); n != 0 {
+		t.Fatalf("Append allocates %v times", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _, _ = AppendBound(buf[:0], k) }); n != 0 {
+		t.Fatalf("AppendBound allocates %v times", n)
 	}
 }
 
