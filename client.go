@@ -378,44 +378,29 @@ func readSpec(m *TableMeta, opts []ReadOption) (ReadSpec, *Error) {
 // for the whole call (an empty or oversized batch, a failed backend call).
 func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) ([]BatchGetResult, error) {
 	const op = "BatchGetRow"
-	if len(gets) == 0 || len(gets) > MaxBatchGet {
-		return nil, annotate(fmtLimit("BatchGetRow", len(gets), MaxBatchGet), op, "")
-	}
-	if err := ctx.Err(); err != nil {
+	reqs, idx, errs, err := prepareBatch(ctx, op, MaxBatchGet, gets,
+		func(g BatchGet) string { return g.Table },
+		func(_ int, g BatchGet) (*GetRowRequest, error) { return c.getRequest(ctx, g.Table, g.Key, g.Options) })
+	if err != nil {
 		return nil, err
 	}
 	out := make([]BatchGetResult, len(gets))
-	reqs := make([]*GetRowRequest, 0, len(gets))
-	idx := make([]int, 0, len(gets))
-	for i, g := range gets {
-		req, err := c.getRequest(ctx, g.Table, g.Key, g.Options)
-		if err != nil {
-			if isContextErr(err) {
-				return nil, err
-			}
-			out[i].Err = annotate(err, op, g.Table)
-			continue
-		}
-		reqs = append(reqs, req)
-		idx = append(idx, i)
+	for i, e := range errs {
+		out[i].Err = e
 	}
 	if len(reqs) == 0 {
 		return out, nil
 	}
 	res, err := c.b.BatchGetRow(ctx, reqs)
-	if err != nil {
-		return nil, annotate(err, op, "")
-	}
-	if len(res) != len(reqs) {
-		return nil, annotate(Errorf(ErrUnavailable, "backend returned %d results for %d reads", len(res), len(reqs)), op, "")
+	if err := checkBatch(op, err, len(res), len(reqs)); err != nil {
+		return nil, err
 	}
 	for j, r := range res {
 		i := idx[j]
-		if r.Err != nil {
+		switch {
+		case r.Err != nil:
 			out[i].Err = c.backendErr(r.Err, op, gets[i].Table)
-			continue
-		}
-		if r.Row != nil {
+		case r.Row != nil:
 			out[i].Row, out[i].Found = *r.Row, true
 		}
 	}
@@ -427,59 +412,89 @@ func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) ([]BatchGetRe
 // atomic. It returns one result per write, in order.
 func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) ([]BatchWriteResult, error) {
 	const op = "BatchWriteRow"
-	if len(writes) == 0 || len(writes) > MaxBatchWrite {
-		return nil, annotate(fmtLimit("BatchWriteRow", len(writes), MaxBatchWrite), op, "")
-	}
-	if err := ctx.Err(); err != nil {
+	reqs, idx, errs, err := prepareBatch(ctx, op, MaxBatchWrite, writes,
+		func(w BatchWrite) string { return w.Table },
+		func(i int, w BatchWrite) (*WriteRequest, error) {
+			var wr WriteRequest
+			var err error
+			switch w.Kind {
+			case BatchPutKind:
+				wr.Put, err = c.putRequest(ctx, w.Table, w.Key, w.Columns, w.Condition)
+			case BatchUpdateKind:
+				wr.Update, err = c.updateRequest(ctx, w.Table, w.Key, w.Changes, w.Condition)
+			case BatchDeleteKind:
+				wr.Delete, err = c.deleteRequest(ctx, w.Table, w.Key, w.Condition)
+			default:
+				err = invalid("batch write %d has unknown kind %d", i, w.Kind)
+			}
+			return &wr, err
+		})
+	if err != nil {
 		return nil, err
 	}
 	out := make([]BatchWriteResult, len(writes))
-	reqs := make([]*WriteRequest, 0, len(writes))
-	idx := make([]int, 0, len(writes))
-	for i, w := range writes {
-		var wr WriteRequest
-		var err error
-		switch w.Kind {
-		case BatchPutKind:
-			wr.Put, err = c.putRequest(ctx, w.Table, w.Key, w.Columns, w.Condition)
-		case BatchUpdateKind:
-			wr.Update, err = c.updateRequest(ctx, w.Table, w.Key, w.Changes, w.Condition)
-		case BatchDeleteKind:
-			wr.Delete, err = c.deleteRequest(ctx, w.Table, w.Key, w.Condition)
-		default:
-			err = invalid("batch write %d has unknown kind %d", i, w.Kind)
-		}
-		if err != nil {
-			if isContextErr(err) {
-				return nil, err
-			}
-			out[i].Err = annotate(err, op, w.Table)
-			continue
-		}
-		reqs = append(reqs, &wr)
-		idx = append(idx, i)
+	for i, e := range errs {
+		out[i].Err = e
 	}
 	if len(reqs) == 0 {
 		return out, nil
 	}
 	res, err := c.b.BatchWriteRow(ctx, reqs)
-	if err != nil {
-		return nil, annotate(err, op, "")
-	}
-	if len(res) != len(reqs) {
-		return nil, annotate(Errorf(ErrUnavailable, "backend returned %d results for %d writes", len(res), len(reqs)), op, "")
+	if err := checkBatch(op, err, len(res), len(reqs)); err != nil {
+		return nil, err
 	}
 	for j, r := range res {
 		i := idx[j]
-		if r.Err != nil {
+		switch {
+		case r.Err != nil:
 			out[i].Err = c.backendErr(r.Err, op, writes[i].Table)
-			continue
-		}
-		if r.Update != nil {
+		case r.Update != nil:
 			out[i].Increments = r.Update.Increments
 		}
 	}
 	return out, nil
+}
+
+// prepareBatch is the shared front of the batch calls: it checks the
+// batch's size and builds each entry's request. An entry that fails
+// validation gets its own error in errs (a context error fails the whole
+// call); the others' requests come back in reqs, idx[j] being the entry
+// of reqs[j].
+func prepareBatch[In any, Req any](ctx context.Context, op string, limit int, in []In,
+	table func(In) string, build func(int, In) (Req, error)) (reqs []Req, idx []int, errs []error, err error) {
+	if len(in) == 0 || len(in) > limit {
+		return nil, nil, nil, annotate(fmtLimit(op, len(in), limit), op, "")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, err
+	}
+	reqs = make([]Req, 0, len(in))
+	idx = make([]int, 0, len(in))
+	errs = make([]error, len(in))
+	for i, e := range in {
+		req, err := build(i, e)
+		if err != nil {
+			if isContextErr(err) {
+				return nil, nil, nil, err
+			}
+			errs[i] = annotate(err, op, table(e))
+			continue
+		}
+		reqs = append(reqs, req)
+		idx = append(idx, i)
+	}
+	return reqs, idx, errs, nil
+}
+
+// checkBatch checks a backend's batch answer: no call error, one result per request.
+func checkBatch(op string, err error, got, want int) error {
+	if err != nil {
+		return annotate(err, op, "")
+	}
+	if got != want {
+		return annotate(Errorf(ErrUnavailable, "backend returned %d results for %d requests", got, want), op, "")
+	}
+	return nil
 }
 
 func isContextErr(err error) bool {
