@@ -256,7 +256,11 @@ func (b *Backend) ensureMeta(ctx context.Context) error {
 
 // CreateTable implements tablekit.Backend. The metadata row is written
 // first, atomically only if absent, so it decides between concurrent
-// creators; then the Bigtable table is created with its two families.
+// creators; then the Bigtable table is created with its two families. An
+// existing Bigtable table of that id without a metadata row — another
+// program's, or (rarely) the remains of a DeleteTable that raced this
+// CreateTable — is never taken over or deleted: CreateTable fails with
+// ErrAlreadyExists naming it, the metadata row undone.
 func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) error {
 	if err := b.needAdmin(ctx); err != nil {
 		return err
@@ -275,13 +279,14 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 		return tablekit.Errorf(tablekit.ErrAlreadyExists, "table %q already exists", meta.Name)
 	}
 	id := TableID(meta.Name)
-	err := b.admin.CreateTableFromConf(ctx, &bigtable.TableConf{
+	conf := &bigtable.TableConf{
 		TableID: id,
 		ColumnFamilies: map[string]bigtable.Family{
 			famCells: {GCPolicy: b.gcPolicy(meta.Options)},
 			famMeta:  {GCPolicy: b.metaPolicy()},
 		},
-	})
+	}
+	err := b.admin.CreateTableFromConf(ctx, conf)
 	if err == nil {
 		return nil
 	}
@@ -294,7 +299,7 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 	cancel()
 	if isCode(err, codes.AlreadyExists) {
 		return tablekit.WrapError(tablekit.ErrAlreadyExists, err,
-			"Bigtable table %q exists but has no tablekit metadata (left by an interrupted DeleteTable, or not created by tablekit); delete it with cbt deletetable %s", id, id)
+			"Bigtable table %q exists without tablekit metadata; tablekit never takes over or deletes such a table: if it is yours to drop, delete it with cbt deletetable %s", id, id)
 	}
 	return wrap(ctx, err, "creating Bigtable table %q", id)
 }
@@ -383,24 +388,18 @@ func (b *Backend) UpdateTable(ctx context.Context, name string, opts tablekit.Ta
 	return nil
 }
 
-// DeleteTable implements tablekit.Backend: the metadata row goes first (the
-// table disappears from ListTables at once), then the Bigtable table.
+// DeleteTable implements tablekit.Backend. The Bigtable table goes first
+// (a missing one is fine: an earlier DeleteTable, or a CreateTable, may
+// have stopped half way), then the metadata row, so an interrupted
+// DeleteTable leaves the table listed and a retry finishes it. The
+// metadata row is deleted only if still there, so of concurrent deleters
+// one succeeds and the others get ErrTableNotFound.
 func (b *Backend) DeleteTable(ctx context.Context, name string) error {
 	if err := b.needAdmin(ctx); err != nil {
 		return err
 	}
-	del := bigtable.NewMutation()
-	del.DeleteRow()
-	var exists bool
-	err := b.meta.Apply(ctx, name, bigtable.NewCondMutation(bigtable.ColumnFilter(qualSchema), del, nil), bigtable.GetCondMutationResult(&exists))
-	if err != nil {
-		if isCode(err, codes.NotFound) && ctx.Err() == nil {
-			return tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist", name)
-		}
-		return wrap(ctx, err, "deleting the metadata of table %q", name)
-	}
-	if !exists {
-		return tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", name)
+	if _, err := b.readMeta(ctx, name); err != nil {
+		return err
 	}
 	if err := b.admin.DeleteTable(ctx, TableID(name)); err != nil && !isCode(err, codes.NotFound) {
 		return wrap(ctx, err, "deleting Bigtable table %q", TableID(name))
@@ -408,5 +407,15 @@ func (b *Backend) DeleteTable(ctx context.Context, name string) error {
 	b.tablesMu.Lock()
 	delete(b.tables, name)
 	b.tablesMu.Unlock()
+	del := bigtable.NewMutation()
+	del.DeleteRow()
+	var exists bool
+	err := b.meta.Apply(ctx, name, bigtable.NewCondMutation(bigtable.ColumnFilter(qualSchema), del, nil), bigtable.GetCondMutationResult(&exists))
+	if err != nil {
+		return wrap(ctx, err, "deleting the metadata of table %q", name)
+	}
+	if !exists {
+		return tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", name)
+	}
 	return nil
 }

@@ -57,7 +57,9 @@
 //
 // A row that PutRow wrote has no m:rev (and no family m unless it is
 // key-only): it stores exactly the cells a raw Bigtable client would.
-// UpdateRow and the optimistic writes set a fresh m:rev each time.
+// UpdateRow and the optimistic writes set a fresh m:rev each time they
+// leave a row; no write leaves a row holding m:rev but no c cell and no
+// m:keyonly (an update that deletes a row's last data deletes the row).
 //
 // The metadata table (id "tablekit.meta", see [Config.MetaTable]) has one
 // row per table, keyed by the portable name, family "t":
@@ -101,9 +103,19 @@
 //     Put and DeleteColumn changes) are one MutateRow. PutRow is DeleteRow +
 //     the cells (minus versions MaxVersions already hides); an UpdateRow also
 //     sets a fresh m:rev.
+//   - A blind UpdateRow whose every column ends deleted (no Put survives,
+//     so it may leave no c cell) is one CheckAndMutateRow instead: the
+//     predicate passes iff the row has a c cell in a column the update does
+//     not touch, or m:keyonly (column ranges between the deleted names);
+//     true applies the update, false deletes the row. Either way the result
+//     is the update's, minus an m:rev that would be the row's only cell,
+//     decided atomically on the row. (With more than 64 columns it is
+//     optimistic.) In a batch it runs as a single-row call.
 //   - The same writes under a row-existence condition without a column
 //     filter are one CheckAndMutateRow whose predicate passes iff the row
-//     exists at Now (a TTL-visible c cell or m:keyonly).
+//     exists at Now (a TTL-visible c cell or m:keyonly); an UpdateRow whose
+//     every column ends deleted is optimistic instead, since that
+//     predicate already takes the one condition slot.
 //   - Everything else (a column condition, Increment, DeleteVersion) is
 //     optimistic: read the row's visible cells and m:rev, compute the new
 //     row with package rowmodel, then CheckAndMutateRow on a predicate that
@@ -111,13 +123,17 @@
 //     backoff when another write got in between. Increments are written at
 //     the request's Now, which ReadModifyWriteRow (server time, 8-byte
 //     big-endian values) cannot do. The columns an update touches are
-//     rewritten whole (DeleteCellsInColumn then their new cells), so a
-//     version MaxVersions hid can never come back into view when a newer
-//     one is deleted.
+//     rewritten exactly (rewriteColumn): first the new or changed cells are
+//     set, then the visible cells that go are deleted one by one, then
+//     every timestamp below the oldest visible cell except the kept cells'
+//     own, so a version MaxVersions hid can never come back into view when
+//     a newer one is deleted, and a column that keeps cells is never empty
+//     in between. An update that leaves no visible cell and no marker
+//     deletes the row.
 //
 // The revision rule: a mutation that starts with DeleteRow (PutRow,
-// DeleteRow) removes m:rev; every other mutation that changes a row sets a
-// fresh one, unique to the write (a per-Backend random prefix and a
+// DeleteRow, an update that empties the row) removes m:rev; every other
+// mutation that changes a row sets a fresh one, unique to the write (a per-Backend random prefix and a
 // counter) and never written again. So "m:rev still holds the value read"
 // means no write touched the row since the read, and the optimistic
 // predicate is exact. A row read with no m:rev is either visibly empty,
@@ -125,8 +141,9 @@
 // m:keyonly exists" (still empty at the check is all the computation
 // assumed), or it was last written by a PutRow, which a later PutRow with
 // other values would replace without a trace a predicate could test; then
-// the write first stamps the row (CheckAndMutateRow "any cell" → set a fresh
-// m:rev, which changes no data and never creates a row) and reads again.
+// the write first stamps the row (CheckAndMutateRow "any c cell or
+// m:keyonly" → set a fresh m:rev, which changes no data and never creates
+// a row or lands on one without data) and reads again.
 // No update is lost, and each single-row operation is linearizable (a
 // failed condition is decided on one consistent read); the conformance
 // suite's linearizability check and TestOptimisticSeesInterleavedWrites,
@@ -214,9 +231,25 @@
 // margin (default one day) keeps a cell until well after it became
 // invisible even if the clocks that stamp versions run behind the server's.
 // Family m gets MaxVersions(1) and never an age rule (its cells are stamped
-// 0). A program whose versions do not follow the wall clock (tests on a
-// ManualClock) uses [GCVersionsOnly] or [GCOff]; the conformance harness
-// uses GCOff, because bttest's GC loop would delete a 2016 test clock's
-// cells by wall-clock age. A separate test proves the GCFull policies are
-// set and that reads hide the same cells before and after GC runs.
+// 0). So a row whose c cells all expire and are collected by MaxAge keeps
+// its m:rev, if an update left one, until the next write of the row: GC is
+// not a write, and nothing runs then to delete the row. A program whose
+// versions do not follow the wall clock (tests on a ManualClock) uses
+// [GCVersionsOnly] or [GCOff]; the conformance harness uses GCOff, because
+// its clocks are not the wall clock (the suite's own starts in 2031; some
+// tests, such as SPEC's TTL example in 2016, run in the past) and bttest's
+// GC loop would collect the past ones' cells by wall-clock age. A separate
+// test proves the GCFull policies are set and that reads hide the same
+// cells before and after GC runs.
+//
+// # Tables
+//
+// CreateTable writes the metadata row (only if absent, which decides
+// between concurrent creators), then creates the Bigtable table; if that
+// fails it removes the row again. A Bigtable table of the id that has no
+// metadata row is never taken over or deleted: CreateTable refuses it with
+// ErrAlreadyExists naming it, for an operator to drop with cbt if it is
+// theirs to drop. DeleteTable deletes the Bigtable table first (a
+// missing one is fine) and the metadata row last, so when it stops half
+// way the table is still listed and DeleteTable again finishes it.
 package gcpbigtable

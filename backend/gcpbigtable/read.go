@@ -143,6 +143,30 @@ func occupiedFilter(opts tablekit.TableOptions, now int64) bigtable.Filter {
 	return bigtable.InterleaveFilters(cells, bigtable.FamilyFilter(famMeta)) // m holds only the marker and m:rev
 }
 
+// dataFilter passes a cell iff the row holds data: any c cell (visible
+// or not) or m:keyonly. A row without either is bookkeeping alone, which
+// no write leaves behind: the predicate of the optimistic path's stamp, so
+// a stamp never lands on such a row.
+func dataFilter() bigtable.Filter {
+	return bigtable.InterleaveFilters(bigtable.FamilyFilter(famCells), markerFilter())
+}
+
+// keptFilter passes a cell iff the row holds a c cell in a column other
+// than cols (sorted, no repeats, names never empty), or m:keyonly: the
+// row keeps data after an update that deletes exactly cols. The columns
+// outside cols are the len(cols)+1 ranges between them (name+"\x00" is
+// the least name after name).
+func keptFilter(cols []string) bigtable.Filter {
+	fs := make([]bigtable.Filter, 0, len(cols)+2)
+	start := ""
+	for _, c := range cols {
+		fs = append(fs, bigtable.ColumnRangeFilter(famCells, start, c))
+		start = c + "\x00"
+	}
+	fs = append(fs, bigtable.ColumnRangeFilter(famCells, start, ""), markerFilter())
+	return bigtable.InterleaveFilters(fs...)
+}
+
 // latestN holds RowFilter(LatestNFilter(n)) for small n: the whole filter
 // of the commonest reads (no TTL, no projection or time range), built once
 // instead of per call.

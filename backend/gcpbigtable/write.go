@@ -3,6 +3,7 @@ package gcpbigtable
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,9 @@ import (
 //   - blind: no condition, and a change set whose effect does not depend on
 //     the row (PutRow, DeleteRow, UpdateRow with only Put and DeleteColumn).
 //     One MutateRow.
+//   - guarded: a blind UpdateRow whose every column ends deleted. One
+//     CheckAndMutateRow that deletes the row instead when it would keep no
+//     c cell and no marker (writeGuarded).
 //   - existence: the same writes under a row-existence condition without a
 //     column filter. One CheckAndMutateRow whose predicate is "the row
 //     exists" (existsFilter).
@@ -40,9 +44,40 @@ type path int
 
 const (
 	pathBlind path = iota
+	pathGuarded
 	pathExistence
 	pathOptimistic
 )
+
+// maxGuardedColumns bounds the columns a guarded write's predicate lists
+// (one column range per gap between them); an update that deletes more
+// columns takes the optimistic path.
+const maxGuardedColumns = 64
+
+// deletedOnly returns, sorted and without repeats, the columns of an
+// update whose every touched column ends deleted (no column's last change
+// is a Put), so the update may leave the row with no c cell; ok is false
+// when some Put survives. Only Put and DeleteColumn are considered (the
+// other kinds take the optimistic path).
+func deletedOnly(changes []tablekit.Change) (cols []string, ok bool) {
+	if n := len(changes); n == 0 || changes[n-1].Kind == tablekit.ChangePut {
+		return nil, false // the commonest update, decided without allocating
+	}
+	last := make(map[string]tablekit.ChangeKind, len(changes))
+	for i := len(changes) - 1; i >= 0; i-- {
+		ch := &changes[i]
+		if _, seen := last[ch.Column]; seen {
+			continue
+		}
+		if ch.Kind == tablekit.ChangePut {
+			return nil, false
+		}
+		last[ch.Column] = ch.Kind
+		cols = append(cols, ch.Column)
+	}
+	slices.Sort(cols)
+	return cols, true
+}
 
 func choosePath(w *tablekit.WriteRequest) path {
 	var cond tablekit.Condition
@@ -55,6 +90,16 @@ func choosePath(w *tablekit.WriteRequest) path {
 		cond = w.Update.Condition
 		for _, ch := range w.Update.Changes {
 			if ch.Kind == tablekit.ChangeIncrement || ch.Kind == tablekit.ChangeDeleteVersion {
+				return pathOptimistic
+			}
+		}
+		if cond.Column == nil {
+			if cols, ok := deletedOnly(w.Update.Changes); ok {
+				// It may leave no c cell: never the plain paths, which
+				// would leave a row of m:rev alone.
+				if cond.Row == tablekit.Ignore && len(cols) <= maxGuardedColumns {
+					return pathGuarded
+				}
 				return pathOptimistic
 			}
 		}
@@ -220,10 +265,38 @@ func (b *Backend) writeOne(ctx context.Context, w *tablekit.WriteRequest) (*tabl
 			return nil, wrap(ctx, err, "writing key %v", w.Key())
 		}
 		return updateResult(w, nil), nil
+	case pathGuarded:
+		return b.writeGuarded(ctx, tbl, key, w)
 	case pathExistence:
 		return b.writeIfExists(ctx, tbl, key, w)
 	}
 	return b.writeOptimistic(ctx, tbl, key, w)
+}
+
+// writeGuarded is the guarded path: a blind UpdateRow whose every column
+// ends deleted (deletedOnly), which on its own would leave a row holding
+// nothing but m:rev when the row had no other data. One CheckAndMutateRow
+// whose predicate, keptFilter, passes iff the row holds a c cell in a
+// column the update does not touch, or m:keyonly: exactly when the row
+// keeps a c cell or the marker after the update. True: the update's own
+// mutation. False: DeleteRow, which leaves what the update would have left
+// (no c cell: the update deletes every one there is; no marker) minus
+// m:rev, that is, no row at all. Both branches are decided and applied
+// atomically on the row, so no interleaving of other writes (and no crash
+// between two calls) can leave a row of bookkeeping alone; and since a row
+// with no c cell and no marker does not exist (SPEC §7), the false branch
+// changes nothing a read, condition or filter can see. Removing m:rev also
+// keeps the revision rule: an optimistic write that read the old revision
+// fails its check and retries, as after any DeleteRow.
+func (b *Backend) writeGuarded(ctx context.Context, tbl *bigtable.Table, key string, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	cols, _ := deletedOnly(w.Update.Changes)
+	m, _ := b.blindMutation(w, make([]byte, 0, mutationSize(w)))
+	gone := bigtable.NewMutation()
+	gone.DeleteRow()
+	if err := tbl.Apply(ctx, key, bigtable.NewCondMutation(keptFilter(cols), m, gone)); err != nil {
+		return nil, wrap(ctx, err, "writing key %v", w.Key())
+	}
+	return updateResult(w, nil), nil
 }
 
 func updateResult(w *tablekit.WriteRequest, incs []tablekit.Column) *tablekit.UpdateResult {
@@ -343,7 +416,7 @@ func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key 
 			stamp := bigtable.NewMutation()
 			rev, _ := b.appendRev(nil)
 			stamp.Set(famMeta, qualRev, 0, rev)
-			cm = bigtable.NewCondMutation(bigtable.PassAllFilter(), stamp, nil)
+			cm = bigtable.NewCondMutation(dataFilter(), stamp, nil)
 		} else {
 			old := &rowmodel.Row{Cells: cur.cells, Marker: cur.marker}
 			next, r, err := rowmodel.Apply(old, w)
