@@ -115,15 +115,7 @@ func hasIncrement(changes []tablekit.Change) bool {
 // an increment would add twice, a condition could fail on the write's own
 // first effect. Puts and deletes at resolved versions are idempotent.
 func noReplay(w *tablekit.WriteRequest) bool {
-	switch {
-	case w.Put != nil:
-		return !w.Put.Condition.IsZero()
-	case w.Update != nil:
-		return !w.Update.Condition.IsZero() || hasIncrement(w.Update.Changes)
-	case w.Delete != nil:
-		return !w.Delete.Condition.IsZero()
-	}
-	return false
+	return !w.Condition().IsZero() || (w.Update != nil && hasIncrement(w.Update.Changes))
 }
 
 // PutRow implements tablekit.Backend.

@@ -306,40 +306,16 @@ func updateResult(w *tablekit.WriteRequest, incs []tablekit.Column) *tablekit.Up
 	return &tablekit.UpdateResult{Increments: incs}
 }
 
-func condition(w *tablekit.WriteRequest) tablekit.Condition {
-	switch {
-	case w.Put != nil:
-		return w.Put.Condition
-	case w.Update != nil:
-		return w.Update.Condition
-	case w.Delete != nil:
-		return w.Delete.Condition
-	}
-	return tablekit.Condition{}
-}
-
-func now(w *tablekit.WriteRequest) int64 {
-	switch {
-	case w.Put != nil:
-		return w.Put.Now
-	case w.Update != nil:
-		return w.Update.Now
-	case w.Delete != nil:
-		return w.Delete.Now
-	}
-	return 0
-}
-
 // writeIfExists is the existence path: one CheckAndMutateRow.
 func (b *Backend) writeIfExists(ctx context.Context, tbl *bigtable.Table, key string, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
 	meta := w.Meta()
-	cond := condition(w)
+	cond := w.Condition()
 	m, _ := b.blindMutation(w, make([]byte, 0, mutationSize(w)))
 	var cm *bigtable.Mutation
 	if cond.Row == tablekit.ExpectExist {
-		cm = bigtable.NewCondMutation(existsFilter(meta.Options, now(w)), m, nil)
+		cm = bigtable.NewCondMutation(existsFilter(meta.Options, w.Now()), m, nil)
 	} else {
-		cm = bigtable.NewCondMutation(existsFilter(meta.Options, now(w)), nil, m)
+		cm = bigtable.NewCondMutation(existsFilter(meta.Options, w.Now()), nil, m)
 	}
 	var matched bool
 	if err := tbl.Apply(ctx, key, cm, bigtable.GetCondMutationResult(&matched)); err != nil {
@@ -387,7 +363,7 @@ var afterOptimisticRead atomic.Pointer[func()]
 func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key string, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
 	meta := w.Meta()
 	opts := meta.Options
-	t := now(w)
+	t := w.Now()
 	read := bigtable.RowFilter(visibleFilter(opts, t))
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
