@@ -40,3 +40,23 @@ type HarnessFunc func(ctx context.Context, t testing.TB, clock tablekit.Clock) (
 func (f HarnessFunc) NewBackend(ctx context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
 	return f(ctx, t, clock)
 }
+
+// NarrowLimits is implemented by a Harness whose backend refuses some rows
+// that SPEC allows because its native limits are narrower (DynamoDB's
+// 400 KB items and 1024-byte sort keys, say). Such refusals must still be
+// ErrInvalidArgument naming the table, with nothing written. A Harness that
+// does not implement it must store every row SPEC allows.
+type NarrowLimits interface {
+	// NarrowLimits describes the backend's narrower limits.
+	NarrowLimits() string
+}
+
+// WithNarrowLimits returns h declaring the narrower limits described by why.
+func WithNarrowLimits(h Harness, why string) Harness { return narrowHarness{h, why} }
+
+type narrowHarness struct {
+	Harness
+	why string
+}
+
+func (n narrowHarness) NarrowLimits() string { return n.why }
