@@ -130,9 +130,19 @@ func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 // would retry (busy, throttled: not applied) are sent again, alone, within
 // the same attempt budget as the whole call.
 func (b *Backend) batchWrite(ctx context.Context, reqs []*tablekit.WriteRequest, changes []tablestore.RowChange, idx []int, out []tablekit.WriteResult) error {
+	return b.retryRows(ctx, idx, func(bud *budget, idx []int) ([]int, error) {
+		return b.batchWriteOnce(ctx, bud, reqs, changes, idx, out)
+	})
+}
+
+// retryRows runs once over the rows idx, then again over the rows it
+// returns as worth retrying, pausing as the retry policy says, until none
+// are left, the attempt budget is spent (those rows keep their errors) or
+// ctx ends.
+func (b *Backend) retryRows(ctx context.Context, idx []int, once func(bud *budget, idx []int) ([]int, error)) error {
 	var bud budget
 	for {
-		again, err := b.batchWriteOnce(ctx, &bud, reqs, changes, idx, out)
+		again, err := once(&bud, idx)
 		if err != nil || len(again) == 0 || b.retry == nil {
 			return err
 		}

@@ -297,21 +297,9 @@ func (b *Backend) batchGet(ctx context.Context, reqs []*tablekit.GetRowRequest, 
 // with a code the SDK would retry are read again, alone, within the same
 // attempt budget as the whole call.
 func (b *Backend) batchGetCall(ctx context.Context, reqs []*tablekit.GetRowRequest, plans []readPlan, keys []*tablestore.PrimaryKey, idx []int, res []getResult) error {
-	var bud budget
-	for {
-		again, err := b.batchGetOnce(ctx, &bud, reqs, plans, keys, idx, res)
-		if err != nil || len(again) == 0 || b.retry == nil {
-			return err
-		}
-		d, ok := b.retry.pause(&bud)
-		if !ok {
-			return nil // the rows keep their errors
-		}
-		if !sleep(ctx, d) {
-			return ctx.Err()
-		}
-		idx = again
-	}
+	return b.retryRows(ctx, idx, func(bud *budget, idx []int) ([]int, error) {
+		return b.batchGetOnce(ctx, bud, reqs, plans, keys, idx, res)
+	})
 }
 
 // batchGetOnce sends one BatchGetRow for rows idx, fills their results and
