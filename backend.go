@@ -100,7 +100,7 @@ type GetRangeRequest struct {
 	Start    PrimaryKey
 	End      PrimaryKey
 	Backward bool
-	Limit    int // 1..MaxPageRows
+	Limit    int // 1..MaxPageRows+1 (one more than a page when resuming after a key)
 	Read     ReadSpec
 	Now      int64
 }

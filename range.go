@@ -106,11 +106,13 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 	if rc.done {
 		return nil, nil
 	}
-	limit := want
+	// When resuming after a key, one more row is asked for: the resume key
+	// itself, dropped below. It may take the limit to MaxPageRows+1.
+	limit := min(want, MaxPageRows)
 	if rc.skip != nil {
 		limit++
 	}
-	rc.req.Limit = min(limit, MaxPageRows)
+	rc.req.Limit = limit
 	rc.req.Now = rc.c.now()
 	page, err := rc.c.b.GetRange(ctx, &rc.req)
 	if err != nil {
