@@ -223,4 +223,8 @@ const (
 	MaxBatchWrite      = 200
 	MaxPageRows        = 5000
 	MaxPageSize        = 4 << 20
+	// MaxScanRows is how many stored rows a backend's GetRange page should
+	// examine at most: a range whose rows mostly fail a filter then still
+	// answers promptly, with Next set.
+	MaxScanRows = 10000
 )

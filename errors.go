@@ -114,3 +114,25 @@ func annotate(err error, op, table string) error {
 	}
 	return &Error{Op: op, Table: table, Err: err}
 }
+
+// WrapNative is what an adapter does with an error of its native client:
+// nil stays nil; when ctx has ended, or err is a context error, the context
+// error is returned as it is; an *Error passes through; anything else
+// becomes an *Error whose Code is classify(err) and whose Err is err, so
+// errors.As still reaches the native type.
+func WrapNative(ctx context.Context, err error, classify func(error) error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	var te *Error
+	if errors.As(err, &te) {
+		return err
+	}
+	if isContextErr(err) {
+		return err
+	}
+	return WrapError(classify(err), err, format, args...)
+}

@@ -62,9 +62,8 @@ import (
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
-// maxScan bounds how many stored rows one GetRange page examines, so a range
-// whose rows mostly fail a filter does not hold a table's lock for long.
-const maxScan = 10000
+// maxScan bounds how many stored rows one GetRange page examines.
+const maxScan = tablekit.MaxScanRows
 
 // Engine is an in-memory tablekit.Backend.
 type Engine struct {

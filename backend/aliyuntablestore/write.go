@@ -8,14 +8,23 @@ import (
 	"github.com/tablekit/tablekit"
 )
 
+// keyAndCondition converts what every row change starts with.
+func keyAndCondition(key tablekit.PrimaryKey, c tablekit.Condition) (*tablestore.PrimaryKey, *tablestore.RowCondition, error) {
+	pk, err := nativeKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	cond, err := nativeCondition(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pk, cond, nil
+}
+
 // putChange builds the SDK change of a PutRow: every cell with its
 // (resolved) version.
 func putChange(req *tablekit.PutRowRequest) (*tablestore.PutRowChange, error) {
-	pk, err := nativeKey(req.Key)
-	if err != nil {
-		return nil, err
-	}
-	cond, err := nativeCondition(req.Condition)
+	pk, cond, err := keyAndCondition(req.Key, req.Condition)
 	if err != nil {
 		return nil, err
 	}
@@ -39,11 +48,7 @@ func putChange(req *tablekit.PutRowRequest) (*tablestore.PutRowChange, error) {
 // the row after the change (RT_AFTER_MODIFY) restricted to the incremented
 // columns, which is how Tablestore returns their new values.
 func updateChange(req *tablekit.UpdateRowRequest) (*tablestore.UpdateRowChange, error) {
-	pk, err := nativeKey(req.Key)
-	if err != nil {
-		return nil, err
-	}
-	cond, err := nativeCondition(req.Condition)
+	pk, cond, err := keyAndCondition(req.Key, req.Condition)
 	if err != nil {
 		return nil, err
 	}
@@ -90,11 +95,7 @@ func contains(s []string, x string) bool {
 }
 
 func deleteChange(req *tablekit.DeleteRowRequest) (*tablestore.DeleteRowChange, error) {
-	pk, err := nativeKey(req.Key)
-	if err != nil {
-		return nil, err
-	}
-	cond, err := nativeCondition(req.Condition)
+	pk, cond, err := keyAndCondition(req.Key, req.Condition)
 	if err != nil {
 		return nil, err
 	}

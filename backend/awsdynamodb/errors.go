@@ -16,23 +16,7 @@ import (
 // code and the SDK's error in Err (so errors.As reaches the typed
 // DynamoDB exception). what names the call, e.g. `PutItem on table "t"`.
 func mapErr(ctx context.Context, err error, what string) error {
-	if err == nil {
-		return nil
-	}
-	if cerr := ctx.Err(); cerr != nil {
-		return cerr
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		var te *tablekit.Error
-		if !errors.As(err, &te) {
-			return err
-		}
-	}
-	var te *tablekit.Error
-	if errors.As(err, &te) {
-		return err
-	}
-	return tablekit.WrapError(classify(err), err, "DynamoDB %s", what)
+	return tablekit.WrapNative(ctx, err, classify, "DynamoDB %s", what)
 }
 
 // classify returns the portable code of an SDK error.

@@ -225,9 +225,8 @@ func (b *Backend) parallel(ctx context.Context, n int, f func(ctx context.Contex
 // merge rarely waits. A GetRange call reads at most about Limit+1 items per
 // stream plus the scan cap, never the whole range.
 
-// maxScan bounds how many items one GetRange call examines, so that a range
-// whose rows mostly fail a filter returns a page (with Next) in bounded time.
-const maxScan = 10000
+// maxScan bounds how many stored rows one GetRange page examines.
+const maxScan = tablekit.MaxScanRows
 
 type rangeBounds struct {
 	backward bool

@@ -2,7 +2,6 @@ package gcpbigtable
 
 import (
 	"context"
-	"errors"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -16,20 +15,7 @@ import (
 // whose Err is the native error (a gRPC status error, reachable with
 // errors.As or status.FromError).
 func wrap(ctx context.Context, err error, format string, args ...any) error {
-	if err == nil {
-		return nil
-	}
-	if cerr := ctx.Err(); cerr != nil {
-		return cerr
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	var te *tablekit.Error
-	if errors.As(err, &te) {
-		return err
-	}
-	return tablekit.WrapError(codeOf(err), err, format, args...)
+	return tablekit.WrapNative(ctx, err, codeOf, format, args...)
 }
 
 // codeOf maps a gRPC status code to a portable sentinel.

@@ -15,9 +15,8 @@ import (
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
-// maxScan bounds how many stored rows one GetRange page examines, so a
-// range whose rows mostly fail a filter still answers promptly (with Next set).
-const maxScan = 10000
+// maxScan bounds how many stored rows one GetRange page examines.
+const maxScan = tablekit.MaxScanRows
 
 // ttlStart returns the smallest visible timestamp (µs) at now, or 0 when
 // nothing is hidden by the TTL.
