@@ -2,11 +2,16 @@ package tablekit
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tablekit/tablekit/internal/par"
+	"github.com/tablekit/tablekit/internal/stale"
 )
 
 // Client is the portable entry point: it validates every request once,
@@ -15,18 +20,19 @@ import (
 //
 // A Client caches each table's schema and options (for validation and for
 // the backends' visibility rules). Changes made through this Client are seen
-// at once; changes made by another process are seen after the cache entry
-// expires (one minute by default, see [WithMetaCacheTTL]). Until then this
-// Client writes under the options it has: on backends that trim versions
-// when they write a row (Bigtable's conditional path, DynamoDB), a write
-// made with a MaxVersions or TTL lower than the table's new one can remove
-// versions the new options would keep. Change MaxVersions and TTL upward
-// through the Client that writes, or lower the cache TTL where other
-// processes change them.
+// at once; changes made by another process are seen when the cache entry
+// expires (one minute by default, see [WithMetaCacheTTL]) or as soon as a
+// backend reports that a request was built from stale metadata. Either way
+// SPEC §3 holds across processes: a table deleted and created again is a
+// new table (a Client holding the old one gets ErrTableNotFound, or its
+// call is validated again and applied to the new table), and a write made
+// with cached options never removes a version written under newer ones.
+// Until its cache catches up, a Client reads with the options it has.
 type Client struct {
 	b        Backend
 	clock    Clock
 	cacheTTL time.Duration
+	closed   atomic.Bool
 
 	// meta maps a table name to its *cachedMeta. Every operation reads it,
 	// so a hit takes no lock and reads no clock: a timer marks an entry
@@ -67,12 +73,25 @@ func NewClient(b Backend, opts ...ClientOption) *Client {
 	return c
 }
 
-// Backend returns the backend the client wraps; adapters offer their native
-// client through it (type-assert to the adapter's type).
-func (c *Client) Backend() Backend { return c.b }
+// As reaches the backend's native client or its parts: it sets *target
+// and returns true when the backend offers a value of target's type (each
+// adapter documents what it offers, for example a *dynamodb.Client). It is
+// the escape hatch for what tablekit does not cover; calls made through it
+// bypass the Client's validation.
+func (c *Client) As(target any) bool {
+	if a, ok := c.b.(interface{ As(any) bool }); ok {
+		return a.As(target)
+	}
+	return false
+}
 
-// Close closes the backend.
+// Close closes the client and its backend. Calls made after Close fail
+// with an error matching [ErrClosed]; calls in flight may fail. Closing
+// twice is not an error.
 func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
 	c.meta.Range(func(_, v any) bool {
 		v.(*cachedMeta).stop()
 		return true
@@ -80,14 +99,27 @@ func (c *Client) Close() error {
 	return c.b.Close()
 }
 
+// checkOpen refuses calls after Close.
+func (c *Client) checkOpen(op, table string) error {
+	if c.closed.Load() {
+		return &Error{Op: op, Table: table, Code: ErrClosed}
+	}
+	return nil
+}
+
 func (c *Client) now() int64 { return c.clock.Now().UnixMilli() }
 
 // CreateTable creates a table. Zero options take their defaults.
+// Incarnation and Generation are set by the call.
 func (c *Client) CreateTable(ctx context.Context, meta TableMeta) error {
 	const op = "CreateTable"
+	if err := c.checkOpen(op, meta.Name); err != nil {
+		return err
+	}
 	m := meta
 	m.Key = slices.Clone(meta.Key)
 	m.Options = resolveCreateOptions(meta.Options)
+	m.Incarnation, m.Generation = newIncarnation(), 1
 	if err := checkMeta(&m); err != nil {
 		return annotate(err, op, meta.Name)
 	}
@@ -98,43 +130,72 @@ func (c *Client) CreateTable(ctx context.Context, meta TableMeta) error {
 	return nil
 }
 
-// UpdateTable changes a table's options; zero fields stay as they are.
+// newIncarnation returns a new random table incarnation: 16 hex digits.
+func newIncarnation() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// maxUpdateAttempts bounds UpdateTable's read-merge-write loop when other
+// clients keep changing the table's options at the same time.
+const maxUpdateAttempts = 8
+
+// UpdateTable changes a table's options; zero fields stay as they are. It
+// is atomic across clients: each change applies to the options it read.
 func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOptions) error {
 	const op = "UpdateTable"
+	if err := c.checkOpen(op, table); err != nil {
+		return err
+	}
 	if err := checkName("table", table); err != nil {
 		return annotate(err, op, table)
 	}
-	cur, err := c.b.DescribeTable(ctx, table)
-	if err != nil {
+	var err error
+	for range maxUpdateAttempts {
+		var cur, m *TableMeta
+		if cur, err = c.b.DescribeTable(ctx, table); err != nil {
+			c.forget(table)
+			return annotate(err, op, table)
+		}
+		next := cur.Options
+		if opts.TTL != 0 {
+			next.TTL = opts.TTL
+		}
+		if opts.MaxVersions != 0 {
+			next.MaxVersions = opts.MaxVersions
+		}
+		if opts.MaxVersionOffset != 0 {
+			next.MaxVersionOffset = opts.MaxVersionOffset
+		}
+		if verr := checkOptions(next); verr != nil {
+			return annotate(verr, op, table)
+		}
+		m, err = c.b.UpdateTable(ctx, &UpdateTableRequest{Meta: cur, Options: next})
+		switch {
+		case err == nil:
+			if m == nil { // a backend that reports nothing: what it was asked to do
+				cp := *cur
+				cp.Options = next
+				m = &cp
+			}
+			c.remember(m)
+			return nil
+		case errors.Is(err, ErrConditionFailed): // another client changed the options first
+			continue
+		}
 		c.forget(table)
 		return annotate(err, op, table)
 	}
-	next := cur.Options
-	if opts.TTL != 0 {
-		next.TTL = opts.TTL
-	}
-	if opts.MaxVersions != 0 {
-		next.MaxVersions = opts.MaxVersions
-	}
-	if opts.MaxVersionOffset != 0 {
-		next.MaxVersionOffset = opts.MaxVersionOffset
-	}
-	if err := checkOptions(next); err != nil {
-		return annotate(err, op, table)
-	}
-	if err := c.b.UpdateTable(ctx, table, next); err != nil {
-		c.forget(table)
-		return annotate(err, op, table)
-	}
-	m := *cur
-	m.Options = next
-	c.remember(&m)
-	return nil
+	return annotate(WrapError(ErrUnavailable, err, "the options kept changing under %d attempts", maxUpdateAttempts), op, table)
 }
 
 // DescribeTable returns a table's schema and options, read from the backend.
 func (c *Client) DescribeTable(ctx context.Context, table string) (TableMeta, error) {
 	const op = "DescribeTable"
+	if err := c.checkOpen(op, table); err != nil {
+		return TableMeta{}, err
+	}
 	if err := checkName("table", table); err != nil {
 		return TableMeta{}, annotate(err, op, table)
 	}
@@ -151,6 +212,9 @@ func (c *Client) DescribeTable(ctx context.Context, table string) (TableMeta, er
 
 // ListTables returns every table's name in ascending order.
 func (c *Client) ListTables(ctx context.Context) ([]string, error) {
+	if err := c.checkOpen("ListTables", ""); err != nil {
+		return nil, err
+	}
 	names, err := c.b.ListTables(ctx)
 	if err != nil {
 		return nil, annotate(err, "ListTables", "")
@@ -162,6 +226,9 @@ func (c *Client) ListTables(ctx context.Context) ([]string, error) {
 // DeleteTable deletes a table and all its rows.
 func (c *Client) DeleteTable(ctx context.Context, table string) error {
 	const op = "DeleteTable"
+	if err := c.checkOpen(op, table); err != nil {
+		return err
+	}
 	if err := checkName("table", table); err != nil {
 		return annotate(err, op, table)
 	}
@@ -190,6 +257,9 @@ func (c *Client) forget(table string) {
 
 // tableMeta returns the cached meta of table, fetching it when needed.
 func (c *Client) tableMeta(ctx context.Context, table string) (*TableMeta, error) {
+	if c.closed.Load() {
+		return nil, &Error{Code: ErrClosed}
+	}
 	if v, ok := c.meta.Load(table); ok {
 		if cm := v.(*cachedMeta); !cm.stale.Load() {
 			return cm.meta, nil
@@ -203,6 +273,55 @@ func (c *Client) tableMeta(ctx context.Context, table string) (*TableMeta, error
 		return nil, err
 	}
 	return c.remember(m), nil
+}
+
+// maxStaleRetries is how many times one call is repeated with new table
+// metadata after a backend said the metadata was stale.
+const maxStaleRetries = 2
+
+// isStale reports whether a backend's error may come from stale metadata:
+// the backend said so, or the table was not found (it may have been
+// deleted and created again).
+func isStale(err error) bool {
+	return errors.Is(err, stale.ErrMeta) || errors.Is(err, ErrTableNotFound)
+}
+
+// refresh reads table's meta again after a request built from old failed
+// as stale. It returns the new meta when the table changed (another
+// incarnation, generation or key schema), so the call is worth repeating,
+// and nil otherwise.
+func (c *Client) refresh(ctx context.Context, table string, old *TableMeta) *TableMeta {
+	c.forget(table)
+	m, err := c.b.DescribeTable(ctx, table)
+	if err != nil {
+		return nil
+	}
+	fresh := c.remember(m)
+	if fresh.Incarnation == old.Incarnation && fresh.Generation == old.Generation && slices.Equal(fresh.Key, old.Key) {
+		return nil
+	}
+	return fresh
+}
+
+// run calls call with table's meta. When the backend says the meta was
+// stale, it reads the table again and, if the table changed, calls again
+// with the new meta: call builds (and so validates) its request from the
+// meta it is given. This is the one place SPEC §3's cross-process rules
+// meet the cache.
+func (c *Client) run(ctx context.Context, table string, call func(m *TableMeta) error) error {
+	m, err := c.tableMeta(ctx, table)
+	if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		err = call(m)
+		if err == nil || attempt >= maxStaleRetries || !isStale(err) || ctx.Err() != nil {
+			return err
+		}
+		if m = c.refresh(ctx, table, m); m == nil {
+			return err
+		}
+	}
 }
 
 // backendErr annotates err and drops the cached meta when the table is gone.
@@ -229,53 +348,32 @@ func (t *Table) Name() string { return t.name }
 // then cols are written. A column with Version 0 is written at the clock's
 // now. With no columns the row exists as a key-only row.
 func (t *Table) PutRow(ctx context.Context, key PrimaryKey, cols []Column, opts ...WriteOption) error {
-	const op = "PutRow"
-	req, err := t.c.putRequest(ctx, t.name, key, cols, writeCond(opts))
-	if err != nil {
-		return annotate(err, op, t.name)
-	}
-	return t.c.backendErr(t.c.b.PutRow(ctx, req), op, t.name)
+	_, err := t.c.write(ctx, "PutRow", t.name, WritePut, key, cols, nil, writeCond(opts))
+	return err
 }
 
 // UpdateRow applies changes to the row at key in order, creating the row if
 // it is absent. It returns the new value of every incremented column.
 func (t *Table) UpdateRow(ctx context.Context, key PrimaryKey, changes []Change, opts ...WriteOption) (UpdateResult, error) {
-	const op = "UpdateRow"
-	req, err := t.c.updateRequest(ctx, t.name, key, changes, writeCond(opts))
-	if err != nil {
-		return UpdateResult{}, annotate(err, op, t.name)
-	}
-	res, err := t.c.b.UpdateRow(ctx, req)
-	if err != nil {
-		return UpdateResult{}, t.c.backendErr(err, op, t.name)
-	}
-	if res == nil {
-		return UpdateResult{}, nil
+	res, err := t.c.write(ctx, "UpdateRow", t.name, WriteUpdate, key, nil, changes, writeCond(opts))
+	if err != nil || res == nil {
+		return UpdateResult{}, err
 	}
 	return *res, nil
 }
 
 // DeleteRow removes the row at key. Deleting a missing row is not an error.
 func (t *Table) DeleteRow(ctx context.Context, key PrimaryKey, opts ...WriteOption) error {
-	const op = "DeleteRow"
-	req, err := t.c.deleteRequest(ctx, t.name, key, writeCond(opts))
-	if err != nil {
-		return annotate(err, op, t.name)
-	}
-	return t.c.backendErr(t.c.b.DeleteRow(ctx, req), op, t.name)
+	_, err := t.c.write(ctx, "DeleteRow", t.name, WriteDelete, key, nil, nil, writeCond(opts))
+	return err
 }
 
 // GetRow reads the row at key. found is false when the row does not exist
 // (or fails the filter); that is not an error.
 func (t *Table) GetRow(ctx context.Context, key PrimaryKey, opts ...ReadOption) (row Row, found bool, err error) {
-	const op = "GetRow"
-	req, err := t.c.getRequest(ctx, t.name, key, opts)
+	r, err := t.c.getRow(ctx, t.name, key, opts)
 	if err != nil {
-		return Row{}, false, annotate(err, op, t.name)
-	}
-	r, err := t.c.b.GetRow(ctx, req)
-	if err != nil {
-		return Row{}, false, t.c.backendErr(err, op, t.name)
+		return Row{}, false, annotate(err, "GetRow", t.name)
 	}
 	if r == nil {
 		return Row{}, false, nil
@@ -292,11 +390,27 @@ func writeCond(opts []WriteOption) Condition {
 	return writeCondition(opts)
 }
 
-func (c *Client) putRequest(ctx context.Context, table string, key PrimaryKey, cols []Column, cond Condition) (*PutRowRequest, error) {
-	m, err := c.tableMeta(ctx, table)
+// write validates and applies one write.
+func (c *Client) write(ctx context.Context, op, table string, kind WriteKind, key PrimaryKey, cols []Column, changes []Change, cond Condition) (*UpdateResult, error) {
+	var res *UpdateResult
+	err := c.run(ctx, table, func(m *TableMeta) error {
+		req, err := c.writeRequest(m, kind, key, cols, changes, cond)
+		if err != nil {
+			return err
+		}
+		res, err = c.b.Write(ctx, req)
+		return err
+	})
 	if err != nil {
-		return nil, err
+		return nil, c.backendErr(err, op, table)
 	}
+	return res, nil
+}
+
+// writeRequest validates a write against m and builds its request. The
+// request shares key with the caller (the backend only reads it); columns
+// and changes are new slices with their versions set.
+func (c *Client) writeRequest(m *TableMeta, kind WriteKind, key PrimaryKey, cols []Column, changes []Change, cond Condition) (*WriteRequest, error) {
 	now := c.now()
 	if err := checkKey(m, key, false); err != nil {
 		return nil, err
@@ -304,51 +418,44 @@ func (c *Client) putRequest(ctx context.Context, table string, key PrimaryKey, c
 	if err := checkCondition(m, cond); err != nil {
 		return nil, err
 	}
-	resolved, verr := resolvePut(m, cols, now)
+	req := &WriteRequest{Meta: m, Kind: kind, Key: key, Condition: cond, Now: now}
+	var verr *Error
+	switch kind {
+	case WritePut:
+		req.Columns, verr = resolvePut(m, cols, now)
+	case WriteUpdate:
+		req.Changes, verr = resolveChanges(m, changes, now)
+	case WriteDelete:
+	default:
+		verr = invalid("write of unknown kind %d", kind)
+	}
 	if verr != nil {
 		return nil, verr
 	}
-	return &PutRowRequest{Meta: m, Key: key.Clone(), Columns: resolved, Condition: cond, Now: now}, nil
+	return req, nil
 }
 
-func (c *Client) updateRequest(ctx context.Context, table string, key PrimaryKey, changes []Change, cond Condition) (*UpdateRowRequest, error) {
-	m, err := c.tableMeta(ctx, table)
+// getRow validates and runs one read.
+func (c *Client) getRow(ctx context.Context, table string, key PrimaryKey, opts []ReadOption) (*Row, error) {
+	var r *Row
+	err := c.run(ctx, table, func(m *TableMeta) error {
+		req, err := c.getRequest(m, key, opts)
+		if err != nil {
+			return err
+		}
+		r, err = c.b.GetRow(ctx, req)
+		return err
+	})
 	if err != nil {
+		if errors.Is(err, ErrTableNotFound) {
+			c.forget(table)
+		}
 		return nil, err
 	}
-	now := c.now()
-	if err := checkKey(m, key, false); err != nil {
-		return nil, err
-	}
-	if err := checkCondition(m, cond); err != nil {
-		return nil, err
-	}
-	resolved, verr := resolveChanges(m, changes, now)
-	if verr != nil {
-		return nil, verr
-	}
-	return &UpdateRowRequest{Meta: m, Key: key.Clone(), Changes: resolved, Condition: cond, Now: now}, nil
+	return r, nil
 }
 
-func (c *Client) deleteRequest(ctx context.Context, table string, key PrimaryKey, cond Condition) (*DeleteRowRequest, error) {
-	m, err := c.tableMeta(ctx, table)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkKey(m, key, false); err != nil {
-		return nil, err
-	}
-	if err := checkCondition(m, cond); err != nil {
-		return nil, err
-	}
-	return &DeleteRowRequest{Meta: m, Key: key.Clone(), Condition: cond, Now: c.now()}, nil
-}
-
-func (c *Client) getRequest(ctx context.Context, table string, key PrimaryKey, opts []ReadOption) (*GetRowRequest, error) {
-	m, err := c.tableMeta(ctx, table)
-	if err != nil {
-		return nil, err
-	}
+func (c *Client) getRequest(m *TableMeta, key PrimaryKey, opts []ReadOption) (*GetRowRequest, error) {
 	if err := checkKey(m, key, false); err != nil {
 		return nil, err
 	}
@@ -356,7 +463,7 @@ func (c *Client) getRequest(ctx context.Context, table string, key PrimaryKey, o
 	if verr != nil {
 		return nil, verr
 	}
-	return &GetRowRequest{Meta: m, Key: key.Clone(), Read: spec, Now: c.now()}, nil
+	return &GetRowRequest{Meta: m, Key: key, Read: spec, Now: c.now()}, nil
 }
 
 // readSpec resolves a read's options; without any, it allocates nothing.
@@ -373,14 +480,18 @@ func readSpec(m *TableMeta, opts []ReadOption) (ReadSpec, *Error) {
 	return resolveRead(m, o)
 }
 
+// batchParallelism is how many single-row calls the Client makes at once
+// for a batch whose backend has no batch call.
+const batchParallelism = 8
+
 // BatchGetRow reads up to MaxBatchGet rows, across tables. It returns one
 // result per read, in order, each with its own error; the error return is
 // for the whole call (an empty or oversized batch, a failed backend call).
 func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) ([]BatchGetResult, error) {
 	const op = "BatchGetRow"
-	reqs, idx, errs, err := prepareBatch(ctx, op, MaxBatchGet, gets,
+	reqs, idx, errs, err := prepareBatch(ctx, c, op, MaxBatchGet, gets,
 		func(g BatchGet) string { return g.Table },
-		func(_ int, g BatchGet) (*GetRowRequest, error) { return c.getRequest(ctx, g.Table, g.Key, g.Options) })
+		func(m *TableMeta, g BatchGet) (*GetRowRequest, error) { return c.getRequest(m, g.Key, g.Options) })
 	if err != nil {
 		return nil, err
 	}
@@ -391,43 +502,55 @@ func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) ([]BatchGetRe
 	if len(reqs) == 0 {
 		return out, nil
 	}
-	res, err := c.b.BatchGetRow(ctx, reqs)
+	res, err := c.batchGet(ctx, reqs)
 	if err := checkBatch(op, err, len(res), len(reqs)); err != nil {
 		return nil, err
 	}
 	for j, r := range res {
 		i := idx[j]
-		switch {
-		case r.Err != nil:
-			out[i].Err = c.backendErr(r.Err, op, gets[i].Table)
-		case r.Row != nil:
-			out[i].Row, out[i].Found = *r.Row, true
+		row, rerr := r.Row, r.Err
+		if rerr != nil && isStale(rerr) { // read again on its own, with new metadata
+			row, rerr = c.getRow(ctx, gets[i].Table, gets[i].Key, gets[i].Options)
 		}
+		switch {
+		case rerr != nil:
+			out[i].Err = c.backendErr(rerr, op, gets[i].Table)
+		case row != nil:
+			out[i].Row, out[i].Found = *row, true
+		}
+	}
+	return out, nil
+}
+
+// batchGet is the backend's BatchGetRow, or GetRow a few at a time.
+func (c *Client) batchGet(ctx context.Context, reqs []*GetRowRequest) ([]GetRowResult, error) {
+	if br, ok := c.b.(BatchReader); ok {
+		return br.BatchGetRow(ctx, reqs)
+	}
+	out := make([]GetRowResult, len(reqs))
+	err := par.Do(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
+		out[i].Row, out[i].Err = c.b.GetRow(ctx, reqs[i])
+		if isContextErr(out[i].Err) {
+			return out[i].Err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 // BatchWriteRow applies up to MaxBatchWrite puts, updates and deletes,
 // across tables. Each write is atomic on its own row; the batch is not
-// atomic. It returns one result per write, in order.
+// atomic. Writes to the same row are applied in the order given. It returns
+// one result per write, in order.
 func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) ([]BatchWriteResult, error) {
 	const op = "BatchWriteRow"
-	reqs, idx, errs, err := prepareBatch(ctx, op, MaxBatchWrite, writes,
+	reqs, idx, errs, err := prepareBatch(ctx, c, op, MaxBatchWrite, writes,
 		func(w BatchWrite) string { return w.Table },
-		func(i int, w BatchWrite) (*WriteRequest, error) {
-			var wr WriteRequest
-			var err error
-			switch w.Kind {
-			case BatchPutKind:
-				wr.Put, err = c.putRequest(ctx, w.Table, w.Key, w.Columns, w.Condition)
-			case BatchUpdateKind:
-				wr.Update, err = c.updateRequest(ctx, w.Table, w.Key, w.Changes, w.Condition)
-			case BatchDeleteKind:
-				wr.Delete, err = c.deleteRequest(ctx, w.Table, w.Key, w.Condition)
-			default:
-				err = invalid("batch write %d has unknown kind %d", i, w.Kind)
-			}
-			return &wr, err
+		func(m *TableMeta, w BatchWrite) (*WriteRequest, error) {
+			return c.writeRequest(m, w.Kind, w.Key, w.Columns, w.Changes, w.Condition)
 		})
 	if err != nil {
 		return nil, err
@@ -436,32 +559,97 @@ func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) ([]Batc
 	for i, e := range errs {
 		out[i].Err = e
 	}
-	if len(reqs) == 0 {
-		return out, nil
-	}
-	res, err := c.b.BatchWriteRow(ctx, reqs)
-	if err := checkBatch(op, err, len(res), len(reqs)); err != nil {
-		return nil, err
-	}
-	for j, r := range res {
-		i := idx[j]
-		switch {
-		case r.Err != nil:
-			out[i].Err = c.backendErr(r.Err, op, writes[i].Table)
-		case r.Update != nil:
-			out[i].Increments = r.Update.Increments
+	// Writes to one row go in successive backend calls, in batch order: a
+	// backend may apply the writes of one call in any order.
+	for _, wave := range sameRowWaves(reqs) {
+		sub := reqs
+		if wave != nil {
+			sub = make([]*WriteRequest, len(wave))
+			for k, j := range wave {
+				sub[k] = reqs[j]
+			}
+		}
+		res, err := c.batchWrite(ctx, sub)
+		if err := checkBatch(op, err, len(res), len(sub)); err != nil {
+			return nil, err
+		}
+		for k, r := range res {
+			j := k
+			if wave != nil {
+				j = wave[k]
+			}
+			i := idx[j]
+			upd, werr := r.Update, r.Err
+			if werr != nil && isStale(werr) { // write again on its own, with new metadata
+				w := writes[i]
+				upd, werr = c.write(ctx, op, w.Table, w.Kind, w.Key, w.Columns, w.Changes, w.Condition)
+			}
+			switch {
+			case werr != nil:
+				out[i].Err = c.backendErr(werr, op, writes[i].Table)
+			case upd != nil:
+				out[i].Increments = upd.Increments
+			}
 		}
 	}
 	return out, nil
 }
 
+// sameRowWaves splits a batch so that no two writes of one wave address the
+// same row: wave n holds the n-th write of each row, in batch order. It
+// returns [nil] (one wave: the whole batch) when no row is written twice.
+func sameRowWaves(reqs []*WriteRequest) [][]int {
+	if len(reqs) < 2 {
+		return [][]int{nil}
+	}
+	seen := make(map[string]int, len(reqs))
+	waveOf := make([]int, len(reqs))
+	n := 1
+	for j, r := range reqs {
+		id := string(encodeToken(token{table: r.Meta.Name, key: r.Key}))
+		waveOf[j] = seen[id]
+		seen[id]++
+		n = max(n, seen[id])
+	}
+	if n == 1 {
+		return [][]int{nil}
+	}
+	waves := make([][]int, n)
+	for j, w := range waveOf {
+		waves[w] = append(waves[w], j)
+	}
+	return waves
+}
+
+// batchWrite is the backend's BatchWriteRow, or Write a few at a time.
+func (c *Client) batchWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteResult, error) {
+	if bw, ok := c.b.(BatchWriter); ok {
+		return bw.BatchWriteRow(ctx, reqs)
+	}
+	out := make([]WriteResult, len(reqs))
+	err := par.Do(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
+		out[i].Update, out[i].Err = c.b.Write(ctx, reqs[i])
+		if isContextErr(out[i].Err) {
+			return out[i].Err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // prepareBatch is the shared front of the batch calls: it checks the
-// batch's size and builds each entry's request. An entry that fails
-// validation gets its own error in errs (a context error fails the whole
-// call); the others' requests come back in reqs, idx[j] being the entry
-// of reqs[j].
-func prepareBatch[In any, Req any](ctx context.Context, op string, limit int, in []In,
-	table func(In) string, build func(int, In) (Req, error)) (reqs []Req, idx []int, errs []error, err error) {
+// batch's size and builds each entry's request from its table's meta. An
+// entry that fails validation gets its own error in errs (a context error
+// or a closed client fails the whole call); the others' requests come back
+// in reqs, idx[j] being the entry of reqs[j].
+func prepareBatch[In any, Req any](ctx context.Context, c *Client, op string, limit int, in []In,
+	table func(In) string, build func(*TableMeta, In) (Req, error)) (reqs []Req, idx []int, errs []error, err error) {
+	if err := c.checkOpen(op, ""); err != nil {
+		return nil, nil, nil, err
+	}
 	if len(in) == 0 || len(in) > limit {
 		return nil, nil, nil, annotate(fmtLimit(op, len(in), limit), op, "")
 	}
@@ -472,10 +660,14 @@ func prepareBatch[In any, Req any](ctx context.Context, op string, limit int, in
 	idx = make([]int, 0, len(in))
 	errs = make([]error, len(in))
 	for i, e := range in {
-		req, err := build(i, e)
+		m, err := c.tableMeta(ctx, table(e))
+		var req Req
+		if err == nil {
+			req, err = build(m, e)
+		}
 		if err != nil {
-			if isContextErr(err) {
-				return nil, nil, nil, err
+			if isContextErr(err) || errors.Is(err, ErrClosed) {
+				return nil, nil, nil, annotate(err, op, "")
 			}
 			errs[i] = annotate(err, op, table(e))
 			continue

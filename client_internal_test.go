@@ -121,25 +121,3 @@ func TestOptionBounds(t *testing.T) {
 	}
 }
 
-func TestWrapNative(t *testing.T) {
-	native := &nativeErr{"N"}
-	classify := func(error) error { return ErrThrottled }
-	ctx := context.Background()
-	err := WrapNative(ctx, native, classify, "on %q", "t")
-	var n *nativeErr
-	if !errors.Is(err, ErrThrottled) || !errors.As(err, &n) {
-		t.Fatalf("WrapNative = %v: want ErrThrottled reaching the native error", err)
-	}
-	if WrapNative(ctx, nil, classify, "") != nil {
-		t.Fatal("nil must stay nil")
-	}
-	own := Errorf(ErrConditionFailed, "x")
-	if got := WrapNative(ctx, own, classify, ""); got != error(own) {
-		t.Fatalf("an *Error must pass through, got %v", got)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	if got := WrapNative(cctx, native, classify, ""); got != context.Canceled {
-		t.Fatalf("ended context: got %v, want context.Canceled", got)
-	}
-}

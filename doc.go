@@ -13,13 +13,14 @@
 //     defaults, and wraps every error in an [*Error] whose Code is a portable
 //     sentinel ([ErrInvalidArgument], [ErrConditionFailed], ...).
 //   - [Backend] is what adapters implement: package localengine (in memory)
-//     and the packages under backend/. Requests reach a backend already
-//     validated and carrying the client clock's now, so a [ManualClock]
-//     governs TTL and versions on every backend alike.
-//   - [Visible], [CheckVersion] and [MatchFilter] are the single
-//     implementation of the visibility rule, the write window and filter
-//     evaluation that every engine shares; package rowmodel builds the
-//     whole single-row semantics on them.
+//     and the packages under backend/. Its doc is the contract, method by
+//     method. Requests reach a backend already validated and carrying the
+//     client clock's now, so a [ManualClock] governs TTL and versions on
+//     every backend alike. [Client.As] reaches a backend's native client.
+//   - Adapter authors build on package rowmodel (SPEC's single-row rules:
+//     visibility, the write window, filters, what each write leaves) and
+//     package backend/driver (error wrapping, stale metadata, backoff,
+//     bounded parallelism); programs never need either.
 //
 // Behaviour SPEC.md leaves open, pinned here: a filter is evaluated on the
 // cells a read selects (visibility, time range and MaxVersions applied)

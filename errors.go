@@ -8,15 +8,31 @@ import (
 
 // The portable errors of SPEC §12. Every error an operation returns for one of
 // these reasons matches the sentinel with [errors.Is]; the backend's own error,
-// when there is one, stays reachable with [errors.As].
+// when there is one, stays reachable with [errors.As]. Only ErrThrottled and
+// ErrUnavailable say that retrying the same call may succeed.
 var (
+	// ErrInvalidArgument: the request breaks SPEC.md (a name, a type, a
+	// size, the version window) or a limit of the backend that retrying
+	// cannot fix.
 	ErrInvalidArgument = errors.New("invalid argument")
-	ErrTableNotFound   = errors.New("table not found")
-	ErrAlreadyExists   = errors.New("already exists")
+	// ErrTableNotFound: the table does not exist.
+	ErrTableNotFound = errors.New("table not found")
+	// ErrAlreadyExists: CreateTable of a name that exists.
+	ErrAlreadyExists = errors.New("already exists")
+	// ErrConditionFailed: a write's condition did not hold; nothing was written.
 	ErrConditionFailed = errors.New("condition failed")
-	ErrThrottled       = errors.New("throttled")
-	ErrUnavailable     = errors.New("unavailable")
-	ErrUnimplemented   = errors.New("unimplemented")
+	// ErrPermissionDenied: the store refused the credentials, or they lack
+	// a permission the call needs.
+	ErrPermissionDenied = errors.New("permission denied")
+	// ErrThrottled: the store shed load; retry later, with backoff.
+	ErrThrottled = errors.New("throttled")
+	// ErrUnavailable: the store could not be reached or failed
+	// transiently; the call may or may not have been applied.
+	ErrUnavailable = errors.New("unavailable")
+	// ErrUnimplemented: the backend does not support the request.
+	ErrUnimplemented = errors.New("unimplemented")
+	// ErrClosed: the Client was closed before the call.
+	ErrClosed = errors.New("client is closed")
 
 	// ErrInvalidPrimaryKey is the ErrInvalidArgument of a key that does not
 	// match the table's schema (count, names, order or types). It matches
@@ -113,26 +129,4 @@ func annotate(err error, op, table string) error {
 		return err
 	}
 	return &Error{Op: op, Table: table, Err: err}
-}
-
-// WrapNative is what an adapter does with an error of its native client:
-// nil stays nil; when ctx has ended, or err is a context error, the context
-// error is returned as it is; an *Error passes through; anything else
-// becomes an *Error whose Code is classify(err) and whose Err is err, so
-// errors.As still reaches the native type.
-func WrapNative(ctx context.Context, err error, classify func(error) error, format string, args ...any) error {
-	if err == nil {
-		return nil
-	}
-	if cerr := ctx.Err(); cerr != nil {
-		return cerr
-	}
-	var te *Error
-	if errors.As(err, &te) {
-		return err
-	}
-	if isContextErr(err) {
-		return err
-	}
-	return WrapError(classify(err), err, format, args...)
 }

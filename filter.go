@@ -1,5 +1,10 @@
 package tablekit
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Filter selects rows by their column values (SPEC §10). The implementations
 // are [ColumnFilter] and [CompositeFilter]; build them with
 // [SingleColumnValue], [And], [Or] and [Not]. A nil Filter passes every row.
@@ -104,116 +109,6 @@ func Or(filters ...Filter) CompositeFilter { return CompositeFilter{Op: LogicOr,
 // Not passes a row that f does not pass.
 func Not(f Filter) CompositeFilter { return CompositeFilter{Op: LogicNot, Filters: []Filter{f}} }
 
-// MatchFilter evaluates f over a row's selected cells: cols sorted by
-// ascending name and, within a name, newest version first (the order reads
-// return). It is the one evaluator engines share; adapters that translate
-// filters into native predicates must agree with it.
-func MatchFilter(f Filter, cols []Column) bool {
-	switch f := f.(type) {
-	case nil:
-		return true
-	case ColumnFilter:
-		return f.match(cols)
-	case *ColumnFilter:
-		return f.match(cols)
-	case CompositeFilter:
-		return f.match(cols)
-	case *CompositeFilter:
-		return f.match(cols)
-	}
-	return false
-}
-
-func (f *ColumnFilter) match(cols []Column) bool {
-	found := false
-	for i := range cols {
-		c := &cols[i]
-		if c.Name != f.Column {
-			if found {
-				break
-			}
-			continue
-		}
-		if found && !f.AllVersions {
-			break
-		}
-		found = true
-		if c.Value.typ == f.Value.typ && f.Op.holds(Compare(c.Value, f.Value)) {
-			return true
-		}
-	}
-	if !found {
-		return !f.FilterIfMissing
-	}
-	return false
-}
-
-func (op CompareOp) holds(c int) bool {
-	switch op {
-	case Equal:
-		return c == 0
-	case NotEqual:
-		return c != 0
-	case Greater:
-		return c > 0
-	case GreaterEqual:
-		return c >= 0
-	case Less:
-		return c < 0
-	case LessEqual:
-		return c <= 0
-	}
-	return false
-}
-
-func (f *CompositeFilter) match(cols []Column) bool {
-	switch f.Op {
-	case LogicAnd:
-		for _, s := range f.Filters {
-			if !MatchFilter(s, cols) {
-				return false
-			}
-		}
-		return true
-	case LogicOr:
-		for _, s := range f.Filters {
-			if MatchFilter(s, cols) {
-				return true
-			}
-		}
-		return false
-	case LogicNot:
-		return len(f.Filters) == 1 && !MatchFilter(f.Filters[0], cols)
-	}
-	return false
-}
-
-// FilterColumns returns the names of the columns f reads, each once.
-func FilterColumns(f Filter) []string {
-	var out []string
-	seen := map[string]bool{}
-	var walk func(Filter)
-	walk = func(f Filter) {
-		switch f := f.(type) {
-		case ColumnFilter:
-			if !seen[f.Column] {
-				seen[f.Column] = true
-				out = append(out, f.Column)
-			}
-		case *ColumnFilter:
-			walk(*f)
-		case CompositeFilter:
-			for _, s := range f.Filters {
-				walk(s)
-			}
-		case *CompositeFilter:
-			walk(*f)
-		}
-	}
-	walk(f)
-	return out
-}
-
 // RowExistence is the row part of a write condition (SPEC §9).
 type RowExistence uint8
 
@@ -247,3 +142,51 @@ type Condition struct {
 
 // IsZero reports whether c checks nothing.
 func (c Condition) IsZero() bool { return c.Row == Ignore && c.Column == nil }
+
+// String formats f as Go-like source, for messages and test failures:
+// `price >= Integer(10)`, with `(if present)` when a missing column passes
+// and `(any version)` when every selected version may match.
+func (f ColumnFilter) String() string {
+	s := f.Column + " " + f.Op.String() + " " + f.Value.String()
+	if f.AllVersions {
+		s += " (any version)"
+	}
+	if f.FilterIfMissing {
+		s += " (column required)"
+	}
+	return s
+}
+
+// String formats f as `AND(a, b)`, `OR(a, b)` or `NOT(a)`.
+func (f CompositeFilter) String() string {
+	var b strings.Builder
+	b.WriteString(f.Op.String())
+	b.WriteByte('(')
+	for i, s := range f.Filters {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(filterString(s))
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+func filterString(f Filter) string {
+	if s, ok := f.(fmt.Stringer); ok && f != nil {
+		return s.String()
+	}
+	return fmt.Sprint(f)
+}
+
+// String formats c as `ExpectExist && price >= Integer(10)`; the zero
+// Condition is `Ignore`.
+func (c Condition) String() string {
+	switch {
+	case c.Column == nil:
+		return c.Row.String()
+	case c.Row == Ignore:
+		return filterString(c.Column)
+	}
+	return c.Row.String() + " && " + filterString(c.Column)
+}

@@ -1,5 +1,10 @@
 package tablekit
 
+import (
+	"fmt"
+	"strconv"
+)
+
 // ChangeKind is the kind of one UpdateRow change.
 type ChangeKind uint8
 
@@ -34,6 +39,27 @@ type Change struct {
 	Value   Value // Put
 	Version int64 // Put (0 = now), DeleteVersion
 	Delta   int64 // Increment
+}
+
+// String formats c as the call that builds it: `Put("n", Integer(1))`,
+// `PutAt("n", Integer(1), 1700000000000)`, `DeleteVersion("n", 17)`,
+// `DeleteColumn("n")`, `Increment("n", 2)`.
+func (c Change) String() string {
+	name := strconv.Quote(c.Column)
+	switch c.Kind {
+	case ChangePut:
+		if c.Version != 0 {
+			return fmt.Sprintf("PutAt(%s, %v, %d)", name, c.Value, c.Version)
+		}
+		return fmt.Sprintf("Put(%s, %v)", name, c.Value)
+	case ChangeDeleteVersion:
+		return fmt.Sprintf("DeleteVersion(%s, %d)", name, c.Version)
+	case ChangeDeleteColumn:
+		return fmt.Sprintf("DeleteColumn(%s)", name)
+	case ChangeIncrement:
+		return fmt.Sprintf("Increment(%s, %d)", name, c.Delta)
+	}
+	return fmt.Sprintf("Change(kind %d, %s)", c.Kind, name)
 }
 
 // Put writes value as a new version of column at the clock's now.
@@ -213,35 +239,49 @@ type BatchGet struct {
 type BatchWrite struct {
 	Table     string
 	Key       PrimaryKey
-	Kind      BatchKind
-	Columns   []Column // BatchPutKind
-	Changes   []Change // BatchUpdateKind
+	Kind      WriteKind
+	Columns   []Column // WritePut
+	Changes   []Change // WriteUpdate
 	Condition Condition
 }
 
-// BatchKind is the kind of a BatchWrite.
-type BatchKind uint8
+// WriteKind is the kind of a write: of a [BatchWrite], and of the
+// [WriteRequest] a backend receives.
+type WriteKind uint8
 
-// The kinds of batch write.
+// The kinds of write.
 const (
-	BatchPutKind BatchKind = iota + 1
-	BatchUpdateKind
-	BatchDeleteKind
+	WritePut    WriteKind = iota + 1 // replace the row (PutRow)
+	WriteUpdate                      // change the row (UpdateRow)
+	WriteDelete                      // delete the row (DeleteRow)
 )
+
+// String returns "Put", "Update" or "Delete".
+func (k WriteKind) String() string {
+	switch k {
+	case WritePut:
+		return "Put"
+	case WriteUpdate:
+		return "Update"
+	case WriteDelete:
+		return "Delete"
+	}
+	return "WriteKind(?)"
+}
 
 // BatchPut is a PutRow inside a batch.
 func BatchPut(table string, key PrimaryKey, cols []Column, opts ...WriteOption) BatchWrite {
-	return BatchWrite{Table: table, Key: key, Kind: BatchPutKind, Columns: cols, Condition: writeCondition(opts)}
+	return BatchWrite{Table: table, Key: key, Kind: WritePut, Columns: cols, Condition: writeCondition(opts)}
 }
 
 // BatchUpdate is an UpdateRow inside a batch.
 func BatchUpdate(table string, key PrimaryKey, changes []Change, opts ...WriteOption) BatchWrite {
-	return BatchWrite{Table: table, Key: key, Kind: BatchUpdateKind, Changes: changes, Condition: writeCondition(opts)}
+	return BatchWrite{Table: table, Key: key, Kind: WriteUpdate, Changes: changes, Condition: writeCondition(opts)}
 }
 
 // BatchDelete is a DeleteRow inside a batch.
 func BatchDelete(table string, key PrimaryKey, opts ...WriteOption) BatchWrite {
-	return BatchWrite{Table: table, Key: key, Kind: BatchDeleteKind, Condition: writeCondition(opts)}
+	return BatchWrite{Table: table, Key: key, Kind: WriteDelete, Condition: writeCondition(opts)}
 }
 
 // BatchGetResult is one result of BatchGetRow: Found tells whether the row exists.

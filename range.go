@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"iter"
 	"math"
+	"slices"
 )
 
 // RangeResult is one answer of GetRange: at most Limit rows (and at most
@@ -115,6 +116,14 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 	rc.req.Limit = limit
 	rc.req.Now = rc.c.now()
 	page, err := rc.c.b.GetRange(ctx, &rc.req)
+	if err != nil && isStale(err) && ctx.Err() == nil {
+		// The table was re-created or its options changed: go on with the
+		// new metadata if the key schema (and so the bounds) still fits.
+		if m := rc.c.refresh(ctx, rc.table, rc.req.Meta); m != nil && slices.Equal(m.Key, rc.req.Meta.Key) {
+			rc.req.Meta = m
+			page, err = rc.c.b.GetRange(ctx, &rc.req)
+		}
+	}
 	if err != nil {
 		return nil, rc.c.backendErr(err, "GetRange", rc.table)
 	}
@@ -190,6 +199,8 @@ func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...Ran
 // Rows streams every row of the range (up to [Limit] rows, if given),
 // fetching pages of [PageSize] rows, so memory stays bounded by one page
 // whatever the range's size. It stops at the first error, which it yields.
+// Once ctx is done it yields no further row, only ctx's error, even in the
+// middle of a page.
 func (t *Table) Rows(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
 		cur, o, err := t.newCursor(ctx, start, end, opts, true)
@@ -212,6 +223,10 @@ func (t *Table) Rows(ctx context.Context, start, end PrimaryKey, opts ...RangeOp
 				return
 			}
 			for _, r := range rows {
+				if err := ctx.Err(); err != nil {
+					yield(Row{}, err)
+					return
+				}
 				remaining--
 				if !yield(r, nil) {
 					return

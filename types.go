@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Type is the type of a [Value]. The zero Type is not a valid type.
@@ -142,10 +143,24 @@ func (v Value) Size() int {
 	return 0
 }
 
-// String formats v for messages: String("a"), Integer(7), Binary(0x00ff), InfMin.
+// maxQuoted is how many bytes of a String (half as many of a Binary, which
+// doubles in hex) a message quotes; SPEC §12 keeps messages short.
+const maxQuoted = 64
+
+// String formats v for messages: String("a"), Integer(7), Binary(0x00ff),
+// InfMin. A String longer than 64 bytes or a Binary longer than 32 is cut
+// there and followed by its full length, so a message never echoes
+// kilobytes of key or value.
 func (v Value) String() string {
 	switch v.typ {
 	case TypeString:
+		if len(v.str) > maxQuoted {
+			cut := v.str[:maxQuoted]
+			for len(cut) > 0 && !utf8.ValidString(cut) { // never split a rune
+				cut = cut[:len(cut)-1]
+			}
+			return fmt.Sprintf("String(%s…, %d bytes)", strconv.Quote(cut), len(v.str))
+		}
 		return "String(" + strconv.Quote(v.str) + ")"
 	case TypeInteger:
 		return "Integer(" + strconv.FormatInt(int64(v.num), 10) + ")"
@@ -154,8 +169,8 @@ func (v Value) String() string {
 	case TypeBoolean:
 		return "Boolean(" + strconv.FormatBool(v.num == 1) + ")"
 	case TypeBinary:
-		if len(v.str) > 32 {
-			return fmt.Sprintf("Binary(0x%x…, %d bytes)", v.str[:32], len(v.str))
+		if len(v.str) > maxQuoted/2 {
+			return fmt.Sprintf("Binary(0x%x…, %d bytes)", v.str[:maxQuoted/2], len(v.str))
 		}
 		return fmt.Sprintf("Binary(0x%x)", v.str)
 	case typeInfMin, typeInfMax:
@@ -276,9 +291,21 @@ const (
 	MaxOptionValue = 1<<31 - 1
 )
 
-// TableMeta describes a table: its name, key schema and options.
+// TableMeta describes a table: its name, key schema and options, and which
+// creation and which change of options of the table it describes.
 type TableMeta struct {
 	Name    string
 	Key     KeySchema
 	Options TableOptions
+
+	// Incarnation identifies this creation of the table: a table deleted
+	// and created again under the same name has a new one, so a Client
+	// that cached the old table never writes into the new one (SPEC §3).
+	// CreateTable makes it (a value given there is ignored). Backends whose
+	// store keeps the schema itself report it empty.
+	Incarnation string
+	// Generation counts the table's option changes: 1 when created, one
+	// more after each UpdateTable. Backends whose store applies the
+	// options itself report 0.
+	Generation int64
 }

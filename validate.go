@@ -3,6 +3,8 @@ package tablekit
 import (
 	"math"
 	"unicode/utf8"
+
+	"github.com/tablekit/tablekit/internal/rules"
 )
 
 // This file is the one validation of SPEC.md that every backend shares: the
@@ -11,26 +13,10 @@ import (
 
 func invalid(format string, args ...any) *Error { return Errorf(ErrInvalidArgument, format, args...) }
 
-// ValidName reports whether name is a valid table or column name (SPEC §1):
-// 1-255 bytes of [A-Za-z_][A-Za-z0-9_]*.
-func ValidName(name string) bool {
-	if len(name) == 0 || len(name) > MaxNameLength {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		letter := c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-		if !letter && (i == 0 || c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
-}
-
 // checkName applies SPEC §1 to a table or column name; what is "table",
 // "primary-key column" or "column".
 func checkName(what, name string) *Error {
-	if ValidName(name) {
+	if rules.ValidName(name) {
 		return nil
 	}
 	if len(name) == 0 || len(name) > MaxNameLength {
@@ -44,14 +30,6 @@ func truncate(s string) string {
 		return s[:64] + "…"
 	}
 	return s
-}
-
-// CheckTableName reports whether name is a valid table name (SPEC §1).
-func CheckTableName(name string) error {
-	if err := checkName("table", name); err != nil {
-		return err
-	}
-	return nil
 }
 
 func checkOptions(o TableOptions) *Error {
@@ -188,7 +166,7 @@ func checkAttrName(m *TableMeta, name string) *Error {
 }
 
 func checkVersion(m *TableMeta, column string, version, now int64) *Error {
-	if why := CheckVersion(m.Options, version, now); why != "" {
+	if why := rules.CheckVersion(m.Options.TTL, m.Options.MaxVersionOffset, version, now); why != "" {
 		return invalid("column %q: invalid timestamp: %s", column, why)
 	}
 	return nil

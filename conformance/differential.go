@@ -35,6 +35,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/rowmodel"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -519,7 +520,7 @@ func (tb *dfTable) deleteVersionSafe(vs map[int64]bool, v, now int64) bool {
 	}
 	var live []int64
 	for x := range vs {
-		if tablekit.Visible(tb.meta.Options.TTL, x, now) {
+		if rowmodel.CellVisible(tb.meta.Options, x, now) {
 			live = append(live, x)
 		}
 	}
@@ -1163,11 +1164,11 @@ func (o *dfBatchWriteOp) String() string {
 	for i, bw := range o.writes {
 		w := bw.w
 		switch w.Kind {
-		case tablekit.BatchPutKind:
+		case tablekit.WritePut:
 			parts[i] = fmt.Sprintf("Put %s %s %s%s", shortName(bw.tb), dfFmtKey(w.Key), dfFmtPutCols(w.Columns), dfFmtCond(w.Condition))
-		case tablekit.BatchUpdateKind:
+		case tablekit.WriteUpdate:
 			parts[i] = fmt.Sprintf("Update %s %s %s%s", shortName(bw.tb), dfFmtKey(w.Key), dfFmtChanges(w.Changes), dfFmtCond(w.Condition))
-		case tablekit.BatchDeleteKind:
+		case tablekit.WriteDelete:
 			parts[i] = fmt.Sprintf("Delete %s %s%s", shortName(bw.tb), dfFmtKey(w.Key), dfFmtCond(w.Condition))
 		}
 	}
@@ -1197,11 +1198,11 @@ func (o *dfBatchWriteOp) observe(d *differ, ref any) {
 			continue
 		}
 		switch bw.w.Kind {
-		case tablekit.BatchPutKind:
+		case tablekit.WritePut:
 			bw.tb.shadowPut(bw.w.Key, bw.w.Columns, o.now)
-		case tablekit.BatchUpdateKind:
+		case tablekit.WriteUpdate:
 			bw.tb.shadowUpdate(bw.w.Key, bw.w.Changes, o.now)
-		case tablekit.BatchDeleteKind:
+		case tablekit.WriteDelete:
 			delete(bw.tb.rows, dfFmtKey(bw.w.Key))
 		}
 	}
@@ -1348,7 +1349,7 @@ func (d *differ) version(tb *dfTable) int64 {
 		return 0
 	case r < 62 && len(d.pool) > 0:
 		// Mostly one still inside the window (the clock moves on).
-		valid := slices.DeleteFunc(slices.Clone(d.pool), func(v int64) bool { return tablekit.CheckVersion(o, v, now) != "" })
+		valid := slices.DeleteFunc(slices.Clone(d.pool), func(v int64) bool { return rowmodel.CheckVersion(o, v, now) != "" })
 		if len(valid) == 0 || d.chance(0.1) {
 			valid = d.pool
 		}
@@ -1356,7 +1357,7 @@ func (d *differ) version(tb *dfTable) int64 {
 	case r < 88:
 		v = now + int64(d.intn(10001)) - 5000
 	case r < 98:
-		nowS := tablekit.Seconds(now) * 1000
+		nowS := rowmodel.Seconds(now) * 1000
 		off := o.MaxVersionOffset * 1000
 		edges := []int64{nowS - off, nowS - off - 1, nowS + off - 1, nowS + off}
 		if o.TTL != tablekit.NoExpiry {
@@ -1366,7 +1367,7 @@ func (d *differ) version(tb *dfTable) int64 {
 	default:
 		v = dfPick(d, []int64{now - 3*86400_000, now + 3*86400_000, -5, 1})
 	}
-	if tablekit.CheckVersion(o, v, now) == "" {
+	if rowmodel.CheckVersion(o, v, now) == "" {
 		d.remember(v)
 	}
 	return v

@@ -127,7 +127,7 @@ func (s *suite) newEnv(t *testing.T) *env {
 }
 
 // now is the clock's time in milliseconds.
-func (e *env) now() int64 { return tk.NowMillis(e.clock) }
+func (e *env) now() int64 { return e.clock.Now().UnixMilli() }
 
 // fresh returns a second client over the same backend with an empty
 // metadata cache, so that what it reports comes from the backend. It must

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"github.com/tablekit/tablekit/rowmodel"
 	"time"
 
 	tk "github.com/tablekit/tablekit"
@@ -128,7 +129,7 @@ func testIncrementIgnoresExpired(e *env) {
 func testNoExpiry(e *env) {
 	t := e.create("noexp", schemaS, tk.TableOptions{})
 	k := strKey("r")
-	oldest := (tk.Seconds(e.now()) - 86400) * 1000
+	oldest := (rowmodel.Seconds(e.now()) - 86400) * 1000
 	e.put(t, k, col("c", sv("x"), oldest))
 	e.clock.Advance(10 * 365 * 24 * time.Hour)
 	w := e.want(k, col("c", sv("x"), oldest))

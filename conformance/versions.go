@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"github.com/tablekit/tablekit/rowmodel"
 	"time"
 
 	tk "github.com/tablekit/tablekit"
@@ -85,7 +86,7 @@ type edgeCase struct {
 // windowEdges returns SPEC §5's four edges for MaxVersionOffset off at now:
 // now_s - off <= v_s < now_s + off, with v_s = floor(version/1000).
 func windowEdges(now, off int64) []edgeCase {
-	nowS := tk.Seconds(now)
+	nowS := rowmodel.Seconds(now)
 	return []edgeCase{
 		{"lowest accepted (now_s-offset)", (nowS - off) * 1000, true},
 		{"one ms below it", (nowS-off)*1000 - 1, false},

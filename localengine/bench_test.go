@@ -352,7 +352,7 @@ func BenchmarkLocalInsert(b *testing.B) {
 	var mapKeys []string
 	var mapEnts []*entry
 	var bareKeys, engineKeys, clientKeys []tablekit.PrimaryKey
-	req := &tablekit.PutRowRequest{Meta: benchMeta, Columns: cols, Now: benchNow}
+	req := &tablekit.WriteRequest{Meta: benchMeta, Kind: tablekit.WritePut, Columns: cols, Now: benchNow}
 	runSides(b,
 		side{name: "map",
 			prep: func(from, to int) {
@@ -373,7 +373,7 @@ func BenchmarkLocalInsert(b *testing.B) {
 			prep: newKeys(sideEngine, &engineKeys),
 			op: func(i int) {
 				req.Key = engineKeys[i%benchBlock]
-				if err := benchEngine.PutRow(ctx, req); err != nil {
+				if _, err := benchEngine.Write(ctx, req); err != nil {
 					b.Fatal(err)
 				}
 			},
@@ -394,7 +394,7 @@ func BenchmarkLocalOverwrite(b *testing.B) {
 	ctx := context.Background()
 	cols := []tablekit.Column{{Name: "v", Value: tablekit.Integer(2), Version: benchNow}}
 	clientCols := []tablekit.Column{{Name: "v", Value: tablekit.Integer(2)}}
-	req := &tablekit.PutRowRequest{Meta: benchMeta, Columns: cols, Now: benchNow}
+	req := &tablekit.WriteRequest{Meta: benchMeta, Kind: tablekit.WritePut, Columns: cols, Now: benchNow}
 	mapEnt := func(j int) *entry { // the map side's prepared entries, one per key
 		return &entry{key: benchPKs[j], row: rowmodel.Row{Cells: slices.Clone(cols)}}
 	}
@@ -411,7 +411,7 @@ func BenchmarkLocalOverwrite(b *testing.B) {
 		side{name: "bare", op: func(i int) { barePut(benchPKs[pick(sideBare, i)], cols) }},
 		side{name: "engine", op: func(i int) {
 			req.Key = benchPKs[pick(sideEngine, i)]
-			if err := benchEngine.PutRow(ctx, req); err != nil {
+			if _, err := benchEngine.Write(ctx, req); err != nil {
 				b.Fatal(err)
 			}
 		}},

@@ -12,12 +12,13 @@
 //	db := tablekit.NewClient(localengine.New())
 //	defer db.Close()
 //
-// A request is handed over: the engine keeps the Key of a put or update
-// request as the stored row's key, so a caller of the Backend methods must
-// not change it afterwards (tablekit.Client builds every request from a copy
-// of its caller's key). Everything the engine returns is the caller's: rows,
-// key parts and cells are new slices, sharing only immutable strings with
-// the store.
+// It keeps no part of a request: a stored row's key and cells are copies.
+// Everything it returns is the caller's: rows, key parts and cells are new
+// slices, sharing only immutable strings with the store. Its metadata is
+// authoritative: a request built from a table since deleted and created
+// again is refused as stale (the Client then retries against the new
+// table), and writes use the table's current options, never the request's
+// cached copy.
 //
 // # Performance
 //
@@ -58,6 +59,7 @@ import (
 	"github.com/tidwall/btree"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
@@ -168,15 +170,33 @@ func (e *Engine) ListTables(ctx context.Context) ([]string, error) {
 }
 
 // UpdateTable implements tablekit.Backend.
-func (e *Engine) UpdateTable(ctx context.Context, name string, opts tablekit.TableOptions) error {
-	t, err := e.table(ctx, name)
+func (e *Engine) UpdateTable(ctx context.Context, req *tablekit.UpdateTableRequest) (*tablekit.TableMeta, error) {
+	t, err := e.table(ctx, req.Meta.Name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	t.mu.Lock()
-	t.meta.Options = opts
-	t.mu.Unlock()
-	return nil
+	defer t.mu.Unlock()
+	switch {
+	case t.meta.Incarnation != req.Meta.Incarnation:
+		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q was deleted and created again", req.Meta.Name)
+	case t.meta.Generation != req.Meta.Generation:
+		return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "table %q: options changed (generation %d, expected %d)", req.Meta.Name, t.meta.Generation, req.Meta.Generation)
+	}
+	t.meta.Options = req.Options
+	t.meta.Generation++
+	m := t.meta
+	m.Key = slices.Clone(m.Key)
+	return &m, nil
+}
+
+// current returns the table's meta if req (built from meta m) addresses the
+// table as it is, or the stale error.
+func (t *table) current(m *tablekit.TableMeta) (*tablekit.TableMeta, error) {
+	if m.Incarnation != t.meta.Incarnation {
+		return nil, driver.Stale("table %q was deleted and created again since the request's metadata was read", m.Name)
+	}
+	return &t.meta, nil
 }
 
 // DeleteTable implements tablekit.Backend.
@@ -205,9 +225,14 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 	var buf [256]byte
 	k := keycodec.Append(buf[:0], req.Key)
 	t.mu.RLock()
+	cur, err := t.current(req.Meta)
+	if err != nil {
+		t.mu.RUnlock()
+		return nil, err
+	}
+	opts := cur.Options
 	// The map does not keep the lookup key, so a string view of buf will do.
 	ent, ok := t.rows.Get(bytesView(k))
-	opts := t.meta.Options
 	t.mu.RUnlock()
 	if !ok {
 		return nil, nil
@@ -216,19 +241,7 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 	if !found {
 		return nil, nil
 	}
-	return &tablekit.Row{Key: req.Key, Columns: cols}, nil
-}
-
-// BatchGetRow implements tablekit.Backend.
-func (e *Engine) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
-	out := make([]tablekit.GetRowResult, len(reqs))
-	for i, r := range reqs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		out[i].Row, out[i].Err = e.GetRow(ctx, r)
-	}
-	return out, nil
+	return &tablekit.Row{Key: slices.Clone(ent.key), Columns: cols}, nil
 }
 
 // GetRange implements tablekit.Backend.
@@ -253,7 +266,12 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 	endB, endExact, endTop := keycodec.AppendBound(ebuf[:0], req.End)
 	start, end := bytesView(startB), bytesView(endB) // the map keeps no pivot
 	sc := scratchPool.Get().(*rangeScratch)
-	next, opts := t.collect(req, sc, start, end, startExact, startTop, endExact, endTop)
+	next, opts, err := t.collect(req, sc, start, end, startExact, startTop, endExact, endTop)
+	if err != nil {
+		sc.reset()
+		scratchPool.Put(sc)
+		return nil, err
+	}
 	page := sc.page(req, opts, next)
 	sc.reset()
 	scratchPool.Put(sc)
@@ -263,12 +281,16 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 // collect walks the range under the table's read lock, gathering into sc
 // the rows the page returns; it returns the entry the next page starts at,
 // if the walk stopped at the limit or at maxScan.
-func (t *table) collect(req *tablekit.GetRangeRequest, sc *rangeScratch, start, end string, startExact, startTop, endExact, endTop bool) (next *entry, opts tablekit.TableOptions) {
+func (t *table) collect(req *tablekit.GetRangeRequest, sc *rangeScratch, start, end string, startExact, startTop, endExact, endTop bool) (next *entry, opts tablekit.TableOptions, err error) {
 	limit := max(req.Limit, 1)
 	scanned := 0
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	opts = t.meta.Options
+	cur, err := t.current(req.Meta)
+	if err != nil {
+		return nil, opts, err
+	}
+	opts = cur.Options
 	visit := func(ent *entry) bool {
 		if len(sc.ents) >= limit || scanned >= maxScan {
 			next = ent
@@ -312,7 +334,7 @@ func (t *table) collect(req *tablekit.GetRangeRequest, sc *rangeScratch, start, 
 			t.rows.Descend(start, iter)
 		}
 	}
-	return next, opts
+	return next, opts, nil
 }
 
 // bytesView returns b as a string without copying; b must not change while
@@ -365,18 +387,16 @@ func (sc *rangeScratch) reset() {
 	sc.ents, sc.cells = sc.ents[:0], 0
 }
 
-// write applies one write to its row under the table lock.
-func (e *Engine) write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
-	m := w.Meta()
-	t, err := e.table(ctx, m.Name)
+// Write implements tablekit.Backend: it applies one write to its row under
+// the table lock.
+func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	t, err := e.table(ctx, w.Meta.Name)
 	if err != nil {
 		return nil, err
 	}
-	key := w.Key()
 	// A put or update makes its record before locking: the encoded key the
-	// map will keep, and the entry. The engine keeps the request's key (the
-	// request is handed over; the client builds it from a copy of the
-	// caller's key). A delete only looks up, with a key on the stack.
+	// map will keep, and the entry with its own copy of the key. A delete
+	// only looks up, with a key on the stack.
 	var (
 		buf     [256]byte
 		k       string // the key to look up, delete or store
@@ -385,19 +405,23 @@ func (e *Engine) write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 		scratch rowmodel.Row
 		dst     = &scratch
 	)
-	if w.Delete == nil {
-		stored = keycodec.EncodeString(key)
+	if w.Kind != tablekit.WriteDelete {
+		stored = keycodec.EncodeString(w.Key)
 		k = stored
-		ent = &entry{key: key}
+		ent = &entry{key: slices.Clone(w.Key)}
 		dst = &ent.row
 	} else {
-		k = bytesView(keycodec.Append(buf[:0], key)) // the map keeps no key it only looks up
+		k = bytesView(keycodec.Append(buf[:0], w.Key)) // the map keeps no key it only looks up
 	}
 	// Only an update and a condition read the stored row; an unconditional
 	// put or delete is decided without it, and saves a walk down the map.
-	needOld := w.Update != nil || !w.Condition().IsZero()
+	needOld := w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	m, err := t.current(w.Meta)
+	if err != nil {
+		return nil, err
+	}
 	var cur *rowmodel.Row
 	ok := true // unknown without a lookup: delete anyway, a no-op when absent
 	if needOld {
@@ -408,8 +432,10 @@ func (e *Engine) write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	}
 	// The engine's own options are authoritative; the request's may be a
 	// cached copy.
-	if m.Options != t.meta.Options {
-		w = withOptions(w, t.meta)
+	if w.Meta != m && (w.Meta.Options != m.Options || w.Meta.Generation != m.Generation) {
+		c := *w
+		c.Meta = m
+		w = &c
 	}
 	keep, res, err := rowmodel.ApplyTo(dst, cur, w)
 	if err != nil {
@@ -423,54 +449,4 @@ func (e *Engine) write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	}
 	t.rows.Set(stored, ent)
 	return res, nil
-}
-
-// withOptions returns a copy of w whose Meta is meta.
-func withOptions(w *tablekit.WriteRequest, meta tablekit.TableMeta) *tablekit.WriteRequest {
-	m := meta
-	c := *w
-	switch {
-	case c.Put != nil:
-		r := *c.Put
-		r.Meta = &m
-		c.Put = &r
-	case c.Update != nil:
-		r := *c.Update
-		r.Meta = &m
-		c.Update = &r
-	case c.Delete != nil:
-		r := *c.Delete
-		r.Meta = &m
-		c.Delete = &r
-	}
-	return &c
-}
-
-// PutRow implements tablekit.Backend.
-func (e *Engine) PutRow(ctx context.Context, req *tablekit.PutRowRequest) error {
-	_, err := e.write(ctx, &tablekit.WriteRequest{Put: req})
-	return err
-}
-
-// UpdateRow implements tablekit.Backend.
-func (e *Engine) UpdateRow(ctx context.Context, req *tablekit.UpdateRowRequest) (*tablekit.UpdateResult, error) {
-	return e.write(ctx, &tablekit.WriteRequest{Update: req})
-}
-
-// DeleteRow implements tablekit.Backend.
-func (e *Engine) DeleteRow(ctx context.Context, req *tablekit.DeleteRowRequest) error {
-	_, err := e.write(ctx, &tablekit.WriteRequest{Delete: req})
-	return err
-}
-
-// BatchWriteRow implements tablekit.Backend.
-func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
-	out := make([]tablekit.WriteResult, len(reqs))
-	for i, w := range reqs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		out[i].Update, out[i].Err = e.write(ctx, w)
-	}
-	return out, nil
 }

@@ -1,6 +1,8 @@
 // Package rowmodel is SPEC.md's single-row semantics as pure functions over a
 // stored row: what a read returns, whether a condition holds, and what a put,
-// update or delete leaves behind. The local engine is built on it, and so is
+// update or delete leaves behind; and the rules those are made of (the
+// visibility of a cell, the version window, filter evaluation), which
+// adapters that translate them into native predicates must agree with. The local engine is built on it, and so is
 // every adapter that keeps a whole row in one native record (DynamoDB) or
 // evaluates a row on the client (Bigtable's conditional paths), so the rules
 // exist once. It never reads a clock: every function takes now in
@@ -13,6 +15,7 @@ import (
 	"slices"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/stale"
 )
 
 // Row is a row as a backend stores it.
@@ -24,6 +27,12 @@ type Row struct {
 	// Marker records a key-only row: written by a PutRow with no columns and
 	// not deleted since. TTL does not apply to it.
 	Marker bool
+	// Generation is the table options' Generation the row was last
+	// written under (0 when unknown). A store that keeps rows whole stores
+	// it with the row: Apply refuses to rewrite a row under older options
+	// than it was last written with (SPEC §3), and stamps the rows it
+	// writes with the request's.
+	Generation int64
 }
 
 // SortCells puts cells in stored order (name ascending, version descending).
@@ -52,7 +61,7 @@ func Visible(r *Row, opts tablekit.TableOptions, now int64) []tablekit.Column {
 		if i == 0 || r.Cells[i].Name != r.Cells[i-1].Name {
 			n = 0
 		}
-		if n >= opts.MaxVersions || !tablekit.Visible(opts.TTL, r.Cells[i].Version, now) {
+		if n >= opts.MaxVersions || !CellVisible(opts, r.Cells[i].Version, now) {
 			hidden = true
 			break
 		}
@@ -68,7 +77,7 @@ func Visible(r *Row, opts tablekit.TableOptions, now int64) []tablekit.Column {
 		if i == 0 || c.Name != r.Cells[i-1].Name {
 			n = 0
 		}
-		if !tablekit.Visible(opts.TTL, c.Version, now) {
+		if !CellVisible(opts, c.Version, now) {
 			continue
 		}
 		if n < opts.MaxVersions {
@@ -88,7 +97,7 @@ func Exists(r *Row, opts tablekit.TableOptions, now int64) bool {
 		return true
 	}
 	for i := range r.Cells {
-		if tablekit.Visible(opts.TTL, r.Cells[i].Version, now) {
+		if CellVisible(opts, r.Cells[i].Version, now) {
 			return true
 		}
 	}
@@ -157,7 +166,7 @@ func AppendRead(dst []tablekit.Column, r *Row, opts tablekit.TableOptions, spec 
 	if !exists {
 		return dst[:start], false
 	}
-	if spec.Filter != nil && !tablekit.MatchFilter(spec.Filter, dst[start:]) {
+	if spec.Filter != nil && !MatchFilter(spec.Filter, dst[start:]) {
 		clear(dst[start:])
 		return dst[:start], false
 	}
@@ -194,7 +203,7 @@ func scan(dst []tablekit.Column, r *Row, opts tablekit.TableOptions, spec *table
 		if i == 0 || c.Name != r.Cells[i-1].Name {
 			vis, sel = 0, 0
 		}
-		if !tablekit.Visible(opts.TTL, c.Version, now) {
+		if !CellVisible(opts, c.Version, now) {
 			continue
 		}
 		exists = true
@@ -236,7 +245,7 @@ func Check(r *Row, opts tablekit.TableOptions, cond tablekit.Condition, now int6
 			return tablekit.Errorf(tablekit.ErrConditionFailed, "row existence: expected the row not to exist")
 		}
 	}
-	if cond.Column != nil && !tablekit.MatchFilter(cond.Column, Visible(r, opts, now)) {
+	if cond.Column != nil && !MatchFilter(cond.Column, Visible(r, opts, now)) {
 		return tablekit.Errorf(tablekit.ErrConditionFailed, "column condition did not match")
 	}
 	return nil
@@ -261,6 +270,9 @@ func Put(cols []tablekit.Column, opts tablekit.TableOptions, now int64) Row {
 func Update(r *Row, changes []tablekit.Change, opts tablekit.TableOptions, now int64) (Row, []tablekit.Column, error) {
 	var out Row
 	if r != nil {
+		// Start from what is visible: a version that lowering MaxVersions or
+		// the TTL hid stays hidden whatever the changes delete (SPEC §5).
+		r = &Row{Cells: Visible(r, opts, now), Marker: r.Marker}
 		out.Marker = r.Marker
 		// Room for the cells the changes may add, so that they never make
 		// the copy grow (and allocate) again.
@@ -314,7 +326,7 @@ func increment(r *Row, ch tablekit.Change, opts tablekit.TableOptions, now int64
 	version = now
 	lo, hi := columnSpan(r.Cells, ch.Column)
 	for _, c := range r.Cells[lo:hi] {
-		if !tablekit.Visible(opts.TTL, c.Version, now) {
+		if !CellVisible(opts, c.Version, now) {
 			continue
 		}
 		v, ok := c.Value.Int()
@@ -365,7 +377,7 @@ func trim(cells []tablekit.Column, opts tablekit.TableOptions, now int64) []tabl
 		if i == 0 || c.Name != cells[i-1].Name {
 			n = 0
 		}
-		if !tablekit.Visible(opts.TTL, c.Version, now) || n >= opts.MaxVersions {
+		if !CellVisible(opts, c.Version, now) || n >= opts.MaxVersions {
 			continue
 		}
 		n++
@@ -375,11 +387,11 @@ func trim(cells []tablekit.Column, opts tablekit.TableOptions, now int64) []tabl
 	return out[:len(out):len(out)]
 }
 
-// Apply runs one write (the Put, Update or Delete of w) against the stored
-// row r, checking its condition first. It returns the new row (nil when the
-// write deletes the row or leaves it without cells or marker), the
-// increments, and the condition or increment error; on error nothing must
-// be written.
+// Apply runs one write against the stored row r (nil when absent),
+// checking its condition first. It returns the new row (nil when the write
+// deletes the row or leaves it without cells or marker), the increments,
+// and the condition, increment or staleness error; on error nothing must be
+// written.
 func Apply(r *Row, w *tablekit.WriteRequest) (*Row, *tablekit.UpdateResult, error) {
 	var nr Row
 	keep, res, err := ApplyTo(&nr, r, w)
@@ -393,21 +405,27 @@ func Apply(r *Row, w *tablekit.WriteRequest) (*Row, *tablekit.UpdateResult, erro
 // allocated as part of its own record) instead of returning a new one: keep
 // is false, and *dst untouched, when the write deletes the row or leaves it
 // without cells or marker, or fails.
+//
+// A row whose Generation is newer than the request's Meta was written under
+// options the request does not know: ApplyTo refuses it with an error
+// matching driver.ErrStaleMeta (the Client reads the table again and
+// retries), so a stale writer never trims what newer options keep.
 func ApplyTo(dst *Row, r *Row, w *tablekit.WriteRequest) (keep bool, res *tablekit.UpdateResult, err error) {
-	switch {
-	case w.Put != nil:
-		req := w.Put
-		if err := Check(r, req.Meta.Options, req.Condition, req.Now); err != nil {
-			return false, nil, err
-		}
-		*dst = Put(req.Columns, req.Meta.Options, req.Now)
+	m := w.Meta
+	if r != nil && r.Generation > m.Generation {
+		return false, nil, tablekit.WrapError(tablekit.ErrUnavailable, stale.ErrMeta,
+			"table %q: the row was written under options generation %d, the request has %d", m.Name, r.Generation, m.Generation)
+	}
+	if err := Check(r, m.Options, w.Condition, w.Now); err != nil {
+		return false, nil, err
+	}
+	switch w.Kind {
+	case tablekit.WritePut:
+		*dst = Put(w.Columns, m.Options, w.Now)
+		dst.Generation = m.Generation
 		return true, nil, nil
-	case w.Update != nil:
-		req := w.Update
-		if err := Check(r, req.Meta.Options, req.Condition, req.Now); err != nil {
-			return false, nil, err
-		}
-		nr, incs, err := Update(r, req.Changes, req.Meta.Options, req.Now)
+	case tablekit.WriteUpdate:
+		nr, incs, err := Update(r, w.Changes, m.Options, w.Now)
 		if err != nil {
 			return false, nil, err
 		}
@@ -415,14 +433,11 @@ func ApplyTo(dst *Row, r *Row, w *tablekit.WriteRequest) (keep bool, res *tablek
 		if len(nr.Cells) == 0 && !nr.Marker {
 			return false, res, nil
 		}
+		nr.Generation = m.Generation
 		*dst = nr
 		return true, res, nil
-	case w.Delete != nil:
-		req := w.Delete
-		if err := Check(r, req.Meta.Options, req.Condition, req.Now); err != nil {
-			return false, nil, err
-		}
+	case tablekit.WriteDelete:
 		return false, nil, nil
 	}
-	return false, nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "empty write request")
+	return false, nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "write of unknown kind %d", w.Kind)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 var opts = tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 2, MaxVersionOffset: 86400}
@@ -87,7 +88,7 @@ func readByParts(r *Row, o tablekit.TableOptions, spec *tablekit.ReadSpec, now i
 		return nil, false
 	}
 	sel := Select(nil, Visible(r, o, now), spec)
-	if spec.Filter != nil && !tablekit.MatchFilter(spec.Filter, sel) {
+	if spec.Filter != nil && !MatchFilter(spec.Filter, sel) {
 		return nil, false
 	}
 	return Project(sel, spec.Columns), true
@@ -138,5 +139,48 @@ func TestAppendReadMatchesTheSteps(t *testing.T) {
 		if n, nok := ReadLen(&r, o, spec, now); nok != wantOK || (wantOK && n != len(want)) {
 			t.Fatalf("row %v, options %+v, spec %+v, now %d: ReadLen %d %v, steps %v %v", r, o, spec, now, n, nok, want, wantOK)
 		}
+	}
+}
+
+// TestLoweredMaxVersionsStayHidden is SPEC §5: after MaxVersions is lowered,
+// deleting the visible version must not bring a hidden one back.
+func TestLoweredMaxVersionsStayHidden(t *testing.T) {
+	r := &Row{Cells: []tablekit.Column{
+		{Name: "c", Value: tablekit.String("a3"), Version: 3000},
+		{Name: "c", Value: tablekit.String("a2"), Version: 2000},
+		{Name: "c", Value: tablekit.String("a1"), Version: 1000},
+		{Name: "d", Value: tablekit.Integer(1), Version: 1000},
+	}}
+	opts := tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 1 << 30}
+	out, _, err := Update(r, []tablekit.Change{tablekit.DeleteVersion("c", 3000)}, opts, 5000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range out.Cells {
+		if c.Name == "c" {
+			t.Fatalf("hidden version came back: %+v", out.Cells)
+		}
+	}
+}
+
+// TestApplyRefusesNewerGeneration: a row written under newer options is not
+// rewritten by a request that carries older ones.
+func TestApplyRefusesNewerGeneration(t *testing.T) {
+	meta := &tablekit.TableMeta{Name: "t", Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 1 << 30}, Generation: 1}
+	stored := &Row{Generation: 2, Cells: []tablekit.Column{
+		{Name: "c", Value: tablekit.Integer(2), Version: 2000},
+		{Name: "c", Value: tablekit.Integer(1), Version: 1000},
+	}}
+	w := &tablekit.WriteRequest{Meta: meta, Kind: tablekit.WriteUpdate, Now: 3000,
+		Changes: []tablekit.Change{{Kind: tablekit.ChangePut, Column: "c", Value: tablekit.Integer(3), Version: 3000}}}
+	if _, _, err := Apply(stored, w); !errors.Is(err, driver.ErrStaleMeta) {
+		t.Fatalf("Apply over a newer generation = %v, want ErrStaleMeta", err)
+	}
+	meta2 := *meta
+	meta2.Generation = 2
+	w.Meta = &meta2
+	nr, _, err := Apply(stored, w)
+	if err != nil || nr.Generation != 2 {
+		t.Fatalf("Apply with the current generation = %+v, %v", nr, err)
 	}
 }

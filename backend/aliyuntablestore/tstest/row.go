@@ -103,9 +103,9 @@ func (s *Server) apply(ctx context.Context, w *write) ([]tablekit.Column, error)
 	t := s.client.Table(w.bw.Table)
 	cond := w.bw.Condition
 	switch w.bw.Kind {
-	case tablekit.BatchPutKind:
+	case tablekit.WritePut:
 		return nil, t.PutRow(ctx, w.key, w.bw.Columns, cond)
-	case tablekit.BatchUpdateKind:
+	case tablekit.WriteUpdate:
 		res, err := t.UpdateRow(ctx, w.key, w.bw.Changes, cond)
 		return res.Increments, err
 	default:
