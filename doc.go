@@ -22,19 +22,22 @@
 //     package backend/driver (error wrapping, stale metadata, backoff,
 //     bounded parallelism); programs never need either.
 //
-// Behaviour SPEC.md leaves open, pinned here: a filter is evaluated on the
+// Behaviour SPEC.md pins that programs notice: a filter is evaluated on the
 // cells a read selects (visibility, time range and MaxVersions applied)
 // before the projection; a row that exists but has nothing selected is
-// found, with no columns; raising MaxVersions or TTL with UpdateTable may or
-// may not bring back versions that were invisible before (backends collect
-// lazily), so programs must not rely on either.
+// found, with no columns; an Increment is written at now or, when the
+// column's latest visible version is later than now, at that version, so
+// concurrent increments lose nothing; raising MaxVersions or TTL with
+// UpdateTable may or may not bring back versions that were invisible before
+// (backends collect lazily), so programs must not rely on either.
 //
-// Where this package departs from SPEC.md's letter, on purpose: an
-// Increment is written at now or, when the column's latest visible version
-// is later than now, at that version (replacing it), so that concurrent
-// increments whose clocks were read in one order and committed in the other
-// lose nothing (SPEC §8 says "at now"). SPEC §6's worked example gives
-// version 1468944000000 as 2016-07-20 00:00:00 UTC; that number is
-// 00:00 at UTC+8 (Tablestore's documentation uses Beijing time), so the
-// conformance suite checks the example in both readings.
+// # Many processes, one store
+//
+// A Client caches each table's schema and options. A table deleted and
+// created again under the same name gets a new [TableMeta.Incarnation], and
+// every option change a new [TableMeta.Generation]; backends refuse requests
+// built from an older incarnation, and never let a write made under older
+// options remove versions written under newer ones. The Client then reads
+// the table again and retries, validating against the new schema, so one
+// stale process can never corrupt a table (SPEC §3).
 package tablekit

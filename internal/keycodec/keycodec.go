@@ -150,22 +150,22 @@ func decodeValue(t tablekit.Type, b []byte) (tablekit.Value, []byte, error) {
 		var u uint64
 		for _, c := range b[1:intWidth] {
 			if c < '0' || c > '9' {
-				return tablekit.Value{}, nil, errors.New("non-digit in Integer")
+				return tablekit.Value{}, nil, errors.New("non-digit in integer")
 			}
 			d := uint64(c - '0')
 			if u > (1<<64-1-d)/10 {
-				return tablekit.Value{}, nil, errors.New("Integer out of range")
+				return tablekit.Value{}, nil, errors.New("integer out of range")
 			}
 			u = u*10 + d
 		}
 		if b[0] == '=' {
 			if u > 1<<63-1 {
-				return tablekit.Value{}, nil, errors.New("Integer out of range")
+				return tablekit.Value{}, nil, errors.New("integer out of range")
 			}
 			return tablekit.Integer(int64(u)), b[intWidth:], nil
 		}
 		if u > 1<<63-1 {
-			return tablekit.Value{}, nil, errors.New("Integer out of range")
+			return tablekit.Value{}, nil, errors.New("integer out of range")
 		}
 		return tablekit.Integer(int64(u - (1 << 63))), b[intWidth:], nil
 	case tablekit.TypeString, tablekit.TypeBinary:

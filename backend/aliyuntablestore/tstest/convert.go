@@ -9,6 +9,8 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/internal/plainbuffer"
+	"github.com/tablekit/tablekit/internal/rules"
+	"github.com/tablekit/tablekit/rowmodel"
 )
 
 // This file translates between the wire (PlainBuffer, otsprotocol) and
@@ -16,14 +18,14 @@ import (
 // on the way in.
 
 func checkTableName(name string) *otsError {
-	if !tablekit.ValidName(name) {
+	if !rules.ValidName(name) {
 		return paramErr("Invalid table name: %s.", name)
 	}
 	return nil
 }
 
 func checkColumnName(name string) *otsError {
-	if !tablekit.ValidName(name) {
+	if !rules.ValidName(name) {
 		return paramErr("Invalid column name: %s.", name)
 	}
 	return nil
@@ -232,7 +234,7 @@ func checkAttrValue(name string, v *plainbuffer.Value) *otsError {
 // checkTimestamp applies the write window (SPEC §5, Tablestore's
 // deviation_cell_version_in_sec and TTL) to a cell's timestamp.
 func checkTimestamp(meta *tablekit.TableMeta, name string, ts, now int64) *otsError {
-	if ts < 0 || ts >= math.MaxInt64/1000 || tablekit.CheckVersion(meta.Options, ts, now) != "" {
+	if ts < 0 || ts >= math.MaxInt64/1000 || rowmodel.CheckVersion(meta.Options, ts, now) != "" {
 		return paramErr("Invalid timestamp. Cell:%s", name)
 	}
 	return nil
