@@ -2,19 +2,20 @@ package awsdynamodb
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
+	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // Defaults of the adapter's options.
@@ -79,23 +80,32 @@ type Backend struct {
 	client *dynamodb.Client
 	opts   options
 	meta   string // native name of the metadata table
+	// idle closes the idle connections of the HTTP transport Open built
+	// (nil when the caller supplied the client or its HTTP client).
+	idle func()
 
 	mu     sync.Mutex
-	tables map[string]*tableInfo
-	closed atomic.Bool
+	tables map[string]*tableInfo // by portable name: the incarnation last seen
 }
 
-// tableInfo is what the adapter knows about a table beyond its TableMeta.
+// tableInfo is what the adapter knows about one incarnation of a table
+// beyond its TableMeta.
 type tableInfo struct {
-	native    string
-	shards    int
-	nativeTTL bool
+	incarnation string
+	native      string
+	shards      int
+	nativeTTL   bool
 }
 
-var _ tablekit.Backend = (*Backend)(nil)
+var (
+	_ tablekit.Backend     = (*Backend)(nil)
+	_ tablekit.BatchReader = (*Backend)(nil)
+	_ tablekit.BatchWriter = (*Backend)(nil)
+)
 
 // New returns a Backend that uses client, which the caller configures
-// (region, credentials, endpoint, retries, HTTP client).
+// (region, credentials, endpoint, retries, HTTP client) and keeps owning:
+// Close does not touch it.
 func New(client *dynamodb.Client, opts ...Option) (*Backend, error) {
 	if client == nil {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: nil *dynamodb.Client")
@@ -127,7 +137,9 @@ func New(client *dynamodb.Client, opts ...Option) (*Backend, error) {
 
 // Open returns a Backend with a client built from cfg (see
 // config.LoadDefaultConfig) and the options; WithEndpoint overrides the
-// endpoint.
+// endpoint. When cfg has no HTTPClient, Open gives the client an HTTP
+// transport of its own (the SDK's default settings), whose connections
+// Close closes; an HTTPClient in cfg stays the caller's.
 func Open(ctx context.Context, cfg aws.Config, opts ...Option) (*Backend, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -143,7 +155,25 @@ func Open(ctx context.Context, cfg aws.Config, opts ...Option) (*Backend, error)
 		ep := o.endpoint
 		fns = append(fns, func(do *dynamodb.Options) { do.BaseEndpoint = aws.String(ep) })
 	}
-	return New(dynamodb.NewFromConfig(cfg, fns...), opts...)
+	var tr *http.Transport
+	if cfg.HTTPClient == nil {
+		// The SDK's default client hides its transport; this one is the
+		// same transport, reachable, so that Close can release it.
+		tr = awshttp.NewBuildableClient().GetTransport()
+		cfg.HTTPClient = &http.Client{
+			Transport: tr,
+			// Like the SDK's client: a redirect is returned, not followed.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	b, err := New(dynamodb.NewFromConfig(cfg, fns...), opts...)
+	if err != nil {
+		return nil, err
+	}
+	if tr != nil {
+		b.idle = tr.CloseIdleConnections
+	}
+	return b, nil
 }
 
 func validNative(s string) bool {
@@ -160,8 +190,27 @@ func validNative(s string) bool {
 // the portable API does not cover.
 func (b *Backend) Client() *dynamodb.Client { return b.client }
 
-// NativeTableName returns the DynamoDB table that holds the rows of table.
-func (b *Backend) NativeTableName(table string) string { return nativeName(b.opts.prefix, table) }
+// As offers the native client to tablekit.Client.As: with target a
+// **dynamodb.Client it sets *target to the client and returns true; any
+// other target is left alone and As returns false.
+func (b *Backend) As(target any) bool {
+	if p, ok := target.(**dynamodb.Client); ok && p != nil {
+		*p = b.client
+		return true
+	}
+	return false
+}
+
+// NativeTableName returns the DynamoDB table that holds the rows of table
+// now: it reads the table's metadata, because the name carries the
+// table's incarnation (see the package doc).
+func (b *Backend) NativeTableName(ctx context.Context, table string) (string, error) {
+	_, ti, err := b.describe(ctx, table)
+	if err != nil {
+		return "", err
+	}
+	return ti.native, nil
+}
 
 // MetaTableName returns the DynamoDB table that holds the tables' metadata.
 func (b *Backend) MetaTableName() string { return b.meta }
@@ -170,9 +219,6 @@ func (b *Backend) MetaTableName() string { return b.meta }
 // native TTL reclaims its expired rows (false where the server does not
 // support UpdateTimeToLive, e.g. dynalite).
 func (b *Backend) TableLayout(ctx context.Context, table string) (shards int, nativeTTL bool, err error) {
-	if err := b.check(ctx); err != nil {
-		return 0, false, err
-	}
 	_, ti, err := b.describe(ctx, table)
 	if err != nil {
 		return 0, false, err
@@ -180,19 +226,13 @@ func (b *Backend) TableLayout(ctx context.Context, table string) (shards int, na
 	return ti.shards, ti.nativeTTL, nil
 }
 
-// Close marks the backend closed; later calls fail with ErrUnavailable. The
-// client passed to New stays usable.
+// Close releases the backend: it closes the idle connections of the HTTP
+// transport Open built. A client passed to New, or an HTTP client in the
+// aws.Config given to Open, is the caller's and stays usable. Calls made
+// after Close still work (the Client makes none) and open new connections.
 func (b *Backend) Close() error {
-	b.closed.Store(true)
-	return nil
-}
-
-func (b *Backend) check(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if b.closed.Load() {
-		return tablekit.Errorf(tablekit.ErrUnavailable, "the DynamoDB backend is closed")
+	if b.idle != nil {
+		b.idle()
 	}
 	return nil
 }
@@ -200,38 +240,47 @@ func (b *Backend) check(ctx context.Context) error {
 // Metadata items: one per table in the metadata table, keyed by the
 // portable name.
 const (
-	metaName      = "name"
-	metaNative    = "native"
-	metaKey       = "key"
-	metaTTL       = "ttl"
-	metaMaxVer    = "maxVersions"
-	metaMaxOffset = "maxVersionOffset"
-	metaShards    = "shards"
-	metaNativeTTL = "nativeTTL"
+	metaName        = "name"
+	metaNative      = "native"
+	metaKey         = "key"
+	metaTTL         = "ttl"
+	metaMaxVer      = "maxVersions"
+	metaMaxOffset   = "maxVersionOffset"
+	metaShards      = "shards"
+	metaNativeTTL   = "nativeTTL"
+	metaIncarnation = "incarnation" // absent on tables made before incarnations
+	metaGeneration  = "generation"  // absent on tables made before generations
 )
 
 func num(i int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(i, 10)}
 }
 
+func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+
 func metaItem(m *tablekit.TableMeta, ti *tableInfo) map[string]types.AttributeValue {
 	key := make([]types.AttributeValue, len(m.Key))
 	for i, kc := range m.Key {
 		key[i] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-			"name": &types.AttributeValueMemberS{Value: kc.Name},
-			"type": &types.AttributeValueMemberS{Value: kc.Type.String()},
+			"name": str(kc.Name),
+			"type": str(kc.Type.String()),
 		}}
 	}
-	return map[string]types.AttributeValue{
-		metaName:      &types.AttributeValueMemberS{Value: m.Name},
-		metaNative:    &types.AttributeValueMemberS{Value: ti.native},
-		metaKey:       &types.AttributeValueMemberL{Value: key},
-		metaTTL:       num(m.Options.TTL),
-		metaMaxVer:    num(int64(m.Options.MaxVersions)),
-		metaMaxOffset: num(m.Options.MaxVersionOffset),
-		metaShards:    num(int64(ti.shards)),
-		metaNativeTTL: &types.AttributeValueMemberBOOL{Value: ti.nativeTTL},
+	item := map[string]types.AttributeValue{
+		metaName:       str(m.Name),
+		metaNative:     str(ti.native),
+		metaKey:        &types.AttributeValueMemberL{Value: key},
+		metaTTL:        num(m.Options.TTL),
+		metaMaxVer:     num(int64(m.Options.MaxVersions)),
+		metaMaxOffset:  num(m.Options.MaxVersionOffset),
+		metaShards:     num(int64(ti.shards)),
+		metaNativeTTL:  &types.AttributeValueMemberBOOL{Value: ti.nativeTTL},
+		metaGeneration: num(m.Generation),
 	}
+	if m.Incarnation != "" {
+		item[metaIncarnation] = str(m.Incarnation)
+	}
+	return item
 }
 
 func parseMeta(item map[string]types.AttributeValue) (*tablekit.TableMeta, *tableInfo, error) {
@@ -299,17 +348,60 @@ func parseMeta(item map[string]types.AttributeValue) (*tablekit.TableMeta, *tabl
 	if bv, ok := item[metaNativeTTL].(*types.AttributeValueMemberBOOL); ok {
 		ti.nativeTTL = bv.Value
 	}
+	if _, present := item[metaIncarnation]; present {
+		if m.Incarnation, ok = str(metaIncarnation); !ok {
+			return nil, nil, bad("incarnation")
+		}
+	}
+	if _, present := item[metaGeneration]; present {
+		if m.Generation, ok = n(metaGeneration); !ok {
+			return nil, nil, bad("generation")
+		}
+	}
+	ti.incarnation = m.Incarnation
 	return &m, &ti, nil
 }
 
+// incarnationCond is the condition that a metadata item has incarnation
+// inc (no incarnation attribute when inc is empty), with the names and
+// values it uses added to names and vals.
+func incarnationCond(inc string, names map[string]string, vals map[string]types.AttributeValue) string {
+	names["#i"] = metaIncarnation
+	if inc == "" {
+		return "attribute_not_exists(#i)"
+	}
+	vals[":i"] = str(inc)
+	return "#i = :i"
+}
+
+// generationCond is the condition that a metadata item has generation gen
+// (0 also matches an item from before generations, which has none).
+func generationCond(gen int64, names map[string]string, vals map[string]types.AttributeValue) string {
+	names["#g"] = metaGeneration
+	vals[":g"] = num(gen)
+	if gen == 0 {
+		return "(attribute_not_exists(#g) OR #g = :g)"
+	}
+	return "#g = :g"
+}
+
+// maxIncarnationLen bounds the incarnation a table's native name carries
+// (the Client makes 16 hex digits).
+const maxIncarnationLen = 32
+
 // CreateTable implements tablekit.Backend. It claims the name in the
 // metadata table first (a conditional put: the one point where two
-// concurrent creators are ordered), then creates the DynamoDB table, waits
-// for it to be ACTIVE and enables native TTL on the expiry attribute where
-// the server supports it.
+// concurrent creators are ordered), then creates the DynamoDB table, named
+// after meta's Incarnation, waits for it to be ACTIVE and enables native
+// TTL on the expiry attribute where the server supports it.
 func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) error {
-	if err := b.check(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if inc := meta.Incarnation; len(inc) > maxIncarnationLen || strings.ContainsFunc(inc, func(r rune) bool {
+		return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) {
+		return tablekit.Errorf(tablekit.ErrInvalidArgument, "incarnation %q: at most %d letters and digits", inc, maxIncarnationLen)
 	}
 	shards := b.opts.shards
 	if b.opts.shardsFor != nil {
@@ -318,9 +410,9 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 		}
 	}
 	if shards < 1 || shards > MaxShards {
-		return tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: %d shards; it must be 1-%d", meta.Name, shards, MaxShards)
+		return tablekit.Errorf(tablekit.ErrInvalidArgument, "%d shards; it must be 1-%d", shards, MaxShards)
 	}
-	ti := &tableInfo{native: b.NativeTableName(meta.Name), shards: shards}
+	ti := &tableInfo{incarnation: meta.Incarnation, native: nativeName(b.opts.prefix, meta.Name, meta.Incarnation), shards: shards}
 	claim := &dynamodb.PutItemInput{
 		TableName:                aws.String(b.meta),
 		Item:                     metaItem(meta, ti),
@@ -335,19 +427,28 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 		_, err = b.client.PutItem(ctx, claim)
 	}
 	if isCode(err, "ConditionalCheckFailedException") {
-		return tablekit.WrapError(tablekit.ErrAlreadyExists, err, "table %q already exists", meta.Name)
+		return tablekit.WrapError(tablekit.ErrAlreadyExists, err, "the table already exists")
 	}
 	if err != nil {
-		return mapErr(ctx, err, fmt.Sprintf("PutItem on metadata table %q", b.meta))
+		return mapErr(ctx, err, "PutItem on metadata table %q", b.meta)
 	}
 	if err := b.createNative(ctx, ti); err != nil {
 		// Release the claim; the name stays free for another try. Use a
 		// context that outlives a canceled ctx.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
+		names := map[string]string{}
+		vals := map[string]types.AttributeValue{}
+		cond := incarnationCond(meta.Incarnation, names, vals)
+		if len(vals) == 0 {
+			vals = nil
+		}
 		b.client.DeleteItem(cctx, &dynamodb.DeleteItemInput{
-			TableName: aws.String(b.meta),
-			Key:       map[string]types.AttributeValue{metaName: &types.AttributeValueMemberS{Value: meta.Name}},
+			TableName:                 aws.String(b.meta),
+			Key:                       map[string]types.AttributeValue{metaName: str(meta.Name)},
+			ConditionExpression:       aws.String(cond),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: vals,
 		})
 		return err
 	}
@@ -362,7 +463,7 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 	switch {
 	case err == nil:
 		ti.nativeTTL = true
-	case isCode(err, "UnknownOperationException", "UnrecognizedClientException"):
+	case isCode(err, "UnknownOperationException"):
 		// unsupported (dynalite): reads hide expired cells anyway.
 	default:
 		if cerr := ctx.Err(); cerr != nil {
@@ -371,25 +472,26 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 		// Not fatal: expiry is enforced on read; record that it is off.
 	}
 	if ti.nativeTTL {
-		// Record it, unless an UpdateTable changed the TTL meanwhile (it saw
-		// nativeTTL false and so did not turn native TTL off): then turn it
-		// off again.
+		// Record it, unless an UpdateTable changed the options meanwhile
+		// (it saw nativeTTL false and so did not turn native TTL off, and
+		// it moved the generation on): then turn it off again.
+		names := map[string]string{"#x": metaNativeTTL}
+		vals := map[string]types.AttributeValue{":x": &types.AttributeValueMemberBOOL{Value: true}}
+		cond := incarnationCond(meta.Incarnation, names, vals) + " AND " + generationCond(meta.Generation, names, vals)
 		_, err = b.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                aws.String(b.meta),
-			Key:                      map[string]types.AttributeValue{metaName: &types.AttributeValueMemberS{Value: meta.Name}},
-			UpdateExpression:         aws.String("SET #x = :x"),
-			ConditionExpression:      aws.String("#t = :t"),
-			ExpressionAttributeNames: map[string]string{"#x": metaNativeTTL, "#t": metaTTL},
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":x": &types.AttributeValueMemberBOOL{Value: true}, ":t": num(meta.Options.TTL),
-			},
+			TableName:                 aws.String(b.meta),
+			Key:                       map[string]types.AttributeValue{metaName: str(meta.Name)},
+			UpdateExpression:          aws.String("SET #x = :x"),
+			ConditionExpression:       aws.String(cond),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: vals,
 		})
 		if isCode(err, "ConditionalCheckFailedException") {
 			ti.nativeTTL = false
 			err = b.disableNativeTTL(ctx, ti.native)
 		}
 		if err != nil {
-			return mapErr(ctx, err, "UpdateItem on the metadata table")
+			return mapErr(ctx, err, "UpdateItem on metadata table %q", b.meta)
 		}
 	}
 	b.remember(meta.Name, ti)
@@ -422,19 +524,19 @@ func (b *Backend) createNative(ctx context.Context, ti *tableInfo) error {
 			return b.waitTable(ctx, ti.native, true)
 		}
 		if !isCode(err, "ResourceInUseException") {
-			return mapErr(ctx, err, fmt.Sprintf("CreateTable %q", ti.native))
+			return mapErr(ctx, err, "CreateTable %q", ti.native)
 		}
 		// A table of this name exists or is being deleted.
 		out, derr := b.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(ti.native)})
 		switch {
 		case derr != nil && !isCode(derr, "ResourceNotFoundException"):
-			return mapErr(ctx, derr, fmt.Sprintf("DescribeTable %q", ti.native))
+			return mapErr(ctx, derr, "DescribeTable %q", ti.native)
 		case derr == nil && (out.Table == nil || out.Table.TableStatus != types.TableStatusDeleting):
 			return tablekit.WrapError(tablekit.ErrAlreadyExists, err,
 				"DynamoDB table %q exists but has no tablekit metadata (not created by tablekit, or left by an interrupted DeleteTable); tablekit never deletes it: delete it yourself (aws dynamodb delete-table --table-name %s) or choose another name or table prefix",
 				ti.native, ti.native)
 		case attempt >= 3:
-			return mapErr(ctx, err, fmt.Sprintf("CreateTable %q", ti.native))
+			return mapErr(ctx, err, "CreateTable %q", ti.native)
 		}
 		// Being deleted, or gone since: wait until it is gone, then try again.
 		if err := b.waitTable(ctx, ti.native, false); err != nil {
@@ -451,7 +553,7 @@ func (b *Backend) createMetaTable(ctx context.Context) error {
 		BillingMode:          types.BillingModePayPerRequest,
 	})
 	if err != nil && !isCode(err, "ResourceInUseException") {
-		return mapErr(ctx, err, fmt.Sprintf("CreateTable %q (metadata)", b.meta))
+		return mapErr(ctx, err, "CreateTable %q (metadata)", b.meta)
 	}
 	return b.waitTable(ctx, b.meta, true)
 }
@@ -470,35 +572,13 @@ func (b *Backend) waitTable(ctx context.Context, native string, active bool) err
 				return nil
 			}
 		case err != nil:
-			return mapErr(ctx, err, fmt.Sprintf("DescribeTable %q", native))
+			return mapErr(ctx, err, "DescribeTable %q", native)
 		}
-		if err := sleep(ctx, delay); err != nil {
+		if err := driver.Sleep(ctx, delay); err != nil {
 			return err
 		}
 		delay = min(delay*2, time.Second)
 	}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// backoff returns the jittered delay before retry attempt (0-based): full
-// jitter over an exponential window from base, capped at limit.
-func backoff(attempt int, base, limit time.Duration) time.Duration {
-	w := base << min(attempt, 20)
-	if w <= 0 || w > limit {
-		w = limit
-	}
-	return time.Duration(rand.Int64N(int64(w))) + time.Millisecond/2
 }
 
 func (b *Backend) remember(name string, ti *tableInfo) {
@@ -513,38 +593,46 @@ func (b *Backend) forget(name string) {
 	b.mu.Unlock()
 }
 
-// info returns the adapter's facts about table, reading the metadata item
-// the first time (it is cached: a table's shard count never changes).
-func (b *Backend) info(ctx context.Context, table string) (*tableInfo, error) {
-	if err := b.check(ctx); err != nil {
-		return nil, err
-	}
+// info returns the adapter's facts about the incarnation of the table meta
+// describes. They are cached: an incarnation's native name and shard count
+// never change. When the metadata item holds another incarnation (the
+// table was deleted and created again since the Client read meta), the
+// table meta describes does not exist: ErrTableNotFound, on which the
+// Client reads the metadata again and retries.
+func (b *Backend) info(ctx context.Context, meta *tablekit.TableMeta) (*tableInfo, error) {
 	b.mu.Lock()
-	ti, ok := b.tables[table]
+	ti, ok := b.tables[meta.Name]
 	b.mu.Unlock()
-	if ok {
+	if ok && ti.incarnation == meta.Incarnation {
 		return ti, nil
 	}
-	_, ti, err := b.describe(ctx, table)
-	return ti, err
+	_, ti, err := b.describe(ctx, meta.Name)
+	if err != nil {
+		return nil, err
+	}
+	if ti.incarnation != meta.Incarnation {
+		// As the DynamoDB table of meta's incarnation would answer.
+		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "the table was deleted and created again since the request's metadata was read")
+	}
+	return ti, nil
 }
 
 // describe reads a table's metadata item.
 func (b *Backend) describe(ctx context.Context, table string) (*tablekit.TableMeta, *tableInfo, error) {
 	out, err := b.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(b.meta),
-		Key:            map[string]types.AttributeValue{metaName: &types.AttributeValueMemberS{Value: table}},
+		Key:            map[string]types.AttributeValue{metaName: str(table)},
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		if isCode(err, "ResourceNotFoundException") {
-			return nil, nil, tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist", table)
+			return nil, nil, tablekit.WrapError(tablekit.ErrTableNotFound, err, "the table does not exist")
 		}
-		return nil, nil, mapErr(ctx, err, fmt.Sprintf("GetItem on metadata table %q", b.meta))
+		return nil, nil, mapErr(ctx, err, "GetItem on metadata table %q", b.meta)
 	}
 	if len(out.Item) == 0 {
 		b.forget(table)
-		return nil, nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", table)
+		return nil, nil, tablekit.Errorf(tablekit.ErrTableNotFound, "the table does not exist")
 	}
 	m, ti, err := parseMeta(out.Item)
 	if err != nil {
@@ -554,11 +642,9 @@ func (b *Backend) describe(ctx context.Context, table string) (*tablekit.TableMe
 	return m, ti, nil
 }
 
-// DescribeTable implements tablekit.Backend.
+// DescribeTable implements tablekit.Backend: the metadata item, with the
+// table's Incarnation and Generation.
 func (b *Backend) DescribeTable(ctx context.Context, table string) (*tablekit.TableMeta, error) {
-	if err := b.check(ctx); err != nil {
-		return nil, err
-	}
 	m, _, err := b.describe(ctx, table)
 	return m, err
 }
@@ -566,9 +652,6 @@ func (b *Backend) DescribeTable(ctx context.Context, table string) (*tablekit.Ta
 // ListTables implements tablekit.Backend: the portable names recorded in
 // the metadata table.
 func (b *Backend) ListTables(ctx context.Context) ([]string, error) {
-	if err := b.check(ctx); err != nil {
-		return nil, err
-	}
 	var names []string
 	p := dynamodb.NewScanPaginator(b.client, &dynamodb.ScanInput{
 		TableName:                aws.String(b.meta),
@@ -582,7 +665,7 @@ func (b *Backend) ListTables(ctx context.Context) ([]string, error) {
 			if isCode(err, "ResourceNotFoundException") {
 				return []string{}, nil
 			}
-			return nil, mapErr(ctx, err, fmt.Sprintf("Scan on metadata table %q", b.meta))
+			return nil, mapErr(ctx, err, "Scan on metadata table %q", b.meta)
 		}
 		for _, it := range out.Items {
 			if s, ok := it[metaName].(*types.AttributeValueMemberS); ok {
@@ -597,63 +680,76 @@ func (b *Backend) ListTables(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// UpdateTable implements tablekit.Backend: it rewrites the options in the
-// metadata item. MaxVersions and TTL are enforced by the adapter on every
-// read and write, so nothing native changes, with one exception: an update
-// that raises TTL (or sets NoExpiry) on a table whose native TTL is on turns
-// native TTL off first, for good, and records that. Items carry an expiry
-// (.x) computed with the TTL in force when they were written; DynamoDB
-// would delete them then, although under the raised TTL they are still
-// visible. The metadata item is updated conditionally on the TTL and
-// nativeTTL read, and retried, so that a concurrent UpdateTable cannot slip
-// a lower TTL in between unnoticed.
-func (b *Backend) UpdateTable(ctx context.Context, table string, opts tablekit.TableOptions) error {
-	if err := b.check(ctx); err != nil {
-		return err
-	}
+// maxUpdateAttempts bounds UpdateTable's retries when only the native TTL
+// state of the metadata item changed under it.
+const maxUpdateAttempts = 20
+
+// UpdateTable implements tablekit.Backend: a conditional write of the
+// metadata item, applied only while it still holds req.Meta's Incarnation
+// (else ErrTableNotFound) and Generation (else ErrConditionFailed), which
+// stores the options and Generation+1. MaxVersions and TTL are enforced by
+// the adapter on every read and write, so nothing native changes, with one
+// exception: an update that raises TTL (or sets NoExpiry) on a table whose
+// native TTL is on turns native TTL off first, for good, and records that.
+// Items carry an expiry (.x) computed with the TTL in force when they were
+// written; DynamoDB would delete them then, although under the raised TTL
+// they are still visible. The write is also conditioned on the nativeTTL
+// read, so that CreateTable recording it meanwhile is noticed.
+func (b *Backend) UpdateTable(ctx context.Context, req *tablekit.UpdateTableRequest) (*tablekit.TableMeta, error) {
+	want := req.Meta
 	for attempt := 0; ; attempt++ {
-		old, ti, err := b.describe(ctx, table)
-		if err != nil {
-			return err
+		cur, ti, err := b.describe(ctx, want.Name)
+		switch {
+		case err != nil:
+			return nil, err
+		case cur.Incarnation != want.Incarnation:
+			return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "the table was deleted and created again since its metadata was read")
+		case cur.Generation != want.Generation:
+			return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "the options changed since they were read (generation %d, expected %d)", cur.Generation, want.Generation)
 		}
 		nativeTTL := ti.nativeTTL
-		if nativeTTL && raisesTTL(old.Options.TTL, opts.TTL) {
+		if nativeTTL && raisesTTL(cur.Options.TTL, req.Options.TTL) {
 			if err := b.disableNativeTTL(ctx, ti.native); err != nil {
-				return mapErr(ctx, err, fmt.Sprintf("table %q: raising its TTL needs native TTL off, and UpdateTimeToLive on %q failed", table, ti.native))
+				return nil, mapErr(ctx, err, "raising the TTL needs native TTL off, and UpdateTimeToLive on %q failed", ti.native)
 			}
 			nativeTTL = false
 		}
+		names := map[string]string{"#n": metaName, "#t": metaTTL, "#v": metaMaxVer, "#o": metaMaxOffset, "#x": metaNativeTTL}
+		vals := map[string]types.AttributeValue{
+			":t": num(req.Options.TTL), ":v": num(int64(req.Options.MaxVersions)), ":o": num(req.Options.MaxVersionOffset),
+			":x": &types.AttributeValueMemberBOOL{Value: nativeTTL}, ":ox": &types.AttributeValueMemberBOOL{Value: ti.nativeTTL},
+			":ng": num(want.Generation + 1),
+		}
+		cond := "attribute_exists(#n) AND " + incarnationCond(want.Incarnation, names, vals) + " AND " +
+			generationCond(want.Generation, names, vals) + " AND #x = :ox"
 		_, err = b.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:           aws.String(b.meta),
-			Key:                 map[string]types.AttributeValue{metaName: &types.AttributeValueMemberS{Value: table}},
-			ConditionExpression: aws.String("attribute_exists(#n) AND #t = :ot AND #x = :ox"),
-			UpdateExpression:    aws.String("SET #t = :t, #v = :v, #o = :o, #x = :x"),
-			ExpressionAttributeNames: map[string]string{
-				"#n": metaName, "#t": metaTTL, "#v": metaMaxVer, "#o": metaMaxOffset, "#x": metaNativeTTL,
-			},
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":t": num(opts.TTL), ":v": num(int64(opts.MaxVersions)), ":o": num(opts.MaxVersionOffset),
-				":x":  &types.AttributeValueMemberBOOL{Value: nativeTTL},
-				":ot": num(old.Options.TTL), ":ox": &types.AttributeValueMemberBOOL{Value: ti.nativeTTL},
-			},
+			TableName:                 aws.String(b.meta),
+			Key:                       map[string]types.AttributeValue{metaName: str(want.Name)},
+			ConditionExpression:       aws.String(cond),
+			UpdateExpression:          aws.String("SET #t = :t, #v = :v, #o = :o, #x = :x, #g = :ng"),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: vals,
 		})
-		if isCode(err, "ResourceNotFoundException") {
-			return tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist", table)
+		switch {
+		case err == nil:
+			nti := *ti
+			nti.nativeTTL = nativeTTL
+			b.remember(want.Name, &nti)
+			m := *cur
+			m.Options = req.Options
+			m.Generation = want.Generation + 1
+			return &m, nil
+		case isCode(err, "ResourceNotFoundException"):
+			return nil, tablekit.WrapError(tablekit.ErrTableNotFound, err, "the table does not exist")
+		case !isCode(err, "ConditionalCheckFailedException"):
+			return nil, mapErr(ctx, err, "UpdateItem on metadata table %q", b.meta)
+		case attempt >= maxUpdateAttempts:
+			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "the metadata kept changing under UpdateTable")
 		}
-		if !isCode(err, "ConditionalCheckFailedException") {
-			if err == nil {
-				nti := *ti
-				nti.nativeTTL = nativeTTL
-				b.remember(table, &nti)
-			}
-			return mapErr(ctx, err, "UpdateItem on the metadata table")
-		}
-		// Deleted, or updated by someone else since describe: read again.
-		if attempt >= 20 {
-			return tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: its metadata kept changing under UpdateTable", table)
-		}
-		if err := sleep(ctx, backoff(attempt, 10*time.Millisecond, time.Second)); err != nil {
-			return err
+		// Deleted, updated by someone else, or nativeTTL recorded since
+		// describe: read again, which tells which.
+		if err := (driver.Backoff{Base: 10 * time.Millisecond}).Wait(ctx, attempt); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -690,44 +786,45 @@ func (b *Backend) disableNativeTTL(ctx context.Context, native string) error {
 }
 
 // DeleteTable implements tablekit.Backend: it removes the metadata item
-// (the point at which the table stops existing) and then the DynamoDB table.
+// (the point at which the table stops existing) and then the DynamoDB table
+// the item names.
 func (b *Backend) DeleteTable(ctx context.Context, table string) error {
-	if err := b.check(ctx); err != nil {
-		return err
-	}
 	out, err := b.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                aws.String(b.meta),
-		Key:                      map[string]types.AttributeValue{metaName: &types.AttributeValueMemberS{Value: table}},
+		Key:                      map[string]types.AttributeValue{metaName: str(table)},
 		ConditionExpression:      aws.String("attribute_exists(#n)"),
 		ExpressionAttributeNames: map[string]string{"#n": metaName},
 		ReturnValues:             types.ReturnValueAllOld,
 	})
 	b.forget(table)
 	if isCode(err, "ConditionalCheckFailedException", "ResourceNotFoundException") {
-		return tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist", table)
+		return tablekit.WrapError(tablekit.ErrTableNotFound, err, "the table does not exist")
 	}
 	if err != nil {
-		return mapErr(ctx, err, "DeleteItem on the metadata table")
+		return mapErr(ctx, err, "DeleteItem on metadata table %q", b.meta)
 	}
-	native := b.NativeTableName(table)
-	if _, ti, perr := parseMeta(out.Attributes); perr == nil {
-		native = ti.native
+	native, ok := out.Attributes[metaNative].(*types.AttributeValueMemberS)
+	if !ok {
+		return nil // gone; a malformed item names no DynamoDB table to delete
 	}
-	_, err = b.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(native)})
+	_, err = b.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(native.Value)})
 	if err != nil && !isCode(err, "ResourceNotFoundException") {
-		return mapErr(ctx, err, fmt.Sprintf("DeleteTable %q", native))
+		return mapErr(ctx, err, "DeleteTable %q", native.Value)
 	}
 	return nil
 }
 
-// tableErr maps an error of a data call on table's DynamoDB table.
+// tableErr maps an error of a data call on a table's DynamoDB table. A
+// missing DynamoDB table is ErrTableNotFound: the table was deleted, or
+// deleted and created again under another incarnation (the Client then
+// reads the metadata again and retries).
 func (b *Backend) tableErr(ctx context.Context, err error, table, call string) error {
 	if err == nil {
 		return nil
 	}
 	if isCode(err, "ResourceNotFoundException") {
 		b.forget(table)
-		return tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist", table)
+		return tablekit.WrapError(tablekit.ErrTableNotFound, err, "%s: the table's DynamoDB table does not exist", call)
 	}
-	return mapErr(ctx, err, fmt.Sprintf("%s on table %q", call, table))
+	return mapErr(ctx, err, "%s", call)
 }

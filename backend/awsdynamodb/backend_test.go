@@ -8,6 +8,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/awsdynamodb"
+	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/localengine"
 )
@@ -346,7 +349,12 @@ func TestNamesAndMetadata(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(meta, got); diff != "" {
+		if len(got.Incarnation) != 16 || got.Generation != 1 {
+			t.Errorf("DescribeTable %q: incarnation %q, generation %d; want 16 hex digits and 1", name, got.Incarnation, got.Generation)
+		}
+		want := meta
+		want.Incarnation, want.Generation = got.Incarnation, 1
+		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("DescribeTable %q (-want +got):\n%s", name, diff)
 		}
 		if err := db.CreateTable(ctx, meta); !errors.Is(err, tablekit.ErrAlreadyExists) {
@@ -359,9 +367,12 @@ func TestNamesAndMetadata(t *testing.T) {
 		if nativeTTL {
 			t.Errorf("TableLayout(%q): nativeTTL = true, but dynalite has no UpdateTimeToLive", name)
 		}
-		native := b.NativeTableName(name)
+		native := nativeOf(t, b, name)
 		if len(native) < 3 || len(native) > 255 {
 			t.Errorf("native name %q of %q has length %d", native, name, len(native))
+		}
+		if name == short && native != name+"."+got.Incarnation {
+			t.Errorf("native name of %q is %q, want the name, a dot and the incarnation %q", name, native, got.Incarnation)
 		}
 		if _, err := b.Client().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(native)}); err != nil {
 			t.Errorf("native table %q of %q: %v", native, name, err)
@@ -369,9 +380,6 @@ func TestNamesAndMetadata(t *testing.T) {
 		if err := db.Table(name).PutRow(ctx, tablekit.Key("id", tablekit.Binary([]byte{1})), nil); err != nil {
 			t.Errorf("PutRow in %q: %v", name, err)
 		}
-	}
-	if got := b.NativeTableName(short); got != short+"-" {
-		t.Errorf("NativeTableName(%q) = %q, want %q", short, got, short+"-")
 	}
 	names, err := db.ListTables(ctx)
 	if err != nil {
@@ -464,7 +472,7 @@ func TestNativeErrorsReachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Drop the DynamoDB table behind the adapter's back.
-	if _, err := b.Client().DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(b.NativeTableName(tbl.Name()))}); err != nil {
+	if _, err := b.Client().DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(nativeOf(t, b, tbl.Name()))}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err := tbl.GetRow(ctx, key)
@@ -539,7 +547,7 @@ func TestTTLHiddenAndExpiryAttribute(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := func(k tablekit.PrimaryKey) map[string]types.AttributeValue {
-		out, err := b.Client().Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(b.NativeTableName(tbl.Name()))})
+		out, err := b.Client().Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(nativeOf(t, b, tbl.Name()))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -657,13 +665,16 @@ func TestBatchOrderAndResults(t *testing.T) {
 // TestCreateTableKeepsForeignTable: a DynamoDB table that already has the
 // native name of a portable table (not created by tablekit) is never
 // deleted; CreateTable fails with ErrAlreadyExists naming it and releases
-// the name in the metadata.
+// the name in the metadata. The Client makes a random incarnation, which
+// is part of the native name, so the test calls the backend with a chosen
+// one.
 func TestCreateTableKeepsForeignTable(t *testing.T) {
 	ctx := context.Background()
 	b := newBackend(t)
 	db := tablekit.NewClient(b)
 	name := uniqueName("foreign")
-	native := b.NativeTableName(name)
+	const inc = "00000000deadbeef"
+	native := name + "." + inc
 	raw := b.Client()
 	if _, err := raw.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            aws.String(native),
@@ -681,8 +692,9 @@ func TestCreateTableKeepsForeignTable(t *testing.T) {
 	if _, err := raw.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(native), Item: item}); err != nil {
 		t.Fatal(err)
 	}
-	meta := tablekit.TableMeta{Name: name, Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}}}
-	err := db.CreateTable(ctx, meta)
+	meta := &tablekit.TableMeta{Name: name, Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}},
+		Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400}, Incarnation: inc, Generation: 1}
+	err := b.CreateTable(ctx, meta)
 	if !errors.Is(err, tablekit.ErrAlreadyExists) || !strings.Contains(err.Error(), native) {
 		t.Fatalf("CreateTable over a foreign DynamoDB table: %v; want ErrAlreadyExists naming %q", err, native)
 	}
@@ -695,5 +707,263 @@ func TestCreateTableKeepsForeignTable(t *testing.T) {
 	// The claim was released: the portable table does not exist.
 	if _, err := db.DescribeTable(ctx, name); !errors.Is(err, tablekit.ErrTableNotFound) {
 		t.Errorf("DescribeTable after the failed CreateTable: %v, want ErrTableNotFound", err)
+	}
+}
+
+// TestTableWithoutIncarnation: a table whose metadata has no incarnation
+// (made before incarnations existed) keeps the native name without one,
+// works through a Client, and gets generations from its first UpdateTable.
+func TestTableWithoutIncarnation(t *testing.T) {
+	ctx := context.Background()
+	b := newBackend(t)
+	name := uniqueName("legacy")
+	meta := &tablekit.TableMeta{Name: name, Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}},
+		Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400}}
+	if err := b.CreateTable(ctx, meta); err != nil {
+		t.Fatal(err)
+	}
+	if native := nativeOf(t, b, name); native != name {
+		t.Errorf("native name of a table without incarnation: %q, want %q", native, name)
+	}
+	db := tablekit.NewClient(b)
+	defer db.DeleteTable(ctx, name)
+	tbl := db.Table(name)
+	key := tablekit.Key("id", tablekit.String("a"))
+	if err := tbl.PutRow(ctx, key, []tablekit.Column{{Name: "v", Value: tablekit.Integer(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.UpdateRow(ctx, key, []tablekit.Change{tablekit.Increment("v", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpdateTable(ctx, name, tablekit.TableOptions{MaxVersions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.DescribeTable(ctx, name)
+	if err != nil || got.Incarnation != "" || got.Generation != 1 || got.Options.MaxVersions != 2 {
+		t.Fatalf("DescribeTable after UpdateTable: %+v, %v; want no incarnation, generation 1, MaxVersions 2", got, err)
+	}
+	row, found, err := tbl.GetRow(ctx, key)
+	if v, _ := row.Get("v"); err != nil || !found || !v.Equal(tablekit.Integer(2)) {
+		t.Errorf("GetRow: %v %v %v, want v=2", row, found, err)
+	}
+}
+
+// TestRecreatedTableIsANewTable is SPEC §3: the incarnation is part of the
+// DynamoDB table's name, so a request built from the metadata of a table
+// since deleted and created again addresses a DynamoDB table that no
+// longer exists and fails with ErrTableNotFound; a Client holding that
+// metadata reads it again and applies its call to the new table, or
+// refuses it when the new schema does not take it.
+func TestRecreatedTableIsANewTable(t *testing.T) {
+	ctx := context.Background()
+	b := newBackend(t, awsdynamodb.WithShards(2))
+	a := tablekit.NewClient(b)
+	other := newBackend(t, awsdynamodb.WithShards(2)) // another process
+	c := tablekit.NewClient(other, tablekit.WithMetaCacheTTL(time.Hour))
+	name := uniqueName("recreated")
+	schema := tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}}
+	if err := a.CreateTable(ctx, tablekit.TableMeta{Name: name, Key: schema}); err != nil {
+		t.Fatal(err)
+	}
+	defer a.DeleteTable(ctx, name)
+	k := func(s string) tablekit.PrimaryKey { return tablekit.Key("id", tablekit.String(s)) }
+	one := []tablekit.Column{{Name: "v", Value: tablekit.Integer(1)}}
+	if err := c.Table(name).PutRow(ctx, k("old"), one); err != nil {
+		t.Fatal(err)
+	}
+	oldMeta, err := other.DescribeTable(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldNative := nativeOf(t, b, name)
+	if err := a.DeleteTable(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.CreateTable(ctx, tablekit.TableMeta{Name: name, Key: schema}); err != nil {
+		t.Fatal(err)
+	}
+	if n := nativeOf(t, b, name); n == oldNative {
+		t.Fatalf("the re-created table has the DynamoDB table %q of the old one", n)
+	}
+	// The old metadata, straight to the backend that cached it.
+	_, err = other.Write(ctx, &tablekit.WriteRequest{Meta: oldMeta, Kind: tablekit.WritePut, Key: k("stale"), Now: time.Now().UnixMilli()})
+	var rnf *types.ResourceNotFoundException
+	if !errors.Is(err, tablekit.ErrTableNotFound) || !errors.As(err, &rnf) {
+		t.Errorf("a write with the old table's metadata: %v, want ErrTableNotFound from the missing DynamoDB table", err)
+	}
+	if _, err := other.GetRow(ctx, &tablekit.GetRowRequest{Meta: oldMeta, Key: k("old"), Read: tablekit.ReadSpec{MaxVersions: 1}, Now: time.Now().UnixMilli()}); !errors.Is(err, tablekit.ErrTableNotFound) {
+		t.Errorf("a read with the old table's metadata: %v, want ErrTableNotFound", err)
+	}
+	// Through the Client with the stale cache: applied to the new table.
+	if err := c.Table(name).PutRow(ctx, k("new"), one); err != nil {
+		t.Fatalf("PutRow with a stale cache: %v", err)
+	}
+	if _, found, err := a.Table(name).GetRow(ctx, k("new")); err != nil || !found {
+		t.Errorf("the stale client's row in the new table: found=%v err=%v", found, err)
+	}
+	if _, found, err := a.Table(name).GetRow(ctx, k("old")); err != nil || found {
+		t.Errorf("the old table's row in the new table: found=%v err=%v", found, err)
+	}
+	// A new schema refuses a key of the old one.
+	if err := a.DeleteTable(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.CreateTable(ctx, tablekit.TableMeta{Name: name, Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeInteger}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Table(name).PutRow(ctx, k("again"), one); !errors.Is(err, tablekit.ErrInvalidArgument) {
+		t.Errorf("PutRow of an old-schema key after the table changed schema: %v, want ErrInvalidArgument", err)
+	}
+	res, err := a.Table(name).GetRange(ctx, tablekit.Key("id", tablekit.InfMin), tablekit.Key("id", tablekit.InfMax))
+	if err != nil || len(res.Rows) != 0 {
+		t.Errorf("the re-created table: %d rows, %v; want it empty", len(res.Rows), err)
+	}
+}
+
+// TestStaleOptionsNeverTrimNewerVersions is SPEC §3's second rule: after
+// MaxVersions is raised, a client that still holds the old options does
+// not trim a row written under the new ones. Every stored row carries the
+// generation it was written under; the backend refuses the stale write
+// (driver.ErrStaleMeta) and the Client retries it with fresh options.
+func TestStaleOptionsNeverTrimNewerVersions(t *testing.T) {
+	ctx := context.Background()
+	clock := tablekit.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	b := newBackend(t, awsdynamodb.WithShards(1)) // every item in shard 0
+	a := tablekit.NewClient(b, tablekit.WithClock(clock))
+	other := newBackend(t)
+	c := tablekit.NewClient(other, tablekit.WithClock(clock), tablekit.WithMetaCacheTTL(time.Hour))
+	name := uniqueName("stale_options")
+	if err := a.CreateTable(ctx, tablekit.TableMeta{Name: name, Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}}}); err != nil {
+		t.Fatal(err)
+	}
+	defer a.DeleteTable(ctx, name)
+	key := tablekit.Key("id", tablekit.String("r"))
+	if err := c.Table(name).PutRow(ctx, key, []tablekit.Column{{Name: "v", Value: tablekit.Integer(0)}}); err != nil {
+		t.Fatal(err)
+	}
+	gen1, err := other.DescribeTable(ctx, name)
+	if err != nil || gen1.Generation != 1 {
+		t.Fatalf("DescribeTable: %+v, %v; want generation 1", gen1, err)
+	}
+	if err := a.UpdateTable(ctx, name, tablekit.TableOptions{MaxVersions: 3}); err != nil {
+		t.Fatal(err)
+	}
+	now := clock.Now().UnixMilli()
+	for i := int64(1); i <= 3; i++ {
+		if _, err := a.Table(name).UpdateRow(ctx, key, []tablekit.Change{tablekit.PutAt("v", tablekit.Integer(i), now+i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The item records generation 2.
+	sk := keycodec.Encode(key)
+	out, err := b.Client().GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(nativeOf(t, b, name)), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{".s": &types.AttributeValueMemberN{Value: "0"}, ".k": &types.AttributeValueMemberB{Value: sk}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := out.Item[".g"].(*types.AttributeValueMemberN); !ok || g.Value != "2" {
+		t.Errorf("item written under generation 2 has .g = %v", out.Item[".g"])
+	}
+	// Straight to the backend with generation 1: refused as stale.
+	_, err = other.Write(ctx, &tablekit.WriteRequest{Meta: gen1, Kind: tablekit.WriteUpdate, Key: key, Now: now,
+		Changes: []tablekit.Change{{Kind: tablekit.ChangePut, Column: "w", Value: tablekit.Integer(1), Version: now}}})
+	if !errors.Is(err, driver.ErrStaleMeta) {
+		t.Fatalf("an update with generation 1 over a generation-2 row: %v, want ErrStaleMeta", err)
+	}
+	// Through the stale Client: retried with the new options; nothing lost.
+	if _, err := c.Table(name).UpdateRow(ctx, key, []tablekit.Change{tablekit.Put("w", tablekit.Integer(1))}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.BatchWriteRow(ctx, []tablekit.BatchWrite{tablekit.BatchUpdate(name, key, []tablekit.Change{tablekit.Put("x", tablekit.Integer(1))})})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("BatchWriteRow with stale options: %v %+v", err, res)
+	}
+	row, _, err := a.Table(name).GetRow(ctx, key, tablekit.MaxVersions(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs := row.Versions("v"); len(vs) != 3 {
+		t.Errorf("after writes by a client with stale options: %d versions of v (%v), want 3", len(vs), vs)
+	}
+	if _, ok := row.Get("x"); !ok {
+		t.Errorf("the stale client's batch update is missing: %v", row)
+	}
+}
+
+// TestAsOffersTheNativeClient: tablekit.Client.As reaches the
+// *dynamodb.Client and nothing else.
+func TestAsOffersTheNativeClient(t *testing.T) {
+	b := newBackend(t)
+	db := tablekit.NewClient(b)
+	defer db.Close()
+	var client *dynamodb.Client
+	if !db.As(&client) || client != b.Client() {
+		t.Errorf("As(&*dynamodb.Client) = %v, %p; want true, %p", client != nil, client, b.Client())
+	}
+	var s string
+	if db.As(&s) {
+		t.Errorf("As(&string) = true")
+	}
+}
+
+// TestCloseReleasesConnections: Close leaves no goroutine of a backend
+// Open built (its idle HTTP connections are closed), and leaves a client
+// passed to New alone (its idle connection is reused after Close).
+func TestCloseReleasesConnections(t *testing.T) {
+	ctx := context.Background()
+	needDynalite(t)
+	before := runtime.NumGoroutine()
+	b := newBackend(t, awsdynamodb.WithShards(4))
+	db, tbl := newTable(t, b, nil, tablekit.TableOptions{})
+	var ws []tablekit.BatchWrite
+	for i := range 40 {
+		ws = append(ws, tablekit.BatchPut(tbl.Name(), tablekit.Key("pk", tablekit.String(fmt.Sprint("p", i%7))).Add("sk", tablekit.Integer(int64(i))), nil))
+	}
+	if _, err := db.BatchWriteRow(ctx, ws); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tbl.GetRange(ctx, tablekit.Key("pk", tablekit.InfMin).Add("sk", tablekit.InfMin), tablekit.Key("pk", tablekit.InfMax).Add("sk", tablekit.InfMax))
+	if err != nil || len(res.Rows) != 40 {
+		t.Fatalf("GetRange: %d rows, %v", len(res.Rows), err)
+	}
+	if err := db.DeleteTable(ctx, tbl.Name()); err != nil {
+		t.Fatal(err)
+	}
+	if runtime.NumGoroutine() <= before {
+		t.Fatalf("%d goroutines with open connections, %d before Open: the test proves nothing", runtime.NumGoroutine(), before)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines after Close, %d before Open:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+
+	// A client the caller passed to New keeps its connections.
+	raw := newClient(t, nil)
+	nb, err := awsdynamodb.New(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nb.ListTables(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tablekit.NewClient(nb).Close(); err != nil {
+		t.Fatal(err)
+	}
+	reused := false
+	tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) { reused = ci.Reused }})
+	if _, err := raw.ListTables(tctx, &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatalf("the caller's client after Close: %v", err)
+	}
+	if !reused {
+		t.Errorf("closing a backend made with New closed the caller's idle connection")
 	}
 }

@@ -5,19 +5,62 @@
 //	cfg, _ := config.LoadDefaultConfig(ctx)
 //	be, err := awsdynamodb.Open(ctx, cfg)                      // or awsdynamodb.New(existingClient)
 //	db := tablekit.NewClient(be)
+//	defer db.Close()
 //
-// [Backend.Client] returns the native client; every error wraps the SDK's
-// own, so errors.As(err, &rnf) with rnf a *types.ResourceNotFoundException, and
-// the like, work through *tablekit.Error.Err.
+// The native client is the escape hatch to what tablekit does not cover:
+//
+//	var client *dynamodb.Client
+//	if db.As(&client) { … }  // or be.Client()
+//
+// Close closes the idle connections of the HTTP transport Open built (when
+// cfg has no HTTPClient of the caller's); it never closes a client given
+// to New, nor an HTTP client given in cfg.
+//
+// # Errors
+//
+// Every error wraps the SDK's own, so errors.As(err, &rnf) with rnf a
+// *types.ResourceNotFoundException, or a smithy.APIError, works through
+// *tablekit.Error.Err. The portable codes (SPEC §12): ResourceNotFound is
+// ErrTableNotFound; ConditionalCheckFailed ErrConditionFailed;
+// UnrecognizedClient, InvalidSignature, AccessDenied, ExpiredToken,
+// MissingAuthenticationToken(Exception) and IncompleteSignature
+// ErrPermissionDenied; ProvisionedThroughputExceeded, Throttling,
+// RequestLimitExceeded and LimitExceeded ErrThrottled; InternalServerError,
+// ServiceUnavailable, other 5xx answers and lost connections
+// ErrUnavailable; Validation (an item, key or request too large among
+// them), Serialization, ItemCollectionSizeLimitExceeded, 413 and any other
+// 4xx answer ErrInvalidArgument; UnknownOperation ErrUnimplemented. Only
+// ErrThrottled and ErrUnavailable are retried (the batch calls' own
+// retries included). Messages name the DynamoDB call and quote at most the
+// start of a key (tablekit.PrimaryKey.String); the Client adds the
+// operation and the table.
 //
 // # How a table looks in DynamoDB
 //
-// Each portable table is one DynamoDB table (PAY_PER_REQUEST). Its name is
-// the portable name behind an optional prefix ([WithTablePrefix]); names
-// shorter than 3 bytes are padded with '-' ("t" → "t--"), names longer than
-// 255 are cut and end in '-' and 16 hex digits of their SHA-256. Portable
-// names never contain '-' or '.', so the mapping is injective; ListTables
-// and DescribeTable report the portable name.
+// Each portable table is one DynamoDB table (PAY_PER_REQUEST), its
+// physical name: the portable name behind an optional prefix
+// ([WithTablePrefix]), then a '.' and the table's incarnation (16 hex
+// digits that tablekit.Client.CreateTable draws anew for every creation):
+// table "orders" is DynamoDB table "orders.5f0c1d2e3a4b6978". Names
+// shorter than 3 bytes are padded with '-', names longer than 255 are cut
+// and end in '-' and 16 hex digits of their SHA-256. Portable names never
+// contain '-' or '.', so the mapping is injective; ListTables and
+// DescribeTable report the portable name, [Backend.NativeTableName] the
+// physical one (it reads the metadata).
+//
+// The incarnation in the name is what makes a table deleted and created
+// again a new table (SPEC §3): a Client in another process that still
+// holds the old metadata addresses a DynamoDB table that no longer exists,
+// gets ErrTableNotFound, reads the metadata again and retries against the
+// new table (or refuses the call if the new schema does not take it); it
+// can never write into the new table with the old schema or options. The
+// cost: the DynamoDB table name changes with every re-creation, so IAM
+// policies, alarms and dashboards must match "orders.*" rather than
+// "orders"; 17 bytes of DynamoDB's 255 go to the incarnation (portable
+// names longer than about 238 bytes, less the prefix, are hashed); and a
+// request's table name is 17 bytes longer. A table whose metadata has no
+// incarnation (made before incarnations) keeps its name without one; a
+// re-creation by a process that predates incarnations is not noticed.
 //
 // DynamoDB hashes partition keys, so rows of different partition keys come
 // back in no order. SPEC's ordered GetRange over the whole table uses write
@@ -36,6 +79,11 @@
 //	        sets no version has the write's Now, so usually no text cell
 //	        carries a version.
 //	.m   BOOL  true on a key-only row (PutRow with no columns)
+//	.g   N  the options generation (TableMeta.Generation) the row was
+//	        last written under (see Stale options); absent when 0, and
+//	        when 1 on a table with an incarnation, whose generations start
+//	        at 1 (so an item of a table whose options never changed has
+//	        no .g: it would cost about 5% of a 100-row range read)
 //	.x   N  epoch seconds a day after every cell has expired: max over
 //	        cells of floor(version/1000) + TTL + 86400, with the TTL the
 //	        writer had; only when TTL ≠ -1, never on a key-only row. Native
@@ -61,7 +109,8 @@
 // Reserved attributes start with '.', which no column name can contain; an
 // item has no other attributes (one that does is reported as malformed, as
 // ErrUnavailable), and .c and .b never hold the same column.
-// Example: table "orders", key (customer String, id Integer), N = 8, row
+// Example: table "orders", key (customer String, id Integer), N = 8,
+// options never changed (generation 1), row
 // ("c42", 7) with note = String "hi" and score = Integer 3, both at version
 // 1700000000000, an older version of score, String "héllo" at
 // 1699999999000, and blob = Binary ab at 1700000000000:
@@ -72,7 +121,8 @@
 //	.c = "note~2Shiscore~1I3~6@1699999999000Shéllo"
 //	.b = 02 04 62 6c 6f 62 01 00 00 01 8b cf e5 68 00 05 01 ab
 //
-// A row is thus at most seven attributes, however many columns it has.
+// A row is thus at most eight attributes (usually at most seven), however
+// many columns it has.
 // That is the layout's main point: DynamoDB's JSON protocol, the SDK's
 // decoder and dynalite all pay per attribute (a JSON object each, an
 // AttributeValue and a map entry each), so a row of ten columns as ten
@@ -103,9 +153,15 @@
 // "<prefix>tablekit.meta", hash key "name" S), one item per portable table:
 // name, native, key (list of {name, type}), ttl, maxVersions,
 // maxVersionOffset, shards, nativeTTL (whether DynamoDB's TTL is on for the
-// table). CreateTable claims the name there with a conditional put, then
-// creates the DynamoDB table and waits for ACTIVE; DeleteTable removes the
-// item, then the DynamoDB table.
+// table), incarnation and generation (absent on tables made before them:
+// DescribeTable then reports an empty Incarnation and Generation 0).
+// CreateTable claims the name there with a conditional put, then creates
+// the DynamoDB table and waits for ACTIVE; DeleteTable removes the item,
+// then the DynamoDB table it names. UpdateTable is one conditional
+// UpdateItem of the item: it applies only while the item still has the
+// incarnation and generation the Client read (else ErrTableNotFound,
+// respectively ErrConditionFailed, and the Client reads the table again),
+// and stores the options and generation+1.
 //
 // CreateTable never deletes a DynamoDB table. If one of the native name
 // already exists (the account's own table of that name, or one left by a
@@ -113,10 +169,9 @@
 // ErrAlreadyExists naming the DynamoDB table, releases the name in the
 // metadata table and leaves the table and its items alone; delete it by
 // hand or pick another [WithTablePrefix]. A table still being deleted
-// (status DELETING) is waited for. The backend caches
-// each table's shard count (it never changes); a table deleted and
-// re-created with another N by a different process is not noticed until this
-// backend sees ErrTableNotFound.
+// (status DELETING) is waited for. The backend caches each incarnation's
+// physical name and shard count (they never change); a request whose
+// incarnation is not the cached one reads the metadata item again.
 //
 // # Semantics
 //
@@ -138,7 +193,8 @@
 // Limits DynamoDB adds to SPEC's: an item is at most 400 KB (attribute names
 // included) and a sort key at most 1024 bytes. A write whose item or key
 // would exceed them fails with ErrInvalidArgument naming the table, the key
-// and the limit, before anything is written; a read of such a key finds no row.
+// (its start: tablekit.PrimaryKey.String) and the limit, before anything is
+// written; a read of such a key finds no row.
 //
 // BatchGetRow groups keys per table in BatchGetItem calls of at most 100;
 // BatchWriteRow sends unconditional puts and deletes in BatchWriteItem calls
@@ -151,20 +207,20 @@
 // result.
 //
 // Stale options: a tablekit.Client caches each table's options (see
-// tablekit.WithMetaCacheTTL, one minute by default) and passes them to the
-// backend in every request. The optimistic path writes back the row
-// rowmodel.Apply returns, which is trimmed under those options (req.Meta):
-// cells expired under its TTL and versions beyond its MaxVersions are
-// dropped from the stored item. So after another process raised MaxVersions
-// or TTL, a Client whose cached options predate that, until its cache entry
-// expires, removes on every UpdateRow, conditional or batch non-unconditional
-// write the versions its old options hide and the new ones would show; they
-// are gone for good. An unconditional PutRow replaces the row anyway, but
-// it too stores only the given cells its old options keep (rowmodel.Put
-// trims them the same way). Reads store nothing, so they lose nothing; they
-// hide by the cached options until the entry expires.
-// Raise MaxVersions and TTL through the Client that writes, or lower the
-// cache TTL where other processes change them.
+// tablekit.WithMetaCacheTTL, one minute by default) and passes them, with
+// their generation, to the backend in every request. The optimistic path
+// writes back the row rowmodel.Apply returns, trimmed under those options
+// (cells expired under its TTL and versions beyond its MaxVersions are
+// dropped from the stored item), and stamps it with their generation (.g).
+// It reads the row's generation first: a row last written under a newer
+// generation than the request's is not rewritten; the write fails with
+// driver.ErrStaleMeta, and the Client reads the options again and retries,
+// so a client with stale options never trims what newer options keep (SPEC
+// §3). An unconditional PutRow replaces the row without reading it, so it
+// cannot check, but it loses nothing that SPEC keeps (the row is replaced
+// anyway); it stores its cells as its options keep them, stamped with
+// their generation. Reads store nothing, so they lose nothing; they hide by
+// the cached options until the entry expires.
 //
 // Native TTL: CreateTable enables DynamoDB's TTL on .x where the server
 // supports it and records nativeTTL (see [Backend.TableLayout]); dynalite
@@ -181,8 +237,8 @@
 // of CreateTable fails with the SDK's error and can be retried later). An
 // UpdateTable that lowers TTL or leaves it keeps native TTL: every .x is
 // then at or after the new expiry. The metadata update is conditioned on
-// the ttl and nativeTTL it read, so concurrent UpdateTables cannot combine
-// into an unnoticed raise. The 86400 s margin in .x covers a writer's clock
+// the generation and nativeTTL it read, so concurrent UpdateTables cannot
+// combine into an unnoticed raise. The 86400 s margin in .x covers a writer's clock
 // running behind DynamoDB's and the up to an hour DynamoDB takes to stop
 // deleting after TTL is turned off, so no cell visible when TTL is raised is
 // deleted. Raising TTL may still bring back cells that had already expired,

@@ -9,17 +9,25 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // mapErr turns an SDK error into what a tablekit.Backend returns: context
 // errors as they are, everything else as a *tablekit.Error with a portable
-// code and the SDK's error in Err (so errors.As reaches the typed
-// DynamoDB exception). what names the call, e.g. `PutItem on table "t"`.
-func mapErr(ctx context.Context, err error, what string) error {
-	return tablekit.WrapNative(ctx, err, classify, "DynamoDB %s", what)
+// code (classify) and the SDK's error in Err, so errors.As reaches the
+// typed DynamoDB exception and smithy.APIError. The message names the
+// call, e.g. `PutItem`; the Client adds the operation and the portable
+// table, so it names neither.
+func mapErr(ctx context.Context, err error, format string, args ...any) error {
+	return driver.Wrap(ctx, err, classify, "DynamoDB "+format, args...)
 }
 
-// classify returns the portable code of an SDK error.
+// classify returns the portable code of an SDK error (SPEC §12): by the
+// DynamoDB error code when it is one the adapter knows, else by the HTTP
+// status, else (no response: the request or response was lost in
+// transport) ErrUnavailable. Only throttling and transient faults are
+// ErrThrottled or ErrUnavailable; a limit that a retry cannot fix (an item,
+// key or request too large) is ErrInvalidArgument.
 func classify(err error) error {
 	var api smithy.APIError
 	if errors.As(err, &api) {
@@ -33,10 +41,31 @@ func classify(err error) error {
 		case "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
 			"LimitExceededException", "TooManyRequestsException", "Throttling":
 			return tablekit.ErrThrottled
-		case "ValidationException", "SerializationException", "ItemCollectionSizeLimitExceededException":
+		case "UnrecognizedClientException", "InvalidSignatureException", "AccessDeniedException",
+			"ExpiredTokenException", "ExpiredToken", "MissingAuthenticationToken",
+			"MissingAuthenticationTokenException", "IncompleteSignatureException", "InvalidClientTokenId":
+			return tablekit.ErrPermissionDenied
+		case "ValidationException", "SerializationException", "ItemCollectionSizeLimitExceededException",
+			"RequestEntityTooLarge", "RequestEntityTooLargeException":
 			return tablekit.ErrInvalidArgument
-		case "UnknownOperationException", "UnrecognizedClientException":
+		case "UnknownOperationException":
 			return tablekit.ErrUnimplemented
+		case "InternalServerError", "InternalFailure", "ServiceUnavailable", "ServiceUnavailableException",
+			"TransactionConflictException", "ReplicatedWriteConflictException":
+			return tablekit.ErrUnavailable
+		}
+	}
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) {
+		switch s := re.HTTPStatusCode(); {
+		case s == http.StatusTooManyRequests:
+			return tablekit.ErrThrottled
+		case s == http.StatusUnauthorized || s == http.StatusForbidden:
+			return tablekit.ErrPermissionDenied
+		case s >= http.StatusInternalServerError:
+			return tablekit.ErrUnavailable
+		case s >= http.StatusBadRequest: // 413 Request Entity Too Large among them
+			return tablekit.ErrInvalidArgument
 		}
 	}
 	return tablekit.ErrUnavailable
@@ -57,24 +86,12 @@ func isCode(err error, codes ...string) bool {
 }
 
 // retryable reports whether a failed call that changes nothing when it fails
-// (an idempotent batch chunk) may be sent again: throttling, server errors
-// and transport errors. Validation errors, missing tables and context
-// errors are final.
+// (an idempotent batch chunk) may be sent again: SPEC §12's rule
+// (driver.Retryable) on the error's portable code, so throttling, server
+// and transport errors. Context errors are final.
 func retryable(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
-	if errors.Is(classify(err), tablekit.ErrThrottled) {
-		return true
-	}
-	var re *smithyhttp.ResponseError
-	if errors.As(err, &re) && re.HTTPStatusCode() >= http.StatusInternalServerError {
-		return true
-	}
-	var api smithy.APIError
-	if errors.As(err, &api) {
-		return api.ErrorFault() == smithy.FaultServer || api.ErrorCode() == "InternalServerError"
-	}
-	// No API error: the request or response was lost in transport.
-	return true
+	return driver.Retryable(&tablekit.Error{Code: classify(err), Err: err})
 }

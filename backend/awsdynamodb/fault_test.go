@@ -18,9 +18,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/awsdynamodb"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // faultTransport sits between the SDK and dynalite and, for BatchWriteItem
@@ -44,6 +46,17 @@ type faultTransport struct {
 
 	nThrottled, nStripped, nDropBefore, nDropAfter, nCalls atomic.Int64
 	allUnprocessed                                         atomic.Bool // strip every item: nothing ever succeeds
+
+	// answer, when set, is the response to every call of its operation,
+	// which is not forwarded: a native error DynamoDB returns.
+	answer atomic.Pointer[cannedAnswer]
+}
+
+// cannedAnswer is a response faultTransport gives in place of the server.
+type cannedAnswer struct {
+	op     string // e.g. "PutItem"
+	status int
+	body   string
 }
 
 func newFaultTransport(seed uint64) *faultTransport {
@@ -70,6 +83,13 @@ var errReset = errors.New("faultinject: read tcp 127.0.0.1: connection reset by 
 
 func (f *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	op := strings.TrimPrefix(req.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
+	if a := f.answer.Load(); a != nil && a.op == op {
+		if req.Body != nil {
+			io.Copy(io.Discard, req.Body)
+			req.Body.Close()
+		}
+		return jsonResponse(req, a.status, []byte(a.body)), nil
+	}
 	if op != "BatchWriteItem" && op != "BatchGetItem" {
 		return f.base.RoundTrip(req)
 	}
@@ -391,5 +411,103 @@ func TestBatchWriteRetriesUntilContextEnds(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("BatchWriteRow returned %v after its context ended", d)
+	}
+}
+
+// TestNativeErrorsMapPerSpec drives each DynamoDB error through the
+// adapter (the transport answers in the server's place, the SDK's retries
+// off) and checks SPEC §12: the portable sentinel (errors.Is), the native
+// error still reachable (errors.As smithy.APIError with its code), only
+// throttling and transient faults retryable, and a message that names the
+// table once and does not echo the 1000-byte key.
+func TestNativeErrorsMapPerSpec(t *testing.T) {
+	ctx := context.Background()
+	ft := newFaultTransport(3)
+	ft.throttle, ft.unprocessed, ft.dropBefore, ft.after = 0, 0, 0, 0
+	b, err := awsdynamodb.New(newClient(t, &http.Client{Transport: ft}, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, tbl := newTable(t, b, nil, tablekit.TableOptions{})
+	long := strings.Repeat("k", 1000)
+	key := tablekit.Key("pk", tablekit.String(long)).Add("sk", tablekit.Integer(1))
+	if err := tbl.PutRow(ctx, key, []tablekit.Column{{Name: "v", Value: tablekit.Integer(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	const prefix = "com.amazonaws.dynamodb.v20120810#"
+	for _, tc := range []struct {
+		code    string // __type, "" for none
+		status  int
+		message string
+		want    error
+	}{
+		{"com.amazon.coral.service#UnrecognizedClientException", 400, "The security token included in the request is invalid.", tablekit.ErrPermissionDenied},
+		{"com.amazon.coral.service#InvalidSignatureException", 400, "The request signature we calculated does not match the signature you provided.", tablekit.ErrPermissionDenied},
+		{prefix + "AccessDeniedException", 400, "User is not authorized to perform: dynamodb:PutItem", tablekit.ErrPermissionDenied},
+		{"com.amazon.coral.service#ExpiredTokenException", 400, "The security token included in the request is expired", tablekit.ErrPermissionDenied},
+		{"com.amazon.coral.service#MissingAuthenticationTokenException", 400, "Request is missing Authentication Token", tablekit.ErrPermissionDenied},
+		{"MissingAuthenticationToken", 403, "Missing Authentication Token", tablekit.ErrPermissionDenied},
+		{"com.amazon.coral.service#IncompleteSignatureException", 400, "Authorization header requires 'Signature' parameter.", tablekit.ErrPermissionDenied},
+		{prefix + "ProvisionedThroughputExceededException", 400, "The level of configured provisioned throughput for the table was exceeded.", tablekit.ErrThrottled},
+		{"com.amazon.coral.availability#ThrottlingException", 400, "Rate of requests exceeds the allowed throughput.", tablekit.ErrThrottled},
+		{prefix + "RequestLimitExceeded", 400, "Throughput exceeds the current throughput limit for your account.", tablekit.ErrThrottled},
+		{prefix + "InternalServerError", 500, "Internal server error", tablekit.ErrUnavailable},
+		{"com.amazon.coral.availability#ServiceUnavailableException", 503, "Service unavailable", tablekit.ErrUnavailable},
+		{"com.amazon.coral.validate#ValidationException", 400, "Item size has exceeded the maximum allowed size", tablekit.ErrInvalidArgument},
+		{"com.amazon.coral.validate#ValidationException", 400, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes", tablekit.ErrInvalidArgument},
+		{prefix + "ItemCollectionSizeLimitExceededException", 400, "Collection size exceeded.", tablekit.ErrInvalidArgument},
+		{"", 413, "Request Entity Too Large", tablekit.ErrInvalidArgument},
+		{prefix + "ResourceNotFoundException", 400, "Requested resource not found", tablekit.ErrTableNotFound},
+	} {
+		body := `{"message":"` + tc.message + `"}`
+		if tc.code != "" {
+			body = `{"__type":"` + tc.code + `","message":"` + tc.message + `"}`
+		}
+		code := tc.code[strings.LastIndex(tc.code, "#")+1:]
+		for _, call := range []struct {
+			op  string
+			run func() error
+		}{
+			{"PutItem", func() error { return tbl.PutRow(ctx, key, nil) }},
+			{"GetItem", func() error { _, _, err := tbl.GetRow(ctx, key); return err }},
+			{"Query", func() error {
+				_, err := tbl.GetRange(ctx, tablekit.Key("pk", tablekit.String(long)).Add("sk", tablekit.InfMin), tablekit.Key("pk", tablekit.String(long)).Add("sk", tablekit.InfMax))
+				return err
+			}},
+		} {
+			ft.answer.Store(&cannedAnswer{op: call.op, status: tc.status, body: body})
+			err := call.run()
+			ft.answer.Store(nil)
+			what := fmt.Sprintf("%s answered %d %s", call.op, tc.status, code)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("%s: %v, want %v", what, err, tc.want)
+				continue
+			}
+			var api smithy.APIError
+			if !errors.As(err, &api) || (code != "" && api.ErrorCode() != code) {
+				t.Errorf("%s: errors.As smithy.APIError: %v (code %q)", what, api != nil, code)
+			}
+			wantRetry := tc.want == tablekit.ErrThrottled || tc.want == tablekit.ErrUnavailable
+			if driver.Retryable(err) != wantRetry {
+				t.Errorf("%s: retryable = %v, want %v", what, !wantRetry, wantRetry)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, long[:100]) {
+				t.Errorf("%s: the message echoes the key: %.300s", what, msg)
+			}
+			if n := strings.Count(msg, tbl.Name()); n != 1 {
+				t.Errorf("%s: the message names the table %d times: %s", what, n, msg)
+			}
+		}
+	}
+	// Errors of the adapter's own making quote only the start of the key.
+	big := tablekit.String(strings.Repeat("v", 401*1024))
+	err = tbl.PutRow(ctx, key, []tablekit.Column{{Name: "big", Value: big}})
+	if !errors.Is(err, tablekit.ErrInvalidArgument) || strings.Contains(err.Error(), long[:100]) || strings.Count(err.Error(), tbl.Name()) != 1 {
+		t.Errorf("PutRow of a 401 KB row at a 1000-byte key: %v; want ErrInvalidArgument naming the table once, without the whole key", err)
+	}
+	res, err := db.BatchWriteRow(ctx, []tablekit.BatchWrite{tablekit.BatchPut(tbl.Name(), key, []tablekit.Column{{Name: "big", Value: big}})})
+	if err != nil || !errors.Is(res[0].Err, tablekit.ErrInvalidArgument) || strings.Contains(res[0].Err.Error(), long[:100]) || strings.Count(res[0].Err.Error(), tbl.Name()) != 1 {
+		t.Errorf("BatchWriteRow of a 401 KB row at a 1000-byte key: %v %v; want ErrInvalidArgument naming the table once, without the whole key", err, res)
 	}
 }

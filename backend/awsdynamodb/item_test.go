@@ -13,9 +13,11 @@ import (
 )
 
 var docMeta = &tablekit.TableMeta{
-	Name:    "orders",
-	Key:     tablekit.KeySchema{{Name: "customer", Type: tablekit.TypeString}, {Name: "id", Type: tablekit.TypeInteger}},
-	Options: tablekit.TableOptions{TTL: -1, MaxVersions: 2, MaxVersionOffset: 86400},
+	Name:        "orders",
+	Incarnation: "5f0c1d2e3a4b6978",
+	Generation:  1,
+	Key:         tablekit.KeySchema{{Name: "customer", Type: tablekit.TypeString}, {Name: "id", Type: tablekit.TypeInteger}},
+	Options:     tablekit.TableOptions{TTL: -1, MaxVersions: 2, MaxVersionOffset: 86400},
 }
 
 // The storage format is what the package doc shows.
@@ -24,13 +26,13 @@ func TestDocumentedLayout(t *testing.T) {
 		t.Errorf("shard of \"c42\" with N=8 = %d, the package doc says 3", got)
 	}
 	key := tablekit.Key("customer", tablekit.String("c42")).Add("id", tablekit.Integer(7))
-	r := rowmodel.Row{Cells: []tablekit.Column{
+	r := rowmodel.Row{Generation: 1, Cells: []tablekit.Column{
 		{Name: "blob", Value: tablekit.Binary([]byte{0xab}), Version: 1700000000000},
 		{Name: "note", Value: tablekit.String("hi"), Version: 1700000000000},
 		{Name: "score", Value: tablekit.Integer(3), Version: 1700000000000},
 		{Name: "score", Value: tablekit.String("héllo"), Version: 1699999999000},
 	}}
-	sk, err := sortKey(docMeta, key)
+	sk, err := sortKey(key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +45,17 @@ func TestDocumentedLayout(t *testing.T) {
 	}
 	if len(enc.item) != 5 {
 		t.Errorf("item has %d attributes, the package doc shows 5: %v", len(enc.item), enc.item)
+	}
+	// Generation 1 of a table with an incarnation goes without saying; a
+	// later one, or any of a table without incarnation, is stored.
+	r.Generation = 2
+	if enc, err := encodeItem(docMeta, key, 3, sk, &r); err != nil || enc.item[attrGen].(*types.AttributeValueMemberN).Value != "2" {
+		t.Errorf("generation 2: .g = %v (%v), want 2", enc.item[attrGen], err)
+	}
+	legacy := *docMeta
+	legacy.Incarnation, r.Generation = "", 1
+	if enc, err := encodeItem(&legacy, key, 3, sk, &r); err != nil || enc.item[attrGen].(*types.AttributeValueMemberN).Value != "1" {
+		t.Errorf("generation 1 without incarnation: .g = %v (%v), want 1", enc.item[attrGen], err)
 	}
 	if s := enc.item[attrShard].(*types.AttributeValueMemberN).Value; s != "3" {
 		t.Errorf(".s = %s", s)
@@ -65,22 +78,30 @@ func TestDocumentedLayout(t *testing.T) {
 
 func TestNativeName(t *testing.T) {
 	long := strings.Repeat("a", 255)
-	cases := map[[2]string]string{
-		{"", "t"}:       "t--",
-		{"", "ab"}:      "ab-",
-		{"", "abc"}:     "abc",
-		{"app.", "t"}:   "app.t",
-		{"", long}:      long,
-		{"p", long[1:]}: "p" + long[1:],
+	const inc = "0123456789abcdef"
+	cases := map[[3]string]string{
+		{"", "t", ""}:       "t--",
+		{"", "ab", ""}:      "ab-",
+		{"", "abc", ""}:     "abc",
+		{"app.", "t", ""}:   "app.t",
+		{"", long, ""}:      long,
+		{"p", long[1:], ""}: "p" + long[1:],
+		{"", "t", inc}:      "t." + inc,
+		{"app.", "t", inc}:  "app.t." + inc,
 	}
 	for in, want := range cases {
-		if got := nativeName(in[0], in[1]); got != want {
-			t.Errorf("nativeName(%q, %q) = %q, want %q", in[0], in[1], got, want)
+		if got := nativeName(in[0], in[1], in[2]); got != want {
+			t.Errorf("nativeName(%q, %q, %q) = %q, want %q", in[0], in[1], in[2], got, want)
 		}
 	}
-	a, b := nativeName("x_", long), nativeName("x_", long[:254]+"b")
+	a, b := nativeName("x_", long, ""), nativeName("x_", long[:254]+"b", "")
 	if len(a) != 255 || len(b) != 255 || a == b {
 		t.Errorf("long names: %q and %q (len %d, %d) must be distinct and 255 bytes", a, b, len(a), len(b))
+	}
+	// Two incarnations of one long name are two DynamoDB tables.
+	c, d := nativeName("x_", long[:240], inc), nativeName("x_", long[:240], "fedcba9876543210")
+	if len(c) != 255 || len(d) != 255 || c == d {
+		t.Errorf("long names with incarnations: %q and %q (len %d, %d) must be distinct and 255 bytes", c, d, len(c), len(d))
 	}
 }
 
@@ -106,6 +127,8 @@ func TestItemRoundTrip(t *testing.T) {
 		base string // the revision's base version, "" for none
 	}{
 		{rowmodel.Row{Marker: true}, ""},
+		{rowmodel.Row{Marker: true, Generation: 3}, ""},
+		{rowmodel.Row{Marker: true, Generation: 1}, ""}, // reads back as 0: see storesGeneration
 		{rowmodel.Row{Cells: []tablekit.Column{{Name: "b", Value: tablekit.Binary([]byte{0}), Version: 5}}}, ""},
 		{rowmodel.Row{Cells: []tablekit.Column{
 			{Name: "a", Value: tablekit.String(""), Version: 7},
@@ -128,7 +151,7 @@ func TestItemRoundTrip(t *testing.T) {
 		{rowmodel.Row{Cells: []tablekit.Column{
 			{Name: "a", Value: tablekit.Integer(1), Version: 2},
 			{Name: "b", Value: tablekit.String("é"), Version: 1},
-		}, Marker: true}, "2"},
+		}, Marker: true, Generation: 1 << 40}, "2"},
 	}
 	for _, tc := range rows {
 		enc, err := encodeItem(docMeta, key, 0, []byte("x\x00\x01"), &tc.row)
@@ -145,6 +168,16 @@ func TestItemRoundTrip(t *testing.T) {
 		}
 		if got.Marker != tc.row.Marker {
 			t.Errorf("marker %v, want %v", got.Marker, tc.row.Marker)
+		}
+		wantGen := tc.row.Generation
+		if wantGen == 1 {
+			wantGen = 0
+		}
+		if got.Generation != wantGen {
+			t.Errorf("generation %d read back as %d, want %d", tc.row.Generation, got.Generation, wantGen)
+		}
+		if _, ok := enc.item[attrGen]; ok != (wantGen != 0) {
+			t.Errorf("generation %d: .g present = %v", tc.row.Generation, ok)
 		}
 		checkCells(t, got.Cells, tc.row.Cells)
 	}
@@ -172,6 +205,8 @@ func TestCorruptItems(t *testing.T) {
 		{"no revision", map[string]types.AttributeValue{attrMarker: &types.AttributeValueMemberBOOL{Value: true}}},
 		{"a Number revision", map[string]types.AttributeValue{attrRevision: &types.AttributeValueMemberN{Value: "3879871239910284411"}}},
 		{"a column as an attribute", map[string]types.AttributeValue{"score": text("1700000000000 I1:3;"), attrRevision: rev}},
+		{"a String generation", map[string]types.AttributeValue{attrGen: text("1"), attrRevision: rev}},
+		{"a fractional generation", map[string]types.AttributeValue{attrGen: &types.AttributeValueMemberN{Value: "1.5"}, attrRevision: rev}},
 		{"a cell in both", map[string]types.AttributeValue{attrText: text("a~1Sx"), attrBinary: &types.AttributeValueMemberB{Value: binaryA}, attrRevision: rev}},
 	} {
 		if r, err := decodeRow(tc.item); err == nil {

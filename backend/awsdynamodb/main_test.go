@@ -141,3 +141,13 @@ func (c *countingTransport) reset() {
 		n.Store(0)
 	}
 }
+
+// nativeOf returns the DynamoDB table that holds table's rows.
+func nativeOf(tb testing.TB, b *awsdynamodb.Backend, table string) string {
+	tb.Helper()
+	native, err := b.NativeTableName(context.Background(), table)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return native
+}

@@ -3,15 +3,14 @@ package awsdynamodb
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
@@ -23,22 +22,22 @@ func readItem(meta *tablekit.TableMeta, key tablekit.PrimaryKey, item map[string
 	}
 	r, err := decodeRow(item)
 	if err != nil {
-		return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: stored row %v", meta.Name, key)
+		return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "stored row %v", key)
 	}
 	cols, found := rowmodel.Read(&r, meta.Options, spec, now)
 	if !found {
 		return nil, nil
 	}
-	return &tablekit.Row{Key: key, Columns: cols}, nil
+	return &tablekit.Row{Key: key.Clone(), Columns: cols}, nil
 }
 
 // GetRow implements tablekit.Backend: one consistent GetItem.
 func (b *Backend) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tablekit.Row, error) {
-	ti, err := b.info(ctx, req.Meta.Name)
+	ti, err := b.info(ctx, req.Meta)
 	if err != nil {
 		return nil, err
 	}
-	sk, err := sortKey(req.Meta, req.Key)
+	sk, err := sortKey(req.Key)
 	if err != nil {
 		return nil, nil // no row can be stored at a key DynamoDB cannot hold
 	}
@@ -53,14 +52,12 @@ func (b *Backend) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tab
 	return readItem(req.Meta, req.Key, out.Item, &req.Read, req.Now)
 }
 
-// BatchGetRow implements tablekit.Backend: keys grouped per table (so that a
-// missing table fails only its own rows), deduplicated, in BatchGetItem calls
-// of at most 100 keys run in parallel; UnprocessedKeys are retried with
-// capped jittered backoff until done or ctx ends.
+// BatchGetRow implements tablekit.BatchReader: keys grouped per table
+// incarnation (so that a missing or stale table fails only its own rows),
+// deduplicated, in BatchGetItem calls of at most 100 keys run in parallel;
+// UnprocessedKeys are retried with capped jittered backoff until done or
+// ctx ends.
 func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
-	if err := b.check(ctx); err != nil {
-		return nil, err
-	}
 	out := make([]tablekit.GetRowResult, len(reqs))
 	type slot struct {
 		sk    string
@@ -68,6 +65,7 @@ func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowReques
 		idx   []int
 	}
 	type group struct {
+		table string
 		ti    *tableInfo
 		slots []*slot
 		bySK  map[string]*slot
@@ -76,26 +74,27 @@ func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowReques
 	failed := map[string]error{} // tables whose metadata could not be read
 	var order []string
 	for i, r := range reqs {
-		if err := failed[r.Meta.Name]; err != nil {
+		id := r.Meta.Name + "\x00" + r.Meta.Incarnation
+		if err := failed[id]; err != nil {
 			out[i].Err = err
 			continue
 		}
-		g := groups[r.Meta.Name]
+		g := groups[id]
 		if g == nil {
-			ti, err := b.info(ctx, r.Meta.Name)
+			ti, err := b.info(ctx, r.Meta)
 			if err != nil {
-				if isCtx(ctx) {
+				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				failed[r.Meta.Name] = err
+				failed[id] = err
 				out[i].Err = err
 				continue
 			}
-			g = &group{ti: ti, bySK: map[string]*slot{}}
-			groups[r.Meta.Name] = g
-			order = append(order, r.Meta.Name)
+			g = &group{table: r.Meta.Name, ti: ti, bySK: map[string]*slot{}}
+			groups[id] = g
+			order = append(order, id)
 		}
-		sk, err := sortKey(r.Meta, r.Key)
+		sk, err := sortKey(r.Key)
 		if err != nil {
 			continue // not found: no row can be stored at this key
 		}
@@ -108,18 +107,17 @@ func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowReques
 		s.idx = append(s.idx, i)
 	}
 	type chunk struct {
-		table string
 		g     *group
 		slots []*slot
 	}
 	var chunks []chunk
-	for _, name := range order {
-		g := groups[name]
+	for _, id := range order {
+		g := groups[id]
 		for lo := 0; lo < len(g.slots); lo += tablekit.MaxBatchGet {
-			chunks = append(chunks, chunk{table: name, g: g, slots: g.slots[lo:min(lo+tablekit.MaxBatchGet, len(g.slots))]})
+			chunks = append(chunks, chunk{g: g, slots: g.slots[lo:min(lo+tablekit.MaxBatchGet, len(g.slots))]})
 		}
 	}
-	err := b.parallel(ctx, len(chunks), func(ctx context.Context, c int) error {
+	err := driver.Parallel(ctx, len(chunks), b.opts.concurrency, func(ctx context.Context, c int) error {
 		ch := chunks[c]
 		keys := make([]map[string]types.AttributeValue, len(ch.slots))
 		for i, s := range ch.slots {
@@ -129,7 +127,7 @@ func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowReques
 		for _, s := range ch.slots {
 			for _, i := range s.idx {
 				if err != nil {
-					out[i].Err = b.tableErr(ctx, err, ch.table, "BatchGetItem")
+					out[i].Err = b.tableErr(ctx, err, ch.g.table, "BatchGetItem")
 					continue
 				}
 				out[i].Row, out[i].Err = readItem(reqs[i].Meta, reqs[i].Key, items[s.sk], &reqs[i].Read, reqs[i].Now)
@@ -140,13 +138,11 @@ func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowReques
 	if err != nil {
 		return nil, err
 	}
-	if isCtx(ctx) {
-		return nil, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
-
-func isCtx(ctx context.Context) bool { return ctx.Err() != nil }
 
 // batchGet fetches keys (≤ 100, distinct) from one table, retrying
 // UnprocessedKeys and retryable failures with capped jittered backoff. It
@@ -177,42 +173,12 @@ func (b *Backend) batchGet(ctx context.Context, native string, keys []map[string
 				break
 			}
 		}
-		if err := sleep(ctx, backoff(attempt, batchBackoffBase, batchBackoffCap)); err != nil {
+		if err := batchBackoff.Wait(ctx, attempt); err != nil {
 			return nil, err
 		}
 		attempt++
 	}
 	return items, nil
-}
-
-// parallel runs f(0..n-1) with at most the backend's concurrency at once.
-// It returns ctx's error if ctx ends.
-func (b *Backend) parallel(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
-	if n == 1 {
-		return f(ctx, 0)
-	}
-	sem := make(chan struct{}, b.opts.concurrency)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
-	for i := 0; i < n; i++ {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return ctx.Err()
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := f(ctx, i); err != nil {
-				once.Do(func() { first = err })
-			}
-		}()
-	}
-	wg.Wait()
-	return first
 }
 
 // Range reads.
@@ -326,26 +292,11 @@ func pinnedShard(req *tablekit.GetRangeRequest, shards int) int {
 	return shardOf(a, shards)
 }
 
-type pageResult struct {
-	items []map[string]types.AttributeValue
-	lek   map[string]types.AttributeValue
-	err   error
-}
-
-// stream is one shard's Query, consumed in sort-key order.
-type stream struct {
-	shard   int
-	items   []map[string]types.AttributeValue
-	pos     int
-	lek     map[string]types.AttributeValue
-	done    bool // no more pages
-	limit   int32
-	pending chan pageResult // non-nil while a page is being fetched
-}
-
-// GetRange implements tablekit.Backend.
+// GetRange implements tablekit.Backend: a merger over the Query of each
+// shard the range can touch, one shard when the bounds pin the partition
+// key.
 func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
-	ti, err := b.info(ctx, req.Meta.Name)
+	ti, err := b.info(ctx, req.Meta)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +306,6 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 		return page, nil
 	}
 	limit := max(req.Limit, 1)
-	want := limit + 1 // one more item tells where the next page starts
 	var shards []int
 	if s := pinnedShard(req, ti.shards); s >= 0 {
 		shards = []int{s}
@@ -365,150 +315,280 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 			shards[i] = i
 		}
 	}
-	first := want
-	if len(shards) > 1 {
-		first = min(want, max((2*want+len(shards)-1)/len(shards), 16))
-	}
-	qctx, cancel := context.WithCancel(ctx)
-	streams := make([]*stream, len(shards))
-	defer func() {
-		cancel()
-		for _, s := range streams {
-			if s != nil && s.pending != nil {
-				<-s.pending
-			}
-		}
-	}()
-	query := func(s *stream) pageResult {
-		cond, vals := rb.keyCondition(s.shard)
-		in := &dynamodb.QueryInput{
-			TableName:                 aws.String(ti.native),
-			KeyConditionExpression:    aws.String(cond),
-			ExpressionAttributeNames:  map[string]string{"#s": attrShard},
-			ExpressionAttributeValues: vals,
-			ScanIndexForward:          aws.Bool(!rb.backward),
-			ConsistentRead:            aws.Bool(true),
-			Limit:                     aws.Int32(s.limit),
-			ExclusiveStartKey:         s.lek,
-		}
-		if len(vals) > 1 {
-			in.ExpressionAttributeNames["#k"] = attrKey
-		}
-		out, err := b.client.Query(qctx, in)
-		if err != nil {
-			return pageResult{err: err}
-		}
-		return pageResult{items: out.Items, lek: out.LastEvaluatedKey}
-	}
-	// fetch requests a stream's next page in the background.
-	fetch := func(s *stream) {
-		ch := make(chan pageResult, 1)
-		s.pending = ch
-		go func() { ch <- query(s) }()
-	}
-	// next makes a stream's next page current: the one being fetched, or,
-	// when none is, one fetched now (no goroutine: the merge waits for it
-	// anyway).
-	next := func(s *stream) error {
-		var r pageResult
-		if s.pending != nil {
-			r = <-s.pending
-			s.pending = nil
-		} else {
-			r = query(s)
-		}
-		if r.err != nil {
-			return b.tableErr(ctx, r.err, req.Meta.Name, "Query")
-		}
-		s.items, s.pos, s.lek = r.items, 0, r.lek
-		s.done = len(r.lek) == 0
-		s.limit = min(s.limit*2, int32(min(want, 1<<20)))
-		return nil
-	}
-	for i, sh := range shards {
-		streams[i] = &stream{shard: sh, limit: int32(first)}
-		if len(shards) > 1 {
-			fetch(streams[i]) // the shards' first pages, in parallel
-		}
-	}
-	scanned := 0
-	// head returns a stream's next in-range item (fetching as needed), or nil.
-	head := func(s *stream) (map[string]types.AttributeValue, []byte, error) {
-		for {
-			for s.pos < len(s.items) {
-				it := s.items[s.pos]
-				sk := itemSortKey(it)
-				switch rb.in(sk) {
-				case 0:
-					// Prefetch the next page when this one runs low.
-					if left := len(s.items) - s.pos; !s.done && s.pending == nil && left <= len(s.items)/4 && left < want-scanned {
-						fetch(s)
-					}
-					return it, sk, nil
-				case 1:
-					s.items, s.pos, s.done = nil, 0, true
-					if s.pending != nil {
-						<-s.pending
-						s.pending = nil
-					}
-					return nil, nil, nil
-				}
-				s.pos++
-			}
-			if s.done && s.pending == nil {
-				return nil, nil, nil
-			}
-			if err := next(s); err != nil {
-				return nil, nil, err
-			}
-		}
+	m := newMerger(ctx, b, ti.native, &rb, shards, limit+1) // one more item tells where the next page starts
+	defer m.close()
+	if err := m.start(); err != nil {
+		return nil, b.tableErr(ctx, err, req.Meta.Name, "Query")
 	}
 	pr := newPageReader(req.Meta, &req.Read, req.Now)
 	for {
-		var best *stream
-		var bestItem map[string]types.AttributeValue
-		var bestSK []byte
-		for _, s := range streams {
-			it, sk, err := head(s)
-			if err != nil {
-				return nil, err
-			}
-			if it == nil {
-				continue
-			}
-			if best == nil || (bytes.Compare(sk, bestSK) < 0) != rb.backward {
-				best, bestItem, bestSK = s, it, sk
-			}
-		}
-		if best == nil {
+		c := m.peek()
+		if c == nil {
 			return page, nil
 		}
-		key, err := keycodec.Decode(req.Meta.Key, bestSK)
+		key, err := keycodec.Decode(req.Meta.Key, c.sk)
 		if err != nil {
-			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: stored sort key %x", req.Meta.Name, bestSK)
+			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "stored sort key of %d bytes does not decode", len(c.sk))
 		}
-		if len(page.Rows) >= limit || scanned >= maxScan {
+		if len(page.Rows) >= limit || m.scanned >= maxScan {
 			page.Next = key
 			return page, nil
 		}
-		best.pos++
-		scanned++
-		row, ok, err := pr.read(key, bestItem)
+		item := c.item
+		if err := m.advance(); err != nil {
+			return nil, b.tableErr(ctx, err, req.Meta.Name, "Query")
+		}
+		row, ok, err := pr.read(key, item)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
 			if page.Rows == nil {
-				// Room for the rows the fetched pages hold, up to the limit.
-				n := 1
-				for _, s := range streams {
-					n += len(s.items) - s.pos
-				}
-				page.Rows = make([]tablekit.Row, 0, min(n, limit))
+				page.Rows = make([]tablekit.Row, 0, min(m.buffered()+1, limit))
 			}
 			page.Rows = append(page.Rows, row)
 		}
 	}
+}
+
+// merger is the N-way merge of one GetRange: a cursor per shard over that
+// shard's Query, each in sort-key order, and a heap of the cursors that
+// have an in-range item, ordered by that item's sort key (descending for a
+// backward range), so that peek is the range's next item. A cursor fetches
+// page by page: its first page is small (about twice its share of the
+// items wanted, at least 16), later pages double, and its next page is
+// requested in the background when its buffer runs low, so the merge
+// rarely waits. A GetRange reads at most about want items per cursor plus
+// the scan cap, never the whole range.
+type merger struct {
+	b      *Backend
+	qctx   context.Context    // the Queries' context, cancelled by close
+	cancel context.CancelFunc // cancels qctx
+	native string
+	rb     *rangeBounds
+	want   int // items the page needs: its limit, plus one for Next
+	// scanned counts the items advanced past (the rows the page examined).
+	scanned int
+	all     []*cursor // every cursor, for close
+	heap    []*cursor // the cursors with a current item, best at [0]
+}
+
+// cursor is one shard's Query, consumed in sort-key order.
+type cursor struct {
+	shard   int
+	items   []map[string]types.AttributeValue // the current page
+	pos     int                               // the current item's index in items
+	lek     map[string]types.AttributeValue   // where the next page starts
+	done    bool                              // no more pages
+	limit   int32                             // the next page's size
+	pending chan pageResult                   // non-nil while a page is being fetched
+	item    map[string]types.AttributeValue   // the current in-range item (items[pos])
+	sk      []byte                            // its sort key
+}
+
+type pageResult struct {
+	items []map[string]types.AttributeValue
+	lek   map[string]types.AttributeValue
+	err   error
+}
+
+func newMerger(ctx context.Context, b *Backend, native string, rb *rangeBounds, shards []int, want int) *merger {
+	first := want
+	if len(shards) > 1 {
+		first = min(want, max((2*want+len(shards)-1)/len(shards), 16))
+	}
+	m := &merger{b: b, native: native, rb: rb, want: want}
+	m.qctx, m.cancel = context.WithCancel(ctx)
+	m.all = make([]*cursor, len(shards))
+	for i, sh := range shards {
+		m.all[i] = &cursor{shard: sh, limit: int32(first)}
+	}
+	return m
+}
+
+// start fetches every cursor's first page (in parallel when there are
+// several) and builds the heap.
+func (m *merger) start() error {
+	if len(m.all) > 1 {
+		for _, c := range m.all {
+			m.fetch(c)
+		}
+	}
+	m.heap = make([]*cursor, 0, len(m.all))
+	for _, c := range m.all {
+		ok, err := m.head(c)
+		if err != nil {
+			return err
+		}
+		if ok {
+			m.heap = append(m.heap, c)
+		}
+	}
+	for i := len(m.heap)/2 - 1; i >= 0; i-- {
+		m.down(i)
+	}
+	return nil
+}
+
+// peek returns the cursor whose current item comes next, or nil when the
+// range is exhausted.
+func (m *merger) peek() *cursor {
+	if len(m.heap) == 0 {
+		return nil
+	}
+	return m.heap[0]
+}
+
+// advance moves past peek's item and restores the heap.
+func (m *merger) advance() error {
+	c := m.heap[0]
+	c.pos++
+	m.scanned++
+	ok, err := m.head(c)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		last := len(m.heap) - 1
+		m.heap[0] = m.heap[last]
+		m.heap[last] = nil
+		m.heap = m.heap[:last]
+	}
+	if len(m.heap) > 0 {
+		m.down(0)
+	}
+	return nil
+}
+
+// buffered returns how many fetched items the cursors hold, current ones
+// included: a bound on the rows the page has at hand.
+func (m *merger) buffered() int {
+	n := 0
+	for _, c := range m.all {
+		n += len(c.items) - c.pos
+	}
+	return n
+}
+
+// close cancels the Queries still in flight and waits for them.
+func (m *merger) close() {
+	m.cancel()
+	for _, c := range m.all {
+		if c.pending != nil {
+			<-c.pending
+			c.pending = nil
+		}
+	}
+}
+
+// before reports whether a's item comes before b's in the walk's order.
+func (m *merger) before(a, b *cursor) bool {
+	return (bytes.Compare(a.sk, b.sk) < 0) != m.rb.backward
+}
+
+// down sifts heap[i] down to its place.
+func (m *merger) down(i int) {
+	h := m.heap
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		best := l
+		if r := l + 1; r < len(h) && m.before(h[r], h[l]) {
+			best = r
+		}
+		if !m.before(h[best], h[i]) {
+			return
+		}
+		h[i], h[best] = h[best], h[i]
+		i = best
+	}
+}
+
+// head makes c's current item its next in-range one, fetching pages as
+// needed; ok is false when c has none left.
+func (m *merger) head(c *cursor) (ok bool, err error) {
+	for {
+		for c.pos < len(c.items) {
+			it := c.items[c.pos]
+			sk := itemSortKey(it)
+			switch m.rb.in(sk) {
+			case 0:
+				// Prefetch the next page when this one runs low.
+				if left := len(c.items) - c.pos; !c.done && c.pending == nil && left <= len(c.items)/4 && left < m.want-m.scanned {
+					m.fetch(c)
+				}
+				c.item, c.sk = it, sk
+				return true, nil
+			case 1: // past the far end: the cursor is done
+				c.items, c.pos, c.done = nil, 0, true
+				if c.pending != nil {
+					<-c.pending
+					c.pending = nil
+				}
+				c.item, c.sk = nil, nil
+				return false, nil
+			}
+			c.pos++
+		}
+		if c.done && c.pending == nil {
+			c.item, c.sk = nil, nil
+			return false, nil
+		}
+		if err := m.next(c); err != nil {
+			return false, err
+		}
+	}
+}
+
+// query runs c's next Query.
+func (m *merger) query(c *cursor) pageResult {
+	cond, vals := m.rb.keyCondition(c.shard)
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(m.native),
+		KeyConditionExpression:    aws.String(cond),
+		ExpressionAttributeNames:  map[string]string{"#s": attrShard},
+		ExpressionAttributeValues: vals,
+		ScanIndexForward:          aws.Bool(!m.rb.backward),
+		ConsistentRead:            aws.Bool(true),
+		Limit:                     aws.Int32(c.limit),
+		ExclusiveStartKey:         c.lek,
+	}
+	if len(vals) > 1 {
+		in.ExpressionAttributeNames["#k"] = attrKey
+	}
+	out, err := m.b.client.Query(m.qctx, in)
+	if err != nil {
+		return pageResult{err: err}
+	}
+	return pageResult{items: out.Items, lek: out.LastEvaluatedKey}
+}
+
+// fetch requests c's next page in the background.
+func (m *merger) fetch(c *cursor) {
+	ch := make(chan pageResult, 1)
+	c.pending = ch
+	go func() { ch <- m.query(c) }()
+}
+
+// next makes c's next page current: the one being fetched, or, when none
+// is, one fetched now (no goroutine: the merge waits for it anyway).
+func (m *merger) next(c *cursor) error {
+	var r pageResult
+	if c.pending != nil {
+		r = <-c.pending
+		c.pending = nil
+	} else {
+		r = m.query(c)
+	}
+	if r.err != nil {
+		return r.err
+	}
+	c.items, c.pos, c.lek = r.items, 0, r.lek
+	c.done = len(r.lek) == 0
+	c.limit = min(c.limit*2, int32(min(m.want, 1<<20)))
+	return nil
 }
 
 // pageReader turns the items of one range page into rows. The rows share
@@ -589,10 +669,5 @@ func (p *pageReader) read(key tablekit.PrimaryKey, item map[string]types.Attribu
 }
 
 func (p *pageReader) corrupt(key tablekit.PrimaryKey, err error) error {
-	return tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: stored row %v", p.meta.Name, key)
-}
-
-// String describes a range for messages.
-func (rb rangeBounds) String() string {
-	return fmt.Sprintf("[%x %v, %x %v] backward=%v", rb.lo, rb.loEx, rb.hi, rb.hiEx, rb.backward)
+	return tablekit.WrapError(tablekit.ErrUnavailable, err, "stored row %v", key)
 }

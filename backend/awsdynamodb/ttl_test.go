@@ -82,7 +82,7 @@ func TestRaisingTTLTurnsNativeTTLOff(t *testing.T) {
 	}
 	for _, raise := range []int64{3 * 86400, tablekit.NoExpiry} {
 		db, tbl := newTable(t, b, nil, tablekit.TableOptions{TTL: 2 * 86400})
-		native := b.NativeTableName(tbl.Name())
+		native := nativeOf(t, b, tbl.Name())
 		layout := func() bool {
 			t.Helper()
 			_, on, err := b.TableLayout(ctx, tbl.Name())
