@@ -5,14 +5,20 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"os"
+	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/bigtable"
 	"google.golang.org/api/option"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/tablekit/tablekit"
 )
@@ -72,7 +78,8 @@ type Config struct {
 type Backend struct {
 	client    *bigtable.Client
 	admin     *bigtable.AdminClient
-	owned     bool // Close closes the clients
+	owned     bool               // Close closes the clients
+	conns     []*grpc.ClientConn // connections Open dialled itself, closed by Close
 	cfg       Config
 	meta      *bigtable.Table
 	metaMu    sync.Mutex
@@ -81,32 +88,94 @@ type Backend struct {
 	revSeq    atomic.Uint64
 
 	tablesMu sync.RWMutex
-	tables   map[string]*bigtable.Table
+	tables   map[tableKey]*bigtable.Table
 	closed   atomic.Bool
 }
 
-var _ tablekit.Backend = (*Backend)(nil)
+var (
+	_ tablekit.Backend     = (*Backend)(nil)
+	_ tablekit.BatchReader = (*Backend)(nil)
+	_ tablekit.BatchWriter = (*Backend)(nil)
+)
+
+// maxMessage is the gRPC message size limit the Bigtable client sets for
+// its own connections (256 MiB, the service's limit), instead of gRPC's
+// default of 4 MiB.
+const maxMessage = 1 << 28
 
 // Open connects to a Bigtable instance: it creates a data client (with
 // cfg.ClientConfig and cfg.AppProfile) and an admin client from opts, and
 // closes both on Close.
+//
+// When BIGTABLE_EMULATOR_HOST is set (and opts hold no connection of their
+// own), the clients talk to that emulator, without credentials, exactly as
+// bigtable.NewClient does; but Open dials the connections itself, with the
+// same 256 MiB message limits the Bigtable client gives the connections it
+// dials for an explicit endpoint (the connection the client would dial for
+// the emulator keeps gRPC's 4 MiB default, and a row over 4 MiB could not
+// be read).
 func Open(ctx context.Context, project, instance string, cfg Config, opts ...option.ClientOption) (*Backend, error) {
 	cc := cfg.ClientConfig
 	if cfg.AppProfile != "" {
 		cc.AppProfile = cfg.AppProfile
 	}
-	client, err := bigtable.NewClientWithConfig(ctx, project, instance, cc, opts...)
+	var conns []*grpc.ClientConn
+	closeConns := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	dataOpts, adminOpts := opts, opts
+	if addr := os.Getenv("BIGTABLE_EMULATOR_HOST"); addr != "" && !hasConn(opts) {
+		for _, o := range []*[]option.ClientOption{&dataOpts, &adminOpts} {
+			conn, err := dialEmulator(addr)
+			if err != nil {
+				closeConns()
+				return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, err, "connecting to the Bigtable emulator at BIGTABLE_EMULATOR_HOST")
+			}
+			conns = append(conns, conn)
+			*o = append([]option.ClientOption{option.WithGRPCConn(conn)}, opts...)
+		}
+	}
+	client, err := bigtable.NewClientWithConfig(ctx, project, instance, cc, dataOpts...)
 	if err != nil {
+		closeConns()
 		return nil, wrap(ctx, err, "opening the Bigtable data client for %s/%s", project, instance)
 	}
-	admin, err := bigtable.NewAdminClient(ctx, project, instance, opts...)
+	admin, err := bigtable.NewAdminClient(ctx, project, instance, adminOpts...)
 	if err != nil {
 		client.Close()
+		closeConns()
 		return nil, wrap(ctx, err, "opening the Bigtable admin client for %s/%s", project, instance)
 	}
 	b := New(client, admin, cfg)
 	b.owned = true
+	b.conns = conns
 	return b, nil
+}
+
+// dialEmulator dials the emulator at addr (host:port, with or without a
+// scheme, as the Bigtable client accepts it) without credentials and with
+// the Bigtable client's message limits.
+func dialEmulator(addr string) (*grpc.ClientConn, error) {
+	if _, rest, ok := strings.Cut(addr, "://"); ok {
+		addr = rest
+	}
+	return grpc.NewClient("passthrough:///"+addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
+}
+
+// hasConn reports whether opts give a connection of their own
+// (option.WithGRPCConn), which then wins over the emulator's.
+func hasConn(opts []option.ClientOption) bool {
+	connType := reflect.TypeOf(option.WithGRPCConn(nil))
+	for _, o := range opts {
+		if reflect.TypeOf(o) == connType {
+			return true
+		}
+	}
+	return false
 }
 
 // New returns a Backend over existing clients, which the caller keeps
@@ -123,7 +192,7 @@ func New(client *bigtable.Client, admin *bigtable.AdminClient, cfg Config) *Back
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 16
 	}
-	b := &Backend{client: client, admin: admin, cfg: cfg, tables: map[string]*bigtable.Table{}}
+	b := &Backend{client: client, admin: admin, cfg: cfg, tables: map[tableKey]*bigtable.Table{}}
 	b.meta = client.Open(cfg.MetaTable)
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
@@ -139,11 +208,38 @@ func (b *Backend) Client() *bigtable.Client { return b.client }
 // AdminClient returns the native admin client (nil if none was given).
 func (b *Backend) AdminClient() *bigtable.AdminClient { return b.admin }
 
-// Table returns the native handle of a tablekit table's Bigtable table.
-func (b *Backend) Table(name string) *bigtable.Table { return b.table(name) }
+// As offers the native clients to tablekit.Client.As: target may be a
+// **bigtable.Client (the data client) or a **bigtable.AdminClient (the
+// admin client, when there is one).
+func (b *Backend) As(target any) bool {
+	switch t := target.(type) {
+	case **bigtable.Client:
+		*t = b.client
+		return true
+	case **bigtable.AdminClient:
+		if b.admin == nil {
+			return false
+		}
+		*t = b.admin
+		return true
+	}
+	return false
+}
 
-// Close closes the clients if Open created them. Later calls fail with
-// ErrUnavailable.
+// Table returns the native handle of the Bigtable table that holds the
+// rows of a tablekit table now: it reads the table's metadata row for its
+// incarnation (see [TableID]).
+func (b *Backend) Table(ctx context.Context, name string) (*bigtable.Table, error) {
+	m, err := b.readMeta(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return b.table(m.Name, m.Incarnation), nil
+}
+
+// Close closes the clients if Open created them. The Client calls it once
+// and makes no call after it; a call made anyway fails (with
+// ErrUnavailable when the clients are closed) and never panics.
 func (b *Backend) Close() error {
 	if b.closed.Swap(true) {
 		return nil
@@ -157,40 +253,36 @@ func (b *Backend) Close() error {
 			err = aerr
 		}
 	}
+	for _, c := range b.conns {
+		_ = c.Close() // the clients may have closed it already
+	}
 	return err
 }
 
-func (b *Backend) check(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if b.closed.Load() {
-		return tablekit.Errorf(tablekit.ErrUnavailable, "the Bigtable backend is closed")
-	}
-	return nil
-}
-
-func (b *Backend) needAdmin(ctx context.Context) error {
-	if err := b.check(ctx); err != nil {
-		return err
-	}
+func (b *Backend) needAdmin() error {
 	if b.admin == nil {
 		return tablekit.Errorf(tablekit.ErrUnimplemented, "the Bigtable backend has no admin client")
 	}
 	return nil
 }
 
-// table returns the cached data-table handle of a portable name.
-func (b *Backend) table(name string) *bigtable.Table {
+// tableKey names a Bigtable table by what its id is made of, so that a
+// lookup builds no id.
+type tableKey struct{ name, incarnation string }
+
+// table returns the cached handle of the Bigtable table of a portable name
+// and incarnation.
+func (b *Backend) table(name, incarnation string) *bigtable.Table {
+	k := tableKey{name, incarnation}
 	b.tablesMu.RLock()
-	t, ok := b.tables[name]
+	t, ok := b.tables[k]
 	b.tablesMu.RUnlock()
 	if ok {
 		return t
 	}
-	t = b.client.Open(TableID(name))
+	t = b.client.Open(TableID(name, incarnation))
 	b.tablesMu.Lock()
-	b.tables[name] = t
+	b.tables[k] = t
 	b.tablesMu.Unlock()
 	return t
 }
@@ -254,15 +346,16 @@ func (b *Backend) ensureMeta(ctx context.Context) error {
 	return nil
 }
 
-// CreateTable implements tablekit.Backend. The metadata row is written
-// first, atomically only if absent, so it decides between concurrent
-// creators; then the Bigtable table is created with its two families. An
-// existing Bigtable table of that id without a metadata row — another
-// program's, or (rarely) the remains of a DeleteTable that raced this
-// CreateTable — is never taken over or deleted: CreateTable fails with
-// ErrAlreadyExists naming it, the metadata row undone.
+// CreateTable implements tablekit.Backend. The metadata row (schema,
+// options, Incarnation and Generation) is written first, atomically only
+// if absent, so it decides between concurrent creators; then the Bigtable
+// table of the name and incarnation is created with its two families. If
+// that fails the metadata row is removed again. An existing Bigtable table
+// of that id — another program's: ids carry the incarnation, so no earlier
+// incarnation has it — is never taken over or deleted: CreateTable fails
+// with ErrAlreadyExists naming it.
 func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) error {
-	if err := b.needAdmin(ctx); err != nil {
+	if err := b.needAdmin(); err != nil {
 		return err
 	}
 	if err := b.ensureMeta(ctx); err != nil {
@@ -271,6 +364,11 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 	set := bigtable.NewMutation()
 	set.Set(famTable, qualSchema, 0, encodeSchema(meta))
 	set.Set(famTable, qualOptions, 0, encodeOptions(meta.Options))
+	if meta.Incarnation != "" {
+		set.Set(famTable, qualIncarnation, 0, []byte(meta.Incarnation))
+	}
+	gen := max(meta.Generation, 1)
+	set.Set(famTable, qualGeneration, 0, strconv.AppendInt(nil, gen, 10))
 	var exists bool
 	if err := b.meta.Apply(ctx, meta.Name, bigtable.NewCondMutation(bigtable.PassAllFilter(), nil, set), bigtable.GetCondMutationResult(&exists)); err != nil {
 		return wrap(ctx, err, "writing the metadata of table %q", meta.Name)
@@ -278,7 +376,7 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 	if exists {
 		return tablekit.Errorf(tablekit.ErrAlreadyExists, "table %q already exists", meta.Name)
 	}
-	id := TableID(meta.Name)
+	id := TableID(meta.Name, meta.Incarnation)
 	conf := &bigtable.TableConf{
 		TableID: id,
 		ColumnFamilies: map[string]bigtable.Family{
@@ -290,12 +388,13 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 	if err == nil {
 		return nil
 	}
-	// Undo the metadata row so the name is free again. A fresh context:
-	// the caller's may be what failed.
+	// Undo the metadata row so the name is free again (only this
+	// creation's: a concurrent DeleteTable and CreateTable may have
+	// replaced it). A fresh context: the caller's may be what failed.
 	undo := bigtable.NewMutation()
 	undo.DeleteRow()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	_ = b.meta.Apply(cctx, meta.Name, undo)
+	_ = b.meta.Apply(cctx, meta.Name, bigtable.NewCondMutation(metaIs(meta.Incarnation, gen), undo, nil))
 	cancel()
 	if isCode(err, codes.AlreadyExists) {
 		return tablekit.WrapError(tablekit.ErrAlreadyExists, err,
@@ -304,48 +403,77 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 	return wrap(ctx, err, "creating Bigtable table %q", id)
 }
 
+// valueIs passes a cell whose value is exactly v.
+func valueIs(v []byte) bigtable.Filter {
+	end := make([]byte, len(v)+1) // v + 0x00: the value range [v, end) is v alone
+	copy(end, v)
+	return bigtable.ValueRangeFilter(v, end)
+}
+
+// metaColumn passes the metadata row's cell t:qual.
+func metaColumn(qual string) bigtable.Filter {
+	return bigtable.ChainFilters(bigtable.FamilyFilter(famTable), bigtable.ColumnFilter(qual))
+}
+
+// metaIs is the predicate "the metadata row is that of this incarnation at
+// this generation": it passes a cell iff t:incarnation holds incarnation
+// (or, for the empty incarnation, the row has none but has a schema) and
+// t:generation holds generation (or, for generation 1, the row has none).
+func metaIs(incarnation string, generation int64) bigtable.Filter {
+	gen := strconv.AppendInt(nil, generation, 10)
+	genOK := bigtable.ChainFilters(metaColumn(qualGeneration), valueIs(gen))
+	if generation == 1 {
+		// No t:generation means 1: pass the schema instead.
+		genOK = bigtable.ConditionFilter(metaColumn(qualGeneration), genOK, metaColumn(qualSchema))
+	}
+	if incarnation == "" {
+		return bigtable.ConditionFilter(metaColumn(qualIncarnation), bigtable.BlockAllFilter(), genOK)
+	}
+	return bigtable.ConditionFilter(bigtable.ChainFilters(metaColumn(qualIncarnation), valueIs([]byte(incarnation))), genOK, bigtable.BlockAllFilter())
+}
+
 // readMeta reads a table's metadata row.
 func (b *Backend) readMeta(ctx context.Context, name string) (*tablekit.TableMeta, error) {
-	row, err := b.meta.ReadRow(ctx, name, bigtable.RowFilter(bigtable.FamilyFilter(famTable)))
+	row, err := b.meta.ReadRow(ctx, name, bigtable.RowFilter(bigtable.ChainFilters(bigtable.FamilyFilter(famTable), bigtable.LatestNFilter(1))))
 	if err != nil {
 		if isCode(err, codes.NotFound) && ctx.Err() == nil {
 			return nil, tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist (no metadata table %q)", name, b.cfg.MetaTable)
 		}
 		return nil, wrap(ctx, err, "reading the metadata of table %q", name)
 	}
-	var schema, options []byte
+	var schema, options, incarnation, generation []byte
 	for _, it := range row[famTable] {
 		switch it.Column {
 		case famTable + ":" + qualSchema:
 			schema = it.Value
 		case famTable + ":" + qualOptions:
 			options = it.Value
+		case famTable + ":" + qualIncarnation:
+			incarnation = it.Value
+		case famTable + ":" + qualGeneration:
+			generation = it.Value
 		}
 	}
 	if schema == nil || options == nil {
 		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", name)
 	}
-	m, err := decodeMeta(name, schema, options)
+	m, err := decodeMeta(name, schema, options, incarnation, generation)
 	if err != nil {
 		return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "")
 	}
 	return m, nil
 }
 
-// DescribeTable implements tablekit.Backend.
+// DescribeTable implements tablekit.Backend: the metadata row, with the
+// table's Incarnation (empty for a table made before incarnations) and
+// Generation.
 func (b *Backend) DescribeTable(ctx context.Context, name string) (*tablekit.TableMeta, error) {
-	if err := b.check(ctx); err != nil {
-		return nil, err
-	}
 	return b.readMeta(ctx, name)
 }
 
 // ListTables implements tablekit.Backend: the row keys of the metadata table.
 func (b *Backend) ListTables(ctx context.Context) ([]string, error) {
-	if err := b.check(ctx); err != nil {
-		return nil, err
-	}
-	var names []string
+	names := []string{}
 	err := b.meta.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
 		names = append(names, r.Key())
 		return true
@@ -360,57 +488,85 @@ func (b *Backend) ListTables(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// UpdateTable implements tablekit.Backend: it replaces t:options if the
-// table exists, then sets the family's GC policy to match.
-func (b *Backend) UpdateTable(ctx context.Context, name string, opts tablekit.TableOptions) error {
-	if err := b.needAdmin(ctx); err != nil {
-		return err
+// UpdateTable implements tablekit.Backend. One CheckAndMutateRow on the
+// metadata row replaces t:options and sets t:generation to
+// req.Meta.Generation+1 if the row still holds req.Meta's incarnation and
+// generation (metaIs); then the attribute family's GC policy is set to
+// match. When the check fails, the row read again says why: another
+// incarnation, or none, is ErrTableNotFound, another generation
+// ErrConditionFailed.
+func (b *Backend) UpdateTable(ctx context.Context, req *tablekit.UpdateTableRequest) (*tablekit.TableMeta, error) {
+	if err := b.needAdmin(); err != nil {
+		return nil, err
 	}
+	m := req.Meta
+	next := *m
+	next.Key = slices.Clone(m.Key)
+	next.Options = req.Options
+	next.Generation = max(m.Generation, 1) + 1
 	set := bigtable.NewMutation()
-	set.Set(famTable, qualOptions, 0, encodeOptions(opts))
-	var exists bool
-	err := b.meta.Apply(ctx, name, bigtable.NewCondMutation(bigtable.ColumnFilter(qualSchema), set, nil), bigtable.GetCondMutationResult(&exists))
+	set.Set(famTable, qualOptions, 0, encodeOptions(next.Options))
+	set.Set(famTable, qualGeneration, 0, strconv.AppendInt(nil, next.Generation, 10))
+	var matched bool
+	err := b.meta.Apply(ctx, m.Name, bigtable.NewCondMutation(metaIs(m.Incarnation, max(m.Generation, 1)), set, nil), bigtable.GetCondMutationResult(&matched))
 	if err != nil {
 		if isCode(err, codes.NotFound) && ctx.Err() == nil {
-			return tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist", name)
+			return nil, tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist", m.Name)
 		}
-		return wrap(ctx, err, "writing the options of table %q", name)
+		return nil, wrap(ctx, err, "writing the options of table %q", m.Name)
 	}
-	if !exists {
-		return tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", name)
+	if !matched {
+		cur, err := b.readMeta(ctx, m.Name)
+		switch {
+		case err != nil:
+			return nil, err
+		case cur.Incarnation != m.Incarnation:
+			return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q was deleted and created again", m.Name)
+		}
+		return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "table %q: options changed (generation %d, expected %d)", m.Name, cur.Generation, m.Generation)
 	}
-	if b.cfg.GC == GCOff {
-		return nil
+	if b.cfg.GC != GCOff {
+		id := TableID(m.Name, m.Incarnation)
+		if err := b.admin.SetGCPolicy(ctx, id, famCells, b.gcPolicy(next.Options)); err != nil {
+			return nil, wrap(ctx, err, "setting the GC policy of Bigtable table %q", id)
+		}
 	}
-	if err := b.admin.SetGCPolicy(ctx, TableID(name), famCells, b.gcPolicy(opts)); err != nil {
-		return wrap(ctx, err, "setting the GC policy of Bigtable table %q", TableID(name))
-	}
-	return nil
+	return &next, nil
 }
 
 // DeleteTable implements tablekit.Backend. The Bigtable table goes first
 // (a missing one is fine: an earlier DeleteTable, or a CreateTable, may
 // have stopped half way), then the metadata row, so an interrupted
 // DeleteTable leaves the table listed and a retry finishes it. The
-// metadata row is deleted only if still there, so of concurrent deleters
-// one succeeds and the others get ErrTableNotFound.
+// metadata row is deleted only if it still describes the incarnation whose
+// Bigtable table was deleted, so of concurrent deleters one succeeds and
+// the others get ErrTableNotFound, and a table created again meanwhile is
+// left alone.
 func (b *Backend) DeleteTable(ctx context.Context, name string) error {
-	if err := b.needAdmin(ctx); err != nil {
+	if err := b.needAdmin(); err != nil {
 		return err
 	}
-	if _, err := b.readMeta(ctx, name); err != nil {
+	m, err := b.readMeta(ctx, name)
+	if err != nil {
 		return err
 	}
-	if err := b.admin.DeleteTable(ctx, TableID(name)); err != nil && !isCode(err, codes.NotFound) {
-		return wrap(ctx, err, "deleting Bigtable table %q", TableID(name))
+	id := TableID(name, m.Incarnation)
+	if err := b.admin.DeleteTable(ctx, id); err != nil && !isCode(err, codes.NotFound) {
+		return wrap(ctx, err, "deleting Bigtable table %q", id)
 	}
 	b.tablesMu.Lock()
-	delete(b.tables, name)
+	delete(b.tables, tableKey{name, m.Incarnation})
 	b.tablesMu.Unlock()
 	del := bigtable.NewMutation()
 	del.DeleteRow()
 	var exists bool
-	err := b.meta.Apply(ctx, name, bigtable.NewCondMutation(bigtable.ColumnFilter(qualSchema), del, nil), bigtable.GetCondMutationResult(&exists))
+	// The row of this incarnation: t:incarnation as read, or (a table
+	// made before incarnations) none, and a schema.
+	pred := bigtable.ConditionFilter(metaColumn(qualIncarnation), bigtable.BlockAllFilter(), metaColumn(qualSchema))
+	if m.Incarnation != "" {
+		pred = bigtable.ChainFilters(metaColumn(qualIncarnation), valueIs([]byte(m.Incarnation)))
+	}
+	err = b.meta.Apply(ctx, name, bigtable.NewCondMutation(pred, del, nil), bigtable.GetCondMutationResult(&exists))
 	if err != nil {
 		return wrap(ctx, err, "deleting the metadata of table %q", name)
 	}

@@ -143,7 +143,12 @@ func setupBench(b *testing.B) {
 			return
 		}
 		bench.tbl = bench.db.Table("usertable")
-		bench.raw = bench.b.Client().Open(gcpbigtable.TableID("usertable"))
+		meta, err := bench.db.DescribeTable(ctx, "usertable")
+		if err != nil {
+			bench.err = err
+			return
+		}
+		bench.raw = bench.b.Client().Open(gcpbigtable.TableID("usertable", meta.Incarnation))
 		for i := range benchFields {
 			name := fmt.Sprintf("field%d", i)
 			bench.names = append(bench.names, name)

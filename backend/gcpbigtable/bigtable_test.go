@@ -63,8 +63,8 @@ func TestRawLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	id := gcpbigtable.TableID(long)
-	if len(id) > 50 || id == long || !strings.HasPrefix(id, "orders_xxx") || !strings.Contains(id, "-") {
+	id := tableID(t, db, long)
+	if len(id) > 50 || id == long || !strings.HasPrefix(id, "orders_xxx") || !strings.Contains(id, "-") || !strings.Contains(id, ".") {
 		t.Fatalf("TableID(%q) = %q", long, id)
 	}
 	names, err := db.ListTables(ctx)
@@ -252,7 +252,7 @@ func TestGC(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	raw := b.Table("gc")
+	raw := rawTable(t, b, "gc")
 	rk := "a\x00\x01=0000000000000000001"
 	check := func(when string) {
 		t.Helper()
@@ -287,7 +287,7 @@ func TestGC(t *testing.T) {
 	}
 	check("before GC")
 
-	info, err := b.AdminClient().TableInfo(ctx, gcpbigtable.TableID("gc"))
+	info, err := b.AdminClient().TableInfo(ctx, tableID(t, db, "gc"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestGCOff(t *testing.T) {
 	if err := db.UpdateTable(ctx, "off", tablekit.TableOptions{MaxVersions: 3}); err != nil {
 		t.Fatal(err)
 	}
-	info, err := b.AdminClient().TableInfo(ctx, "off")
+	info, err := b.AdminClient().TableInfo(ctx, tableID(t, db, "off"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestNativeErrors(t *testing.T) {
 	}
 	// Delete the Bigtable table behind tablekit's back: the client's cached
 	// meta still names it.
-	if err := b.AdminClient().DeleteTable(ctx, "gone"); err != nil {
+	if err := b.AdminClient().DeleteTable(ctx, tableID(t, db, "gone")); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err := tbl.GetRow(ctx, key2("a", 1))
@@ -380,11 +380,13 @@ func TestNativeErrors(t *testing.T) {
 	if err := db.DeleteTable(ctx, "gone"); !errors.Is(err, tablekit.ErrTableNotFound) {
 		t.Errorf("second DeleteTable: %v, want ErrTableNotFound", err)
 	}
-	// A Bigtable table that tablekit did not create is never taken over.
-	if err := b.AdminClient().CreateTable(ctx, "foreign"); err != nil {
+	// A Bigtable table that tablekit did not create is never taken over
+	// (the backend called with a fixed incarnation, to hit its id).
+	const inc = "0123456789abcdef"
+	if err := b.AdminClient().CreateTable(ctx, gcpbigtable.TableID("foreign", inc)); err != nil {
 		t.Fatal(err)
 	}
-	err = db.CreateTable(ctx, tablekit.TableMeta{Name: "foreign", Key: schema2})
+	err = b.CreateTable(ctx, &tablekit.TableMeta{Name: "foreign", Key: schema2, Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400}, Incarnation: inc, Generation: 1})
 	if !errors.Is(err, tablekit.ErrAlreadyExists) || !errors.As(err, &gs) {
 		t.Errorf("CreateTable over a foreign Bigtable table: %v, want ErrAlreadyExists wrapping the status", err)
 	}
@@ -570,7 +572,7 @@ func TestHiddenVersionsStayHidden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	raw := b.Table("hid")
+	raw := rawTable(t, b, "hid")
 	rk := "a\x00\x01=0000000000000000001"
 	if got := rawCells(t, raw, rk, "c"); len(got) != 3 {
 		t.Fatalf("stored versions %v, want 3 (one hidden)", got)

@@ -5,21 +5,40 @@
 //	b, err := gcpbigtable.Open(ctx, "my-project", "my-instance", gcpbigtable.Config{AppProfile: "batch"})
 //	db := tablekit.NewClient(b)
 //
-// [Backend.Client], [Backend.AdminClient] and [Backend.Table] give the
-// native clients back; every error that came from Bigtable is a
+// tablekit.Client.As offers the native clients: a **bigtable.Client
+// target gets the data client, a **bigtable.AdminClient the admin client
+// (when there is one). [Backend.Client], [Backend.AdminClient] and
+// [Backend.Table] give them too. Every error that came from Bigtable is a
 // *tablekit.Error whose Err is the gRPC status error, so errors.As (or
-// status.FromError) reaches it.
+// status.FromError) reaches it; its Code follows SPEC §12 (see codeOf in
+// errors.go: Unauthenticated and PermissionDenied are ErrPermissionDenied,
+// a message over gRPC's size limit ErrInvalidArgument, other
+// ResourceExhausted ErrThrottled, only transient codes ErrUnavailable).
+//
+// With BIGTABLE_EMULATOR_HOST set, [Open] talks to that emulator as the
+// Bigtable client would, but dials the connections itself with the
+// client's 256 MiB message limits, so rows over 4 MiB read as they do
+// with an explicit endpoint. (The Bigtable client still dials, and never
+// uses or closes, its own connection for the variable: two idle
+// connections per Open; with an explicit endpoint there are none.)
 //
 // # How a table looks in Bigtable
 //
 // A tablekit table is one Bigtable table, created with two column families,
 // plus one row in a shared metadata table. Everything is readable with cbt.
 //
-// Table id: the portable name when it has at most 50 characters (Bigtable's
-// limit), otherwise its first 33 characters, '-', and 16 hex digits of the
-// SHA-256 of the whole name ([TableID]). Portable names never contain '-',
-// so the two forms never collide; ListTables and DescribeTable report the
-// portable name, read from the metadata row.
+// Table id: the portable name, '.', and the table's incarnation (16 hex
+// digits the Client makes at CreateTable), so a table deleted and created
+// again is another Bigtable table: a client still holding the old
+// metadata addresses a table that no longer exists, gets ErrTableNotFound,
+// and the Client reads the metadata again and retries (SPEC §3). A name
+// longer than 33 characters is cut to its first 16, '-', and 16 hex digits
+// of the SHA-256 of the whole name, so the id stays within Bigtable's 50
+// characters ([TableID]). A table made before incarnations has none and
+// keeps its old id: the name, or past 50 characters its first 33, '-' and
+// the 16 hex digits. Portable names never contain '-' or '.', so no two
+// forms collide; ListTables and DescribeTable report the portable name,
+// read from the metadata row.
 //
 // Row key: the primary key encoded by internal/keycodec, whose byte order
 // is SPEC §4's key order, so Bigtable's own ordering serves GetRange in
@@ -50,10 +69,17 @@
 // a String "7"), and numbers stay readable in cbt. No stored value is
 // empty.
 //
-// Family "m", bookkeeping, every cell at timestamp 0:
+// Family "m", bookkeeping:
 //
-//	m:keyonly  "1"        the row is a key-only row (PutRow with no columns, SPEC §7)
-//	m:rev      32 hex     the row's revision, for optimistic writes (see below)
+//	m:keyonly  "1"        @0    the row is a key-only row (PutRow with no columns, SPEC §7)
+//	m:rev      32 hex     @0    the row's revision, for optimistic writes (see below)
+//	m:gen      decimal g  @g ms the newest options generation the row was written under
+//
+// m:gen is written only on tables whose options changed (Generation > 1;
+// no request is older than 1), by every write that leaves data, at
+// timestamp g milliseconds, so the newest timestamp is the highest
+// generation and no write lowers it (a put starts with DeleteRow and
+// replaces everything written before). See "Stale options" below.
 //
 // A row that PutRow wrote has no m:rev (and no family m unless it is
 // key-only): it stores exactly the cells a raw Bigtable client would.
@@ -64,10 +90,15 @@
 // The metadata table (id "tablekit.meta", see [Config.MetaTable]) has one
 // row per table, keyed by the portable name, family "t":
 //
-//	t:schema   {"bigtable_table":"orders","key":[{"name":"customer","type":"String"},{"name":"ts","type":"Integer"}]}
-//	t:options  {"ttl":-1,"max_versions":1,"max_version_offset":86400}
+//	t:schema       {"bigtable_table":"orders.5f0c9a1e22b4d7c8","key":[{"name":"customer","type":"String"},{"name":"ts","type":"Integer"}]}
+//	t:options      {"ttl":-1,"max_versions":1,"max_version_offset":86400}
+//	t:incarnation  5f0c9a1e22b4d7c8
+//	t:generation   1
 //
-// So `cbt read orders` shows, for one row:
+// A row without t:incarnation and t:generation (written before they
+// existed) is a table of the empty Incarnation at Generation 1.
+//
+// So `cbt read orders.5f0c9a1e22b4d7c8` shows, for one row:
 //
 //	c42\x00\x01=0000000000000000007
 //	  c:amount                                 @ 2016/07/20-00:00:00.000000
@@ -92,7 +123,7 @@
 // for a row that exists, one more branch returns a single value-stripped
 // visible cell that proves existence. Filters (SPEC §10, typed comparisons
 // with PassIfMissing and LatestVersionOnly) are evaluated on the client with
-// tablekit.MatchFilter, over the cells selected this way; rowmodel then
+// rowmodel.MatchFilter, over the cells selected this way; rowmodel then
 // applies the exact rules, so the answer is the local engine's.
 //
 // # Writes and atomicity
@@ -101,8 +132,9 @@
 //
 //   - Blind writes (no condition; PutRow, DeleteRow, and UpdateRow with only
 //     Put and DeleteColumn changes) are one MutateRow. PutRow is DeleteRow +
-//     the cells (minus versions MaxVersions already hides); an UpdateRow also
-//     sets a fresh m:rev.
+//     the cells as given (versions beyond MaxVersions included: reads hide
+//     them like any hidden version, and the write needs no options, which
+//     may be stale); an UpdateRow also sets a fresh m:rev.
 //   - A blind UpdateRow whose every column ends deleted (no Put survives,
 //     so it may leave no c cell) is one CheckAndMutateRow instead: the
 //     predicate passes iff the row has a c cell in a column the update does
@@ -158,11 +190,31 @@
 // reads rows without m:rev correctly but must not run optimistic writes on
 // tables this version writes: it takes "no m:rev" to mean an empty row.
 //
+// # Stale options
+//
+// A Client may write with cached options older than the table's (SPEC §3):
+// it must never trim a version written under newer ones. Only the
+// optimistic path trims with the request's options (rewriteColumn, and a
+// conditional put's rowmodel.Put), and it reads m:gen with the row into
+// rowmodel.Row.Generation: rowmodel refuses a request whose
+// Meta.Generation is older with driver.ErrStaleMeta, on a read the
+// predicate proves current, and the Client reads the table again and
+// retries. Every write on a table whose Generation is above 1 stamps the
+// rows it leaves, blind ones included: a version a blind write adds is
+// written under its generation as much as any other, and a stale
+// optimistic write to the same column would otherwise trim it. Blind
+// writes never trim, so they need no check. UpdateTable is one
+// CheckAndMutateRow on the metadata row, conditioned on t:incarnation and
+// t:generation holding the request's (ErrTableNotFound for another
+// incarnation, ErrConditionFailed for another generation); it stores
+// Generation+1.
+//
 // BatchWriteRow sends all blind writes of a table as one MutateRows
-// (ApplyBulk) call and runs the others as single-row calls, in parallel,
-// with a result per row; writes that name the same row twice are applied in
-// request order. BatchGetRow groups reads by table and selection, one
-// ReadRows over a RowList per group, groups in parallel.
+// (ApplyBulk) call and runs the others as single-row calls, all in
+// parallel (driver.Parallel, Config.Concurrency at once), with a result
+// per row (the Client never sends two writes of one row in one call).
+// BatchGetRow groups reads by table and selection, one ReadRows over a
+// RowList per group, groups in parallel.
 //
 // GetRange streams ReadRows (with ReverseScan for Backward) over the key
 // range that keycodec.Bound gives for InfMin/InfMax bounds, with
@@ -214,8 +266,8 @@
 // batch, the raw client's split costs nothing measurable (0.98) and the batch
 // ratios are 1.07 (5×200) and 1.09 (×1000); the gap there is tablekit.Client's
 // checks and copies of every request (about 4% of the batch's CPU) and this
-// package's own work (under 4%: keys, the duplicate-row check, encoding the
-// values into one buffer per batch). On a range read the adapter's share is
+// package's own work (under 4%: keys, encoding the values into one buffer
+// per batch). On a range read the adapter's share is
 // turning cells into typed rows, and the one extra row the page's Next
 // costs. The previous version of this package (m:rev on every write, a copy
 // of every value read, a string built per batch row) gave, measured the
@@ -245,11 +297,15 @@
 // # Tables
 //
 // CreateTable writes the metadata row (only if absent, which decides
-// between concurrent creators), then creates the Bigtable table; if that
-// fails it removes the row again. A Bigtable table of the id that has no
-// metadata row is never taken over or deleted: CreateTable refuses it with
-// ErrAlreadyExists naming it, for an operator to drop with cbt if it is
-// theirs to drop. DeleteTable deletes the Bigtable table first (a
-// missing one is fine) and the metadata row last, so when it stops half
-// way the table is still listed and DeleteTable again finishes it.
+// between concurrent creators), then creates the Bigtable table of the
+// name and incarnation; if that fails it removes the row again. A Bigtable
+// table of the id that has no metadata row is never taken over or deleted:
+// CreateTable refuses it with ErrAlreadyExists naming it, for an operator
+// to drop with cbt if it is theirs to drop. DeleteTable deletes the
+// Bigtable table first (a missing one is fine) and the metadata row last,
+// only if it still holds the incarnation deleted, so when it stops half
+// way the table is still listed and DeleteTable again finishes it. The
+// Bigtable table of a metadata row lost otherwise (deleted by hand, or by
+// an adapter older than this order) stays, unlisted, until an operator
+// drops it: a new table of the name has a new incarnation and id.
 package gcpbigtable

@@ -2,23 +2,41 @@ package gcpbigtable
 
 import (
 	"context"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // wrap turns an error of the Bigtable client into what a tablekit backend
 // returns: the context's own error when the context ended, otherwise a
-// *tablekit.Error whose Code is the portable sentinel for the gRPC code and
-// whose Err is the native error (a gRPC status error, reachable with
-// errors.As or status.FromError).
+// *tablekit.Error whose Code is the portable sentinel for the gRPC code
+// (codeOf) and whose Err is the native error (a gRPC status error,
+// reachable with errors.As or status.FromError). Messages name keys with
+// tablekit.PrimaryKey.String, which quotes at most a short prefix.
 func wrap(ctx context.Context, err error, format string, args ...any) error {
-	return tablekit.WrapNative(ctx, err, codeOf, format, args...)
+	return driver.Wrap(ctx, err, codeOf, format, args...)
 }
 
-// codeOf maps a gRPC status code to a portable sentinel.
+// codeOf maps a Bigtable (gRPC) error to a portable sentinel, per SPEC §12:
+//
+//	NotFound                                  ErrTableNotFound
+//	AlreadyExists                             ErrAlreadyExists
+//	InvalidArgument, OutOfRange,
+//	  FailedPrecondition                      ErrInvalidArgument
+//	ResourceExhausted: a message larger than
+//	  the gRPC size limit                     ErrInvalidArgument (a retry sends the same message)
+//	ResourceExhausted: anything else          ErrThrottled (quota, server overload)
+//	Unauthenticated, PermissionDenied         ErrPermissionDenied
+//	Unimplemented                             ErrUnimplemented
+//	Unavailable, Aborted, DeadlineExceeded,
+//	  Internal, Unknown, DataLoss, Canceled   ErrUnavailable
+//
+// An error without a gRPC status (the connection itself failed) is
+// ErrUnavailable.
 func codeOf(err error) error {
 	st, ok := status.FromError(err)
 	if !ok {
@@ -32,11 +50,24 @@ func codeOf(err error) error {
 	case codes.InvalidArgument, codes.OutOfRange, codes.FailedPrecondition:
 		return tablekit.ErrInvalidArgument
 	case codes.ResourceExhausted:
+		if tooLarge(st.Message()) {
+			return tablekit.ErrInvalidArgument
+		}
 		return tablekit.ErrThrottled
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return tablekit.ErrPermissionDenied
 	case codes.Unimplemented:
 		return tablekit.ErrUnimplemented
 	}
 	return tablekit.ErrUnavailable
+}
+
+// tooLarge reports whether a ResourceExhausted message is gRPC's size
+// limit ("grpc: received message larger than max (5000000 vs. 4194304)",
+// "grpc: trying to send message larger than max ..."), on either side of
+// the connection, rather than a quota or an overloaded server.
+func tooLarge(msg string) bool {
+	return strings.Contains(msg, "message larger than max")
 }
 
 func isCode(err error, c codes.Code) bool {

@@ -53,8 +53,17 @@ func Example() {
 	}
 	fmt.Println("incremented:", res.Increments[0].Value)
 
-	// The same row through the native client.
-	raw, err := b.Table("orders").ReadRow(ctx, "c42\x00\x01=0000000000000000007", bigtable.RowFilter(bigtable.FamilyFilter("c")))
+	// The same row through the native client, which the Client offers with
+	// As; the table's id carries its incarnation.
+	var native *bigtable.Client
+	if !db.As(&native) {
+		log.Fatal("the backend offers no *bigtable.Client")
+	}
+	meta, err := db.DescribeTable(ctx, "orders")
+	if err != nil {
+		log.Fatal(err)
+	}
+	raw, err := native.Open(gcpbigtable.TableID("orders", meta.Incarnation)).ReadRow(ctx, "c42\x00\x01=0000000000000000007", bigtable.RowFilter(bigtable.FamilyFilter("c")))
 	if err != nil {
 		log.Fatal(err)
 	}

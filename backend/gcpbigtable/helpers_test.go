@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/gcpbigtable"
 )
 
@@ -49,4 +50,25 @@ func openBackend(t testing.TB, srv *bttest.Server, cfg gcpbigtable.Config) *gcpb
 	}
 	t.Cleanup(func() { b.Close() })
 	return b
+}
+
+// rawTable returns the native handle of the Bigtable table that holds a
+// tablekit table's rows now.
+func rawTable(t testing.TB, b *gcpbigtable.Backend, name string) *bigtable.Table {
+	t.Helper()
+	tbl, err := b.Table(context.Background(), name)
+	if err != nil {
+		t.Fatalf("Backend.Table(%q): %v", name, err)
+	}
+	return tbl
+}
+
+// tableID returns the Bigtable table id of a tablekit table now.
+func tableID(t testing.TB, db *tablekit.Client, name string) string {
+	t.Helper()
+	m, err := db.DescribeTable(context.Background(), name)
+	if err != nil {
+		t.Fatalf("DescribeTable(%q): %v", name, err)
+	}
+	return gcpbigtable.TableID(name, m.Incarnation)
 }

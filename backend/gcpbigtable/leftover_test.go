@@ -105,7 +105,7 @@ func TestNoBookkeepingOnlyRows(t *testing.T) {
 	put(key2("keep_keyonly", 1))
 	update(key2("keep_keyonly", 1), []tablekit.Change{del("a")})
 
-	keys := rawRows(t, b.Table("lo"))
+	keys := rawRows(t, rawTable(t, b, "lo"))
 	want := []string{rowKeyOf(key2("batch_keep", 1)), rowKeyOf(key2("keep_keyonly", 1)), rowKeyOf(key2("keep_other", 1))}
 	if len(keys) != len(want) {
 		t.Fatalf("raw rows %q, want %q", keys, want)
@@ -125,14 +125,16 @@ func TestNoBookkeepingOnlyRows(t *testing.T) {
 // TestInterruptedDeleteTable simulates DeleteTable stopping half way: the
 // Bigtable table is gone but the metadata row is not (this version's
 // order), or the metadata row is gone but the Bigtable table is not (the
-// order of earlier versions). tablekit finishes both: DeleteTable succeeds
-// and the name can be created again, empty.
+// order of earlier versions). tablekit finishes the first (DeleteTable
+// succeeds, the name can be created again, empty) and leaves the second's
+// Bigtable table alone: the name is free, and a new table of it is another
+// Bigtable table (another incarnation), empty.
 func TestInterruptedDeleteTable(t *testing.T) {
 	ctx := context.Background()
 	db, b := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
 	meta := tablekit.TableMeta{Name: "half", Key: schema2}
 	k := key2("a", 1)
-	create := func() {
+	create := func() string {
 		t.Helper()
 		if err := db.CreateTable(ctx, meta); err != nil {
 			t.Fatalf("CreateTable: %v", err)
@@ -140,11 +142,11 @@ func TestInterruptedDeleteTable(t *testing.T) {
 		if err := db.Table("half").PutRow(ctx, k, []tablekit.Column{{Name: "v", Value: tablekit.Integer(1)}}); err != nil {
 			t.Fatal(err)
 		}
+		return tableID(t, db, "half")
 	}
-	id := gcpbigtable.TableID("half")
 
 	// The native table deleted, the metadata row left.
-	create()
+	id := create()
 	if err := b.AdminClient().DeleteTable(ctx, id); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +168,7 @@ func TestInterruptedDeleteTable(t *testing.T) {
 	}
 
 	// The metadata row deleted, the native table left.
-	create()
+	old := create()
 	del := bigtable.NewMutation()
 	del.DeleteRow()
 	if err := b.Client().Open(gcpbigtable.DefaultMetaTable).Apply(ctx, "half", del); err != nil {
@@ -175,34 +177,40 @@ func TestInterruptedDeleteTable(t *testing.T) {
 	if err := db.DeleteTable(ctx, "half"); !errors.Is(err, tablekit.ErrTableNotFound) {
 		t.Fatalf("DeleteTable without metadata: %v, want ErrTableNotFound", err)
 	}
-	if err := db.CreateTable(ctx, meta); !errors.Is(err, tablekit.ErrAlreadyExists) {
-		t.Fatalf("CreateTable over a Bigtable table without metadata: %v, want ErrAlreadyExists", err)
+	if err := db.CreateTable(ctx, meta); err != nil {
+		t.Fatalf("CreateTable after the metadata row was lost: %v", err)
 	}
-	if tables, err := b.AdminClient().Tables(ctx); err != nil || !containsAll(tables, id) {
-		t.Fatalf("Bigtable tables = %q, %v; want %q kept", tables, err, id)
+	if id := tableID(t, db, "half"); id == old {
+		t.Fatalf("the table created again has the lost one's Bigtable table %q", id)
 	}
-	if err := b.AdminClient().DeleteTable(ctx, id); err != nil { // the operator drops it
-		t.Fatal(err)
+	if _, found, err := db.Table("half").GetRow(ctx, k); err != nil || found {
+		t.Fatalf("GetRow in the table created again = %v, %v; want no row (the lost table's rows stay in %q)", found, err, old)
 	}
-	create()
 	if err := db.DeleteTable(ctx, "half"); err != nil {
 		t.Fatal(err)
 	}
+	if tables, err := b.AdminClient().Tables(ctx); err != nil || !containsAll(tables, old) {
+		t.Fatalf("Bigtable tables = %q, %v; want the lost table %q kept", tables, err, old)
+	}
 
-	// A Bigtable table tablekit did not make is never taken over.
-	if err := b.AdminClient().CreateTable(ctx, id); err != nil {
+	// A Bigtable table tablekit did not make is never taken over, even
+	// when it has the very id (a fixed incarnation, through the backend).
+	const inc = "00000000000000aa"
+	foreign := gcpbigtable.TableID("half", inc)
+	if err := b.AdminClient().CreateTable(ctx, foreign); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.AdminClient().CreateColumnFamily(ctx, id, "other"); err != nil {
+	if err := b.AdminClient().CreateColumnFamily(ctx, foreign, "other"); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.CreateTable(ctx, meta); !errors.Is(err, tablekit.ErrAlreadyExists) {
+	err := b.CreateTable(ctx, &tablekit.TableMeta{Name: "half", Key: schema2, Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400}, Incarnation: inc, Generation: 1})
+	if !errors.Is(err, tablekit.ErrAlreadyExists) {
 		t.Fatalf("CreateTable over a foreign Bigtable table: %v, want ErrAlreadyExists", err)
 	}
 	if names, err := db.ListTables(ctx); err != nil || len(names) != 0 {
 		t.Fatalf("ListTables after the refused CreateTable = %q, %v; want none", names, err)
 	}
-	if tables, err := b.AdminClient().Tables(ctx); err != nil || !containsAll(tables, id) {
-		t.Fatalf("Bigtable tables = %q, %v; want the foreign %q kept", tables, err, id)
+	if tables, err := b.AdminClient().Tables(ctx); err != nil || !containsAll(tables, foreign) {
+		t.Fatalf("Bigtable tables = %q, %v; want the foreign %q kept", tables, err, foreign)
 	}
 }

@@ -25,7 +25,7 @@ func TestOptimisticSeesInterleavedWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl := db.Table("occ")
-	raw := b.Table("occ")
+	raw := rawTable(t, b, "occ")
 	put := func(k tablekit.PrimaryKey, n int64) func() error {
 		return func() error { return tbl.PutRow(ctx, k, []tablekit.Column{{Name: "cnt", Value: tablekit.Integer(n)}}) }
 	}
@@ -148,7 +148,7 @@ func TestStampLeavesNoRow(t *testing.T) {
 	if !errors.Is(err, tablekit.ErrConditionFailed) {
 		t.Fatalf("conditional PutRow on a row deleted before its write: %v, want ErrConditionFailed", err)
 	}
-	r, err := b.Table("st").ReadRow(ctx, rowKeyOf(k))
+	r, err := rawTable(t, b, "st").ReadRow(ctx, rowKeyOf(k))
 	if err != nil || r != nil {
 		t.Errorf("raw row after the failed write = %v, %v; want none", r, err)
 	}

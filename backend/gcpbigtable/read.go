@@ -5,12 +5,12 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"cloud.google.com/go/bigtable"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
@@ -24,7 +24,7 @@ func ttlStart(opts tablekit.TableOptions, now int64) int64 {
 	if opts.TTL == tablekit.NoExpiry {
 		return 0
 	}
-	v := tablekit.OldestVisible(opts.TTL, now)
+	v := rowmodel.OldestVisible(opts, now)
 	if v <= 0 {
 		return 0
 	}
@@ -139,7 +139,10 @@ func occupiedFilter(opts tablekit.TableOptions, now int64) bigtable.Filter {
 	if ts := ttlStart(opts, now); ts != 0 {
 		cells = bigtable.ChainFilters(cells, tsRange(ts, 0))
 	}
-	return bigtable.InterleaveFilters(cells, bigtable.FamilyFilter(famMeta)) // m holds only the marker and m:rev
+	// Of family m, the marker and m:rev: not m:gen, which a put leaves
+	// without a revision on a row whose cells may all expire.
+	book := bigtable.ChainFilters(bigtable.FamilyFilter(famMeta), bigtable.ColumnFilter("^(?:"+qualMarker+"|"+qualRev+")$"))
+	return bigtable.InterleaveFilters(cells, book)
 }
 
 // dataFilter passes a cell iff the row holds data: any c cell (visible
@@ -196,7 +199,7 @@ func readFilter(opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) 
 	var cols []string
 	if spec.Columns != nil {
 		cols = append(cols, spec.Columns...)
-		for _, c := range tablekit.FilterColumns(spec.Filter) {
+		for _, c := range rowmodel.FilterColumns(spec.Filter) {
 			if !containsStr(cols, c) {
 				cols = append(cols, c)
 			}
@@ -259,12 +262,13 @@ func containsStr(s []string, v string) bool {
 }
 
 // stored is a Bigtable row decoded: its attribute cells (stored order),
-// whether the row exists, and its revision.
+// whether the row exists, its revision and its generation stamp.
 type stored struct {
 	cells  []tablekit.Column
 	exists bool // a visible cell (possibly value-stripped) or the marker
 	marker bool
 	rev    []byte
+	gen    int64 // the newest m:gen timestamp, in ms: a generation (0 when none)
 }
 
 // decodeRow decodes a row read with one of the filters above, appending
@@ -292,7 +296,7 @@ func decodeRow(dst []tablekit.Column, r bigtable.Row) (s stored, grown []tableki
 			v = tablekit.BinaryString(bytesView(it.Value[1:]))
 		default:
 			if v, err = decodeValue(it.Value); err != nil {
-				return s, dst[:start], tablekit.WrapError(tablekit.ErrUnavailable, err, "row %q column %q: not a tablekit cell", it.Row, it.Column)
+				return s, dst[:start], tablekit.WrapError(tablekit.ErrUnavailable, err, "row %v column %q: not a tablekit cell", quoteBytes(it.Row), it.Column)
 			}
 		}
 		name := strings.TrimPrefix(it.Column, famCells+":")
@@ -318,6 +322,8 @@ func decodeRow(dst []tablekit.Column, r bigtable.Row) (s stored, grown []tableki
 			s.marker, s.exists = true, true
 		case famMeta + ":" + qualRev:
 			s.rev = it.Value
+		case famMeta + ":" + qualGen:
+			s.gen = max(s.gen, int64(it.Timestamp)/1000)
 		}
 	}
 	return s, dst, nil
@@ -434,15 +440,12 @@ func rowKeySize(k tablekit.PrimaryKey) (int, error) {
 // GetRow implements tablekit.Backend: one ReadRow whose filter selects the
 // visible cells of the read.
 func (b *Backend) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tablekit.Row, error) {
-	if err := b.check(ctx); err != nil {
-		return nil, err
-	}
 	key, err := rowKey(req.Key)
 	if err != nil {
 		return nil, err
 	}
 	opts := req.Meta.Options
-	r, err := b.table(req.Meta.Name).ReadRow(ctx, key, readOption(opts, &req.Read, req.Now))
+	r, err := b.table(req.Meta.Name, req.Meta.Incarnation).ReadRow(ctx, key, readOption(opts, &req.Read, req.Now))
 	if err != nil {
 		return nil, wrap(ctx, err, "reading key %v", req.Key)
 	}
@@ -457,16 +460,13 @@ func (b *Backend) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tab
 	return &tablekit.Row{Key: req.Key, Columns: cols}, nil
 }
 
-// BatchGetRow implements tablekit.Backend: the reads are grouped by table
-// and read selection, each group is one ReadRows over a RowList, and the
-// groups run in parallel.
+// BatchGetRow implements tablekit.BatchReader: the reads are grouped by
+// table and read selection, each group is one ReadRows over a RowList, and
+// the groups run in parallel (at most Config.Concurrency at once).
 func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
-	if err := b.check(ctx); err != nil {
-		return nil, err
-	}
 	out := make([]tablekit.GetRowResult, len(reqs))
 	type group struct {
-		table  string
+		table  *bigtable.Table
 		filter bigtable.Filter
 		idx    []int
 		keys   []string
@@ -480,19 +480,19 @@ func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowReques
 			continue
 		}
 		f := readFilter(req.Meta.Options, &req.Read, req.Now)
-		id := req.Meta.Name + "\x00" + f.String()
+		id := TableID(req.Meta.Name, req.Meta.Incarnation) + "\x00" + f.String()
 		g := byID[id]
 		if g == nil {
-			g = &group{table: req.Meta.Name, filter: f}
+			g = &group{table: b.table(req.Meta.Name, req.Meta.Incarnation), filter: f}
 			byID[id] = g
 			groups = append(groups, g)
 		}
 		g.idx = append(g.idx, i)
 		g.keys = append(g.keys, key)
 	}
-	run := func(g *group) error {
+	run := func(ctx context.Context, g *group) error {
 		rows := make(map[string]bigtable.Row, len(g.keys))
-		err := b.table(g.table).ReadRows(ctx, bigtable.RowList(g.keys), func(r bigtable.Row) bool {
+		err := g.table.ReadRows(ctx, bigtable.RowList(g.keys), func(r bigtable.Row) bool {
 			rows[r.Key()] = r
 			return true
 		}, bigtable.RowFilter(g.filter))
@@ -524,28 +524,11 @@ func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowReques
 		}
 		return nil
 	}
-	if len(groups) == 1 {
-		if err := run(groups[0]); err != nil {
-			return nil, err
-		}
-		return out, nil
-	}
-	errs := make([]error, len(groups))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, b.cfg.Concurrency)
-	for gi, g := range groups {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[gi] = run(g)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	err := driver.Parallel(ctx, len(groups), b.cfg.Concurrency, func(ctx context.Context, i int) error {
+		return run(ctx, groups[i])
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -606,15 +589,12 @@ func rangeSpan(req *tablekit.GetRangeRequest) span {
 // a stream ends at its limit without filling the page the scan continues
 // after the last key seen, up to maxScan rows per page.
 func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
-	if err := b.check(ctx); err != nil {
-		return nil, err
-	}
 	sp := rangeSpan(req)
 	page := &tablekit.RangePage{}
 	if sp.empty {
 		return page, nil
 	}
-	tbl := b.table(req.Meta.Name)
+	tbl := b.table(req.Meta.Name, req.Meta.Incarnation)
 	opts := req.Meta.Options
 	filter := readOption(opts, &req.Read, req.Now)
 	limit := max(req.Limit, 1)
@@ -636,7 +616,7 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 			last = r.Key()
 			k, err := keycodec.Decode(req.Meta.Key, []byte(last))
 			if err != nil {
-				decodeErr = tablekit.WrapError(tablekit.ErrUnavailable, err, "row key %q is not a key of table %q", last, req.Meta.Name)
+				decodeErr = tablekit.WrapError(tablekit.ErrUnavailable, err, "row key %v is not a key of table %q", quoteBytes(last), req.Meta.Name)
 				return false
 			}
 			if len(page.Rows) >= limit || scanned >= maxScan {

@@ -2,15 +2,15 @@ package gcpbigtable
 
 import (
 	"context"
-	"math/rand/v2"
 	"slices"
-	"sync"
+	"strconv"
 	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/bigtable"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
@@ -80,21 +80,15 @@ func deletedOnly(changes []tablekit.Change) (cols []string, ok bool) {
 }
 
 func choosePath(w *tablekit.WriteRequest) path {
-	var cond tablekit.Condition
-	switch {
-	case w.Put != nil:
-		cond = w.Put.Condition
-	case w.Delete != nil:
-		cond = w.Delete.Condition
-	case w.Update != nil:
-		cond = w.Update.Condition
-		for _, ch := range w.Update.Changes {
+	cond := w.Condition
+	if w.Kind == tablekit.WriteUpdate {
+		for _, ch := range w.Changes {
 			if ch.Kind == tablekit.ChangeIncrement || ch.Kind == tablekit.ChangeDeleteVersion {
 				return pathOptimistic
 			}
 		}
 		if cond.Column == nil {
-			if cols, ok := deletedOnly(w.Update.Changes); ok {
+			if cols, ok := deletedOnly(w.Changes); ok {
 				// It may leave no c cell: never the plain paths, which
 				// would leave a row of m:rev alone.
 				if cond.Row == tablekit.Ignore && len(cols) <= maxGuardedColumns {
@@ -155,61 +149,29 @@ func setCells(m *bigtable.Mutation, cells []tablekit.Column, buf []byte) []byte 
 	return buf
 }
 
-// hasRepeats reports whether a column name appears twice (several
-// versions, which MaxVersions may trim). Names are never empty (SPEC §1).
-func hasRepeats(cells []tablekit.Column) bool {
-	if len(cells) <= 32 {
-		for i := range cells {
-			a := cells[i].Name
-			for j := i + 1; j < len(cells); j++ {
-				// The length and last byte settle almost every pair
-				// without a call to compare the strings.
-				if b := cells[j].Name; len(a) == len(b) && a[len(a)-1] == b[len(b)-1] && a == b {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	seen := make(map[string]struct{}, len(cells))
-	for _, c := range cells {
-		if _, ok := seen[c.Name]; ok {
-			return true
-		}
-		seen[c.Name] = struct{}{}
-	}
-	return false
-}
-
-// putCells returns the cells a PutRow stores: its columns, minus versions
-// MaxVersions already hides (rowmodel.Put drops them), so they are never
-// stored. Only a column given more than once can have such versions.
-func putCells(req *tablekit.PutRowRequest) []tablekit.Column {
-	cells := req.Columns
-	if len(cells) > req.Meta.Options.MaxVersions && hasRepeats(cells) {
-		cells = rowmodel.Put(cells, req.Meta.Options, req.Now).Cells
-	}
-	return cells
-}
-
 // blindMutation is the mutation of a blind or existence-path write. A put
 // or delete starts with DeleteRow, which also removes m:rev, and writes no
-// new one; an update sets a fresh m:rev. Values (and the revision) are
-// encoded into buf, which it returns grown (see setCells).
+// new one; an update sets a fresh m:rev. A put or update stamps the row
+// with the request's generation (stampGen). Values (and the revision and
+// stamp) are encoded into buf, which it returns grown (see setCells).
+//
+// A put stores its cells as given, several versions of a column beyond
+// MaxVersions included: reads hide those as they hide any version beyond
+// MaxVersions, and the write needs no options that may be stale.
 func (b *Backend) blindMutation(w *tablekit.WriteRequest, buf []byte) (*bigtable.Mutation, []byte) {
 	m := bigtable.NewMutation()
-	switch {
-	case w.Delete != nil:
+	switch w.Kind {
+	case tablekit.WriteDelete:
 		m.DeleteRow()
-	case w.Put != nil:
+	case tablekit.WritePut:
 		m.DeleteRow()
-		cells := putCells(w.Put)
-		if len(cells) == 0 {
+		if len(w.Columns) == 0 {
 			m.Set(famMeta, qualMarker, 0, markerValue)
 		}
-		buf = setCells(m, cells, buf)
-	case w.Update != nil:
-		for _, ch := range w.Update.Changes {
+		buf = setCells(m, w.Columns, buf)
+		buf = stampGen(m, w.Meta.Generation, buf)
+	case tablekit.WriteUpdate:
+		for _, ch := range w.Changes {
 			switch ch.Kind {
 			case tablekit.ChangePut:
 				start := len(buf)
@@ -222,19 +184,40 @@ func (b *Backend) blindMutation(w *tablekit.WriteRequest, buf []byte) (*bigtable
 		var rev []byte
 		rev, buf = b.appendRev(buf)
 		m.Set(famMeta, qualRev, 0, rev)
+		buf = stampGen(m, w.Meta.Generation, buf)
 	}
 	return m, buf
 }
 
+// stampGen sets m:gen, the generation stamp, at timestamp gen ms, holding
+// gen in decimal (for cbt), encoded into buf, which it returns grown. The
+// stamp a read finds is the newest timestamp of m:gen, so a write never
+// lowers it (except a put, which starts with DeleteRow and so replaces
+// every cell written under any generation). Generations 1 and below need
+// no stamp: no request has an older one, so nothing is stamped on a table
+// whose options never changed.
+func stampGen(m *bigtable.Mutation, gen int64, buf []byte) []byte {
+	if gen <= 1 {
+		return buf
+	}
+	start := len(buf)
+	buf = strconv.AppendInt(buf, gen, 10)
+	m.Set(famMeta, qualGen, bigtable.Timestamp(gen*1000), buf[start:len(buf):len(buf)])
+	return buf
+}
+
+// genLen bounds the length of a generation stamp's value.
+const genLen = 20
+
 // mutationSize bounds the bytes blindMutation encodes into its buffer for w.
 func mutationSize(w *tablekit.WriteRequest) int {
-	switch {
-	case w.Put != nil:
-		return cellsSize(w.Put.Columns)
-	case w.Update != nil:
-		n := revLen
-		for i := range w.Update.Changes {
-			if ch := &w.Update.Changes[i]; ch.Kind == tablekit.ChangePut {
+	switch w.Kind {
+	case tablekit.WritePut:
+		return cellsSize(w.Columns) + genLen
+	case tablekit.WriteUpdate:
+		n := revLen + genLen
+		for i := range w.Changes {
+			if ch := &w.Changes[i]; ch.Kind == tablekit.ChangePut {
 				n += maxValueLen(ch.Value)
 			}
 		}
@@ -247,22 +230,19 @@ func mutationSize(w *tablekit.WriteRequest) int {
 // it; nothing writes to it.
 var markerValue = []byte("1")
 
-// writeOne applies one write and returns its result.
-func (b *Backend) writeOne(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
-	if err := b.check(ctx); err != nil {
-		return nil, err
-	}
-	meta := w.Meta()
-	key, err := rowKey(w.Key())
+// Write implements tablekit.Backend: one put, update or delete, on the
+// cheapest path that is exact and atomic on its row (see the package doc).
+func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	key, err := rowKey(w.Key)
 	if err != nil {
 		return nil, err
 	}
-	tbl := b.table(meta.Name)
+	tbl := b.table(w.Meta.Name, w.Meta.Incarnation)
 	switch choosePath(w) {
 	case pathBlind:
 		m, _ := b.blindMutation(w, make([]byte, 0, mutationSize(w)))
 		if err := tbl.Apply(ctx, key, m); err != nil {
-			return nil, wrap(ctx, err, "writing key %v", w.Key())
+			return nil, wrap(ctx, err, "writing key %v", w.Key)
 		}
 		return updateResult(w, nil), nil
 	case pathGuarded:
@@ -289,18 +269,18 @@ func (b *Backend) writeOne(ctx context.Context, w *tablekit.WriteRequest) (*tabl
 // keeps the revision rule: an optimistic write that read the old revision
 // fails its check and retries, as after any DeleteRow.
 func (b *Backend) writeGuarded(ctx context.Context, tbl *bigtable.Table, key string, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
-	cols, _ := deletedOnly(w.Update.Changes)
+	cols, _ := deletedOnly(w.Changes)
 	m, _ := b.blindMutation(w, make([]byte, 0, mutationSize(w)))
 	gone := bigtable.NewMutation()
 	gone.DeleteRow()
 	if err := tbl.Apply(ctx, key, bigtable.NewCondMutation(keptFilter(cols), m, gone)); err != nil {
-		return nil, wrap(ctx, err, "writing key %v", w.Key())
+		return nil, wrap(ctx, err, "writing key %v", w.Key)
 	}
 	return updateResult(w, nil), nil
 }
 
 func updateResult(w *tablekit.WriteRequest, incs []tablekit.Column) *tablekit.UpdateResult {
-	if w.Update == nil {
+	if w.Kind != tablekit.WriteUpdate {
 		return nil
 	}
 	return &tablekit.UpdateResult{Increments: incs}
@@ -308,24 +288,23 @@ func updateResult(w *tablekit.WriteRequest, incs []tablekit.Column) *tablekit.Up
 
 // writeIfExists is the existence path: one CheckAndMutateRow.
 func (b *Backend) writeIfExists(ctx context.Context, tbl *bigtable.Table, key string, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
-	meta := w.Meta()
-	cond := w.Condition()
+	cond := w.Condition
 	m, _ := b.blindMutation(w, make([]byte, 0, mutationSize(w)))
 	var cm *bigtable.Mutation
 	if cond.Row == tablekit.ExpectExist {
-		cm = bigtable.NewCondMutation(existsFilter(meta.Options, w.Now()), m, nil)
+		cm = bigtable.NewCondMutation(existsFilter(w.Meta.Options, w.Now), m, nil)
 	} else {
-		cm = bigtable.NewCondMutation(existsFilter(meta.Options, w.Now()), nil, m)
+		cm = bigtable.NewCondMutation(existsFilter(w.Meta.Options, w.Now), nil, m)
 	}
 	var matched bool
 	if err := tbl.Apply(ctx, key, cm, bigtable.GetCondMutationResult(&matched)); err != nil {
-		return nil, wrap(ctx, err, "writing key %v", w.Key())
+		return nil, wrap(ctx, err, "writing key %v", w.Key)
 	}
 	if matched != (cond.Row == tablekit.ExpectExist) {
 		if cond.Row == tablekit.ExpectExist {
-			return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "row existence: expected the row %v to exist", w.Key())
+			return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "row existence: expected the row %v to exist", w.Key)
 		}
-		return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "row existence: expected the row %v not to exist", w.Key())
+		return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "row existence: expected the row %v not to exist", w.Key)
 	}
 	return updateResult(w, nil), nil
 }
@@ -360,18 +339,25 @@ var afterOptimisticRead atomic.Pointer[func()]
 //     calls once per PutRow that is followed by an optimistic write; in
 //     return every PutRow (the commonest write, alone and in batches) stores
 //     one cell fewer.
+//
+// The read also returns the row's generation stamp (m:gen), so that
+// rowmodel refuses, with driver.ErrStaleMeta, to rewrite a row written
+// under newer options than the request's (SPEC §3): this path is the only
+// one that trims versions with the request's options, and the check runs
+// on a read the predicate proves current. That error, like a failed
+// condition, ends the loop as it is.
 func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key string, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
-	meta := w.Meta()
-	opts := meta.Options
-	t := w.Now()
+	opts := w.Meta.Options
+	t := w.Now
 	read := bigtable.RowFilter(visibleFilter(opts, t))
-	for attempt := 0; ; attempt++ {
+	lost := 0 // races lost to another write
+	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		r, err := tbl.ReadRow(ctx, key, read)
 		if err != nil {
-			return nil, wrap(ctx, err, "reading key %v", w.Key())
+			return nil, wrap(ctx, err, "reading key %v", w.Key)
 		}
 		var cur stored
 		if r != nil {
@@ -394,7 +380,7 @@ func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key 
 			stamp.Set(famMeta, qualRev, 0, rev)
 			cm = bigtable.NewCondMutation(dataFilter(), stamp, nil)
 		} else {
-			old := &rowmodel.Row{Cells: cur.cells, Marker: cur.marker}
+			old := &rowmodel.Row{Cells: cur.cells, Marker: cur.marker, Generation: cur.gen}
 			next, r, err := rowmodel.Apply(old, w)
 			if err != nil {
 				return nil, err
@@ -409,37 +395,43 @@ func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key 
 		}
 		var matched bool
 		if err := tbl.Apply(ctx, key, cm, bigtable.GetCondMutationResult(&matched)); err != nil {
-			return nil, wrap(ctx, err, "writing key %v", w.Key())
+			return nil, wrap(ctx, err, "writing key %v", w.Key)
 		}
-		if !stamping && matched == want {
+		if stamping {
+			continue // the stamp is expected: read again at once
+		}
+		if matched == want {
 			return res, nil
 		}
-		if attempt >= 2 {
-			// Contended row: back off a little, with jitter.
-			d := time.Duration(rand.Int64N(int64(min(attempt, 20)) * int64(time.Millisecond)))
-			timer := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return nil, ctx.Err()
-			case <-timer.C:
+		// Another write got in between. Retry at once the first time;
+		// after that the row is contended: back off, with jitter.
+		if lost > 0 {
+			if err := optimisticBackoff.Wait(ctx, lost-1); err != nil {
+				return nil, err
 			}
 		}
+		lost++
 	}
 }
+
+// optimisticBackoff spaces the retries of an optimistic write on a
+// contended row: the writes that won are single calls, so a short cap
+// keeps a loser from waiting long after the row is free.
+var optimisticBackoff = driver.Backoff{Max: 50 * time.Millisecond}
 
 // rewrite is the mutation that turns the stored row into next. A put
 // replaces the whole row (DeleteRow, then its cells); a delete, or an
 // update that leaves nothing, deletes the row. An update rewrites only the
 // columns it touches, with rewriteColumn. Whatever leaves a row sets a
-// fresh m:rev.
+// fresh m:rev and stamps the request's generation (rowmodel set
+// next.Generation, never older than the row's).
 func (b *Backend) rewrite(w *tablekit.WriteRequest, old, next *rowmodel.Row) *bigtable.Mutation {
 	m := bigtable.NewMutation()
 	if next == nil {
 		m.DeleteRow()
 		return m
 	}
-	if w.Put != nil {
+	if w.Kind == tablekit.WritePut {
 		m.DeleteRow()
 		for _, c := range next.Cells {
 			setCell(m, c)
@@ -448,17 +440,18 @@ func (b *Backend) rewrite(w *tablekit.WriteRequest, old, next *rowmodel.Row) *bi
 			m.Set(famMeta, qualMarker, 0, markerValue)
 		}
 	} else {
-		opts := w.Update.Meta.Options
-		done := make(map[string]bool, len(w.Update.Changes))
-		for _, ch := range w.Update.Changes {
+		opts := w.Meta.Options
+		done := make(map[string]bool, len(w.Changes))
+		for _, ch := range w.Changes {
 			if !done[ch.Column] {
 				done[ch.Column] = true
-				rewriteColumn(m, ch.Column, columnCells(old.Cells, ch.Column), columnCells(next.Cells, ch.Column), ttlStart(opts, w.Update.Now))
+				rewriteColumn(m, ch.Column, columnCells(old.Cells, ch.Column), columnCells(next.Cells, ch.Column), ttlStart(opts, w.Now))
 			}
 		}
 	}
 	rev, _ := b.appendRev(nil)
 	m.Set(famMeta, qualRev, 0, rev)
+	stampGen(m, next.Generation, nil)
 	return m
 }
 
@@ -535,104 +528,29 @@ func rewriteColumn(m *bigtable.Mutation, name string, vis, keep []tablekit.Colum
 	}
 }
 
-// PutRow implements tablekit.Backend.
-func (b *Backend) PutRow(ctx context.Context, req *tablekit.PutRowRequest) error {
-	_, err := b.writeOne(ctx, &tablekit.WriteRequest{Put: req})
-	return err
-}
-
-// UpdateRow implements tablekit.Backend.
-func (b *Backend) UpdateRow(ctx context.Context, req *tablekit.UpdateRowRequest) (*tablekit.UpdateResult, error) {
-	return b.writeOne(ctx, &tablekit.WriteRequest{Update: req})
-}
-
-// DeleteRow implements tablekit.Backend.
-func (b *Backend) DeleteRow(ctx context.Context, req *tablekit.DeleteRowRequest) error {
-	_, err := b.writeOne(ctx, &tablekit.WriteRequest{Delete: req})
-	return err
-}
-
-// BatchWriteRow implements tablekit.Backend. Blind writes go through
+// BatchWriteRow implements tablekit.BatchWriter. Blind writes go through
 // ApplyBulk, one MutateRows call per table; the others run as single-row
-// calls in parallel (at most Config.Concurrency at once). Writes to a row
-// that appears more than once are applied in request order: the batch runs
-// in waves, each holding at most one write per row.
+// calls; all of these calls run in parallel, at most Config.Concurrency at
+// once. The Client never puts two writes of one row in one call, so their
+// order does not matter.
 //
 // The per-row work is kept to what the mutations need: the row keys share
-// one string, the cell values of a wave one buffer, and a row is told apart
-// from the others without building a string for it.
+// one string and the cell values of the batch one buffer.
 func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
-	if err := b.check(ctx); err != nil {
-		return nil, err
-	}
 	out := make([]tablekit.WriteResult, len(reqs))
 	keys := batchRowKeys(reqs, out)
-	wave := make([]int, len(reqs))
-	type rowID struct{ table, key string }
-	seen := make(map[rowID]int, len(reqs))
-	waves := 1
-	for i, w := range reqs {
-		if out[i].Err != nil {
-			wave[i] = -1
-			continue
-		}
-		id := rowID{w.Meta().Name, keys[i]}
-		n := seen[id]
-		seen[id] = n + 1
-		wave[i] = n
-		waves = max(waves, n+1)
-	}
-	for wv := range waves {
-		if err := b.batchWave(ctx, reqs, keys, wave, wv, out); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// batchRowKeys returns the row key of every write, all substrings of one
-// string; a key over Bigtable's limit gets its error in out instead (and
-// the key "").
-func batchRowKeys(reqs []*tablekit.WriteRequest, out []tablekit.WriteResult) []string {
-	ends := make([]int, len(reqs))
-	total := 0
-	for i, w := range reqs {
-		n, err := rowKeySize(w.Key())
-		if err != nil {
-			out[i].Err = err
-		}
-		total += n
-		ends[i] = total
-	}
-	buf := make([]byte, 0, total)
-	for i, w := range reqs {
-		if out[i].Err == nil {
-			buf = keycodec.Append(buf, w.Key())
-		}
-	}
-	all := string(buf)
-	keys := make([]string, len(reqs))
-	start := 0
-	for i, end := range ends {
-		keys[i] = all[start:end]
-		start = end
-	}
-	return keys
-}
-
-func (b *Backend) batchWave(ctx context.Context, reqs []*tablekit.WriteRequest, keys []string, wave []int, wv int, out []tablekit.WriteResult) error {
 	type bulk struct {
-		table string
-		idx   []int
-		keys  []string
-		muts  []*bigtable.Mutation
+		meta *tablekit.TableMeta // the first write's: its Name and Incarnation name the table
+		idx  []int
+		keys []string
+		muts []*bigtable.Mutation
 	}
 	// First pass: which writes go in bulk, and how many value bytes they
 	// encode, so one buffer holds them all.
 	nBulk, size := 0, 0
 	var single []int
 	for i, w := range reqs {
-		if wave[i] != wv {
+		if out[i].Err != nil {
 			continue
 		}
 		if choosePath(w) != pathBlind {
@@ -644,29 +562,25 @@ func (b *Backend) batchWave(ctx context.Context, reqs []*tablekit.WriteRequest, 
 	}
 	buf := make([]byte, 0, size)
 	var bulks []*bulk
-	var byTable map[string]*bulk // only when the wave spans several tables
 	var last *bulk
 	for i, w := range reqs {
-		if wave[i] != wv || choosePath(w) != pathBlind {
+		if out[i].Err != nil || choosePath(w) != pathBlind {
 			continue
 		}
-		name := w.Meta().Name
 		g := last
-		switch {
-		case g != nil && g.table == name:
-		case len(bulks) == 0:
-			g = &bulk{table: name, idx: make([]int, 0, nBulk), keys: make([]string, 0, nBulk), muts: make([]*bigtable.Mutation, 0, nBulk)}
-			bulks = append(bulks, g)
-		default:
-			if byTable == nil {
-				byTable = make(map[string]*bulk)
-				for _, x := range bulks {
-					byTable[x.table] = x
+		if g == nil || !sameTable(g.meta, w.Meta) {
+			g = nil
+			for _, x := range bulks {
+				if sameTable(x.meta, w.Meta) {
+					g = x
+					break
 				}
 			}
-			if g = byTable[name]; g == nil {
-				g = &bulk{table: name}
-				byTable[name] = g
+			if g == nil {
+				g = &bulk{meta: w.Meta}
+				if len(bulks) == 0 { // the commonest batch: one table
+					g.idx, g.keys, g.muts = make([]int, 0, nBulk), make([]string, 0, nBulk), make([]*bigtable.Mutation, 0, nBulk)
+				}
 				bulks = append(bulks, g)
 			}
 		}
@@ -677,44 +591,69 @@ func (b *Backend) batchWave(ctx context.Context, reqs []*tablekit.WriteRequest, 
 		g.keys = append(g.keys, keys[i])
 		g.muts = append(g.muts, m)
 	}
-	var wg sync.WaitGroup
-	for gi, g := range bulks {
-		apply := func() {
-			errs, err := b.table(g.table).ApplyBulk(ctx, g.keys, g.muts)
-			if err != nil {
-				werr := wrap(ctx, err, "writing %d rows", len(g.keys))
-				for _, i := range g.idx {
-					out[i].Err = werr
-				}
-				return
+	applyBulk := func(ctx context.Context, g *bulk) {
+		errs, err := b.table(g.meta.Name, g.meta.Incarnation).ApplyBulk(ctx, g.keys, g.muts)
+		if err != nil {
+			werr := wrap(ctx, err, "writing %d rows", len(g.keys))
+			for _, i := range g.idx {
+				out[i].Err = werr
 			}
-			for j, i := range g.idx {
-				if errs != nil && errs[j] != nil {
-					out[i].Err = wrap(ctx, errs[j], "writing key %v", reqs[i].Key())
-					continue
-				}
-				out[i].Update = updateResult(reqs[i], nil)
+			return
+		}
+		for j, i := range g.idx {
+			if errs != nil && errs[j] != nil {
+				out[i].Err = wrap(ctx, errs[j], "writing key %v", reqs[i].Key)
+				continue
 			}
+			out[i].Update = updateResult(reqs[i], nil)
 		}
-		if gi == len(bulks)-1 && len(single) == 0 {
-			apply() // the last (often only) call runs on this goroutine
-			continue
+	}
+	err := driver.Parallel(ctx, len(bulks)+len(single), b.cfg.Concurrency, func(ctx context.Context, n int) error {
+		if n < len(bulks) {
+			applyBulk(ctx, bulks[n])
+			return ctx.Err()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			apply()
-		}()
+		i := single[n-len(bulks)]
+		out[i].Update, out[i].Err = b.Write(ctx, reqs[i])
+		return ctx.Err()
+	})
+	if err != nil {
+		return nil, err
 	}
-	sem := make(chan struct{}, b.cfg.Concurrency)
-	for _, i := range single {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i].Update, out[i].Err = b.writeOne(ctx, reqs[i])
-		}()
+	return out, nil
+}
+
+// sameTable reports whether two writes' metas name the same Bigtable table.
+func sameTable(a, b *tablekit.TableMeta) bool {
+	return a == b || (a.Name == b.Name && a.Incarnation == b.Incarnation)
+}
+
+// batchRowKeys returns the row key of every write, all substrings of one
+// string; a key over Bigtable's limit gets its error in out instead (and
+// the key "").
+func batchRowKeys(reqs []*tablekit.WriteRequest, out []tablekit.WriteResult) []string {
+	ends := make([]int, len(reqs))
+	total := 0
+	for i, w := range reqs {
+		n, err := rowKeySize(w.Key)
+		if err != nil {
+			out[i].Err = err
+		}
+		total += n
+		ends[i] = total
 	}
-	wg.Wait()
-	return ctx.Err()
+	buf := make([]byte, 0, total)
+	for i, w := range reqs {
+		if out[i].Err == nil {
+			buf = keycodec.Append(buf, w.Key)
+		}
+	}
+	all := string(buf)
+	keys := make([]string, len(reqs))
+	start := 0
+	for i, end := range ends {
+		keys[i] = all[start:end]
+		start = end
+	}
+	return keys
 }
