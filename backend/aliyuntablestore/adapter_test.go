@@ -1,5 +1,7 @@
 package aliyuntablestore_test
 
+//lint:file-ignore SA1019 the SDK's otsprotocol messages are golang/protobuf APIv1 messages (no ProtoReflect), which github.com/golang/protobuf/proto handles as they are.
+
 import (
 	"context"
 	"errors"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // A call whose deadline passes while the server stalls returns
@@ -156,12 +159,12 @@ func TestBatchPartialRetry(t *testing.T) {
 	defer p.hook.Store(nil)
 	now := time.Now().UnixMilli()
 	put := func(id string, cond tablekit.Condition) *tablekit.WriteRequest {
-		return &tablekit.WriteRequest{Put: &tablekit.PutRowRequest{Meta: meta, Key: userKey(id), Condition: cond, Now: now,
-			Columns: []tablekit.Column{{Name: "n", Value: tablekit.Integer(1), Version: now}}}}
+		return &tablekit.WriteRequest{Meta: meta, Kind: tablekit.WritePut, Key: userKey(id), Condition: cond, Now: now,
+			Columns: []tablekit.Column{{Name: "n", Value: tablekit.Integer(1), Version: now}}}
 	}
 	res, err := b.BatchWriteRow(context.Background(), []*tablekit.WriteRequest{
 		put("a", tablekit.Condition{}),
-		{Update: &tablekit.UpdateRowRequest{Meta: meta, Key: userKey("b"), Now: now, Changes: []tablekit.Change{{Kind: tablekit.ChangeIncrement, Column: "n", Delta: 5}}}},
+		{Meta: meta, Kind: tablekit.WriteUpdate, Key: userKey("b"), Now: now, Changes: []tablekit.Change{{Kind: tablekit.ChangeIncrement, Column: "n", Delta: 5}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +237,7 @@ func TestDoneContextSendsNothing(t *testing.T) {
 	p.on("/PutRow", func(w http.ResponseWriter, r *http.Request) bool { return false })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := b.PutRow(ctx, &tablekit.PutRowRequest{Meta: meta, Key: userKey("a"), Now: time.Now().UnixMilli()})
+	_, err := b.Write(ctx, &tablekit.WriteRequest{Meta: meta, Kind: tablekit.WritePut, Key: userKey("a"), Now: time.Now().UnixMilli()})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -358,19 +361,34 @@ func TestErrorMapping(t *testing.T) {
 		if !errors.Is(err, tablekit.ErrInvalidArgument) {
 			t.Errorf("ErrInvalidPrimaryKey does not match ErrInvalidArgument")
 		}
+		// The Client validated the key against its cached schema: the
+		// server's refusal means the cache may be stale.
+		if !errors.Is(err, driver.ErrStaleMeta) {
+			t.Errorf("OTSInvalidPK on a row call does not match driver.ErrStaleMeta: %v", err)
+		}
+		if driver.Retryable(err) {
+			t.Errorf("OTSInvalidPK is retryable")
+		}
 	})
 	t.Run("InvalidArgument", func(t *testing.T) {
-		err := b.PutRow(ctx, &tablekit.PutRowRequest{Meta: meta, Key: userKey("a"), Now: now,
+		_, err := b.Write(ctx, &tablekit.WriteRequest{Meta: meta, Kind: tablekit.WritePut, Key: userKey("a"), Now: now,
 			Columns: []tablekit.Column{{Name: "n", Value: tablekit.Integer(1), Version: 1000}}})
 		check(t, err, tablekit.ErrInvalidArgument, "OTSParameterInvalid")
+		if errors.Is(err, driver.ErrStaleMeta) || driver.Retryable(err) {
+			t.Errorf("OTSParameterInvalid is stale or retryable: %v", err)
+		}
 	})
 	t.Run("AuthFailed", func(t *testing.T) {
 		bad, err := aliyuntablestore.New(srv.Endpoint(), srv.InstanceName(), srv.AccessKeyID(), "wrong secret")
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer bad.Close()
 		_, err = bad.ListTables(ctx)
-		check(t, err, tablekit.ErrInvalidArgument, "OTSAuthFailed")
+		check(t, err, tablekit.ErrPermissionDenied, "OTSAuthFailed")
+		if driver.Retryable(err) {
+			t.Errorf("OTSAuthFailed is retryable")
+		}
 	})
 
 	// Codes the server answers under load, injected by a proxy. The SDK
@@ -386,7 +404,8 @@ func TestErrorMapping(t *testing.T) {
 		return err
 	}
 	write := func() error {
-		return pb.PutRow(ctx, &tablekit.PutRowRequest{Meta: meta, Key: userKey("a"), Now: now})
+		_, err := pb.Write(ctx, &tablekit.WriteRequest{Meta: meta, Kind: tablekit.WritePut, Key: userKey("a"), Now: now})
+		return err
 	}
 	for _, c := range []struct {
 		name     string
@@ -402,7 +421,14 @@ func TestErrorMapping(t *testing.T) {
 		{"Quota", "/PutRow", 403, "OTSQuotaExhausted", write, tablekit.ErrThrottled, 1},
 		{"UnavailableRead", "/GetRow", 503, "OTSServerUnavailable", read, tablekit.ErrUnavailable, 1 + aliyuntablestore.DefaultRetryTimes},
 		{"UnavailableWrite", "/PutRow", 503, "OTSServerUnavailable", write, tablekit.ErrUnavailable, 1},
-		{"Busy", "/PutRow", 503, "OTSServerBusy", write, tablekit.ErrUnavailable, 1 + aliyuntablestore.DefaultRetryTimes},
+		{"Busy", "/PutRow", 503, "OTSServerBusy", write, tablekit.ErrThrottled, 1 + aliyuntablestore.DefaultRetryTimes},
+		{"StorageBusy", "/GetRow", 503, "OTSStorageServerBusy", read, tablekit.ErrThrottled, 1 + aliyuntablestore.DefaultRetryTimes},
+		{"RowConflict", "/PutRow", 409, "OTSRowOperationConflict", write, tablekit.ErrThrottled, 1 + aliyuntablestore.DefaultRetryTimes},
+		{"PartitionUnavailable", "/GetRow", 503, "OTSPartitionUnavailable", read, tablekit.ErrUnavailable, 1 + aliyuntablestore.DefaultRetryTimes},
+		{"NoPermission", "/GetRow", 403, "OTSNoPermissionAccess", read, tablekit.ErrPermissionDenied, 1},
+		{"PermissionDenied", "/PutRow", 403, "OTSPermissionDenied", write, tablekit.ErrPermissionDenied, 1},
+		{"TooLarge", "/PutRow", 413, "OTSRequestBodyTooLarge", write, tablekit.ErrInvalidArgument, 1},
+		{"UnknownForbidden", "/GetRow", 403, "OTSSomethingNew", read, tablekit.ErrPermissionDenied, 1},
 		{"Timeout", "/GetRow", 503, "OTSTimeout", read, tablekit.ErrUnavailable, 1 + aliyuntablestore.DefaultRetryTimes},
 		{"Internal", "/PutRow", 500, "OTSInternalServerError", write, tablekit.ErrUnavailable, 1},
 		{"Unsupported", "/GetRow", 400, "OTSUnsupportOperation", read, tablekit.ErrUnimplemented, 1},
@@ -429,14 +455,14 @@ func TestBatchRowErrors(t *testing.T) {
 	now := time.Now().UnixMilli()
 	missing := &tablekit.TableMeta{Name: "missing", Key: meta.Key, Options: meta.Options}
 	put := func(m *tablekit.TableMeta, id string, cond tablekit.Condition) *tablekit.WriteRequest {
-		return &tablekit.WriteRequest{Put: &tablekit.PutRowRequest{Meta: m, Key: userKey(id), Condition: cond, Now: now,
-			Columns: []tablekit.Column{{Name: "n", Value: tablekit.Integer(1), Version: now}}}}
+		return &tablekit.WriteRequest{Meta: m, Kind: tablekit.WritePut, Key: userKey(id), Condition: cond, Now: now,
+			Columns: []tablekit.Column{{Name: "n", Value: tablekit.Integer(1), Version: now}}}
 	}
 	res, err := b.BatchWriteRow(ctx, []*tablekit.WriteRequest{
 		put(meta, "a", tablekit.Condition{}),
 		put(missing, "a", tablekit.Condition{}),
 		put(meta, "b", tablekit.Condition{Row: tablekit.ExpectExist}),
-		put(meta, "a", tablekit.Condition{Row: tablekit.ExpectExist}), // same row again: a later round
+		put(meta, "c", tablekit.Condition{Row: tablekit.ExpectNotExist}),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -489,24 +515,29 @@ func TestNewRefusesBadEndpoint(t *testing.T) {
 	}
 }
 
-// After Close every call fails with ErrUnavailable and sends nothing, as on
-// every tablekit backend.
-func TestClosedBackendRefusesCalls(t *testing.T) {
+// After Close the Client refuses calls and sends nothing; the backend
+// itself, called after Close, does not panic: it still works.
+func TestCallsAfterClose(t *testing.T) {
 	srv := newServer(t)
 	meta := createUsers(t, srv)
 	p := newProxy(t, srv)
 	b := openAt(t, srv, p.URL, nil)
-	if err := b.Close(); err != nil {
+	db := tablekit.NewClient(b)
+	p.on("/PutRow", func(w http.ResponseWriter, r *http.Request) bool { return false })
+	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	err := b.PutRow(context.Background(), &tablekit.PutRowRequest{Meta: meta, Key: userKey("a"), Now: time.Now().UnixMilli()})
-	if !errors.Is(err, tablekit.ErrUnavailable) {
-		t.Fatalf("PutRow after Close: %v, want ErrUnavailable", err)
-	}
-	if _, err := b.ListTables(context.Background()); !errors.Is(err, tablekit.ErrUnavailable) {
-		t.Fatalf("ListTables after Close: %v, want ErrUnavailable", err)
+	err := db.Table("users").PutRow(context.Background(), userKey("a"), nil)
+	if !errors.Is(err, tablekit.ErrClosed) {
+		t.Fatalf("PutRow after Close: %v, want ErrClosed", err)
 	}
 	if n := p.seen.Load(); n != 0 {
 		t.Errorf("the server saw %d requests after Close", n)
+	}
+	if _, err := b.Write(context.Background(), &tablekit.WriteRequest{Meta: meta, Kind: tablekit.WritePut, Key: userKey("a"), Now: time.Now().UnixMilli()}); err != nil {
+		t.Errorf("the backend's Write after Close: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
 	}
 }

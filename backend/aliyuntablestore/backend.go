@@ -3,17 +3,18 @@ package aliyuntablestore
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // Backend is a tablekit.Backend over one Tablestore instance. It is safe
@@ -26,9 +27,6 @@ type Backend struct {
 	// retry is the retry policy the adapter runs in place of the SDK's for
 	// the clients it builds; nil for FromClient, whose client retries.
 	retry *retryPolicy
-	// closed makes calls after Close fail with ErrUnavailable, as every
-	// tablekit backend does.
-	closed atomic.Bool
 }
 
 // do runs one logical SDK call: fn makes one attempt of action (the
@@ -41,9 +39,6 @@ func (b *Backend) do(ctx context.Context, action string, req traced, noReplay bo
 
 // attempts is do without the mapping, its attempts counted in bud.
 func (b *Backend) attempts(ctx context.Context, bud *budget, action string, req traced, noReplay bool, fn func() error) error {
-	if b.closed.Load() {
-		return tablekit.Errorf(tablekit.ErrUnavailable, "the Tablestore backend is closed")
-	}
 	if b.retry != nil && bud.end.IsZero() {
 		bud.end = time.Now().Add(b.retry.maxTime) // MaxRetryTime runs from the first attempt
 	}
@@ -69,8 +64,8 @@ func (b *Backend) attempts(ctx context.Context, bud *budget, action string, req 
 			d = time.Millisecond // the server closed the connection: no back-off
 		}
 		b.notify(err, action, d)
-		if !sleep(ctx, d) {
-			return ctx.Err()
+		if err := driver.Sleep(ctx, d); err != nil {
+			return err
 		}
 	}
 }
@@ -89,7 +84,11 @@ func (b *Backend) notify(err error, action string, d time.Duration) {
 	rn("", requestID, err, action, d)
 }
 
-var _ tablekit.Backend = (*Backend)(nil)
+var (
+	_ tablekit.Backend     = (*Backend)(nil)
+	_ tablekit.BatchReader = (*Backend)(nil)
+	_ tablekit.BatchWriter = (*Backend)(nil)
+)
 
 // Default retry settings of [DefaultConfig]. The SDK's own defaults are 10
 // retries within 5 s. These bound every retry a call makes (the adapter
@@ -125,8 +124,11 @@ func New(endpoint, instanceName, accessKeyID, accessKeySecret string) (*Backend,
 // govern the retries, which the adapter runs instead of the SDK.
 func NewWithConfig(endpoint, instanceName, accessKeyID, accessKeySecret, securityToken string, config *tablestore.TableStoreConfig) (*Backend, error) {
 	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "endpoint %q must be an http:// or https:// URL", endpoint)
+	if err != nil {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "the endpoint is not a URL")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "endpoint %q must be an http:// or https:// URL", u.Redacted())
 	}
 	if instanceName == "" {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "the instance name is empty")
@@ -165,10 +167,22 @@ func FromClient(c *tablestore.TableStoreClient) *Backend {
 // adapter runs the retries), so calls made on it directly are not retried.
 func (b *Backend) Client() *tablestore.TableStoreClient { return b.c }
 
+// As offers the native SDK client to tablekit.Client.As: when target is a
+// **tablestore.TableStoreClient it sets *target to [Backend.Client] and
+// returns true; any other target gives false.
+func (b *Backend) As(target any) bool {
+	if p, ok := target.(**tablestore.TableStoreClient); ok && p != nil {
+		*p = b.c
+		return true
+	}
+	return false
+}
+
 // Close releases idle connections of the adapter's own transport. It
-// leaves nothing running; calls still in flight finish on their own.
+// leaves nothing running; calls still in flight finish on their own, and
+// a call made after Close still works (it opens a new connection); the
+// tablekit.Client makes none.
 func (b *Backend) Close() error {
-	b.closed.Store(true)
 	if b.transport != nil {
 		b.transport.CloseIdleConnections()
 	}
@@ -197,7 +211,8 @@ func newBaseTransport(cfg *tablestore.TableStoreConfig) *http.Transport {
 	return t
 }
 
-// CreateTable implements tablekit.Backend.
+// CreateTable implements tablekit.Backend. Tablestore keeps the table's
+// schema and options; meta's Incarnation and Generation are not stored.
 func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) error {
 	opt, err := tableOption(meta.Options)
 	if err != nil {
@@ -249,7 +264,9 @@ func keyType(t tablekit.Type) (tablestore.PrimaryKeyType, error) {
 	return 0, tablekit.Errorf(tablekit.ErrInvalidArgument, "type %v cannot be a primary-key type", t)
 }
 
-// DescribeTable implements tablekit.Backend.
+// DescribeTable implements tablekit.Backend. The meta it returns has an
+// empty Incarnation and Generation 0: Tablestore keeps neither, and it
+// applies the options itself, so no request can be stale about them.
 func (b *Backend) DescribeTable(ctx context.Context, table string) (*tablekit.TableMeta, error) {
 	req := &tablestore.DescribeTableRequest{TableName: table}
 	var resp *tablestore.DescribeTableResponse
@@ -314,17 +331,63 @@ func (b *Backend) ListTables(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// UpdateTable implements tablekit.Backend.
-func (b *Backend) UpdateTable(ctx context.Context, table string, opts tablekit.TableOptions) error {
-	opt, err := tableOption(opts)
+// UpdateTable implements tablekit.Backend. Tablestore keeps the options
+// itself and has no conditional UpdateTable, and the SDK sends every
+// option, so the adapter makes the change conditional as far as it can:
+// it reads the table's options first and answers ErrConditionFailed when
+// they are no longer req.Meta's (the tablekit.Client then reads them again
+// and retries), and it runs that read and the update under a lock per
+// table name shared by every Backend of this process. Among the clients
+// of one process the change is therefore atomic; across processes a
+// narrow race remains (another process's update landing between the read
+// and the update is overwritten). Incarnation and Generation are not
+// kept: the returned meta, like DescribeTable's, has "" and 0.
+func (b *Backend) UpdateTable(ctx context.Context, req *tablekit.UpdateTableRequest) (*tablekit.TableMeta, error) {
+	opt, err := tableOption(req.Options)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	req := &tablestore.UpdateTableRequest{TableName: table, TableOption: opt}
-	return b.do(ctx, "/UpdateTable", req, false, func() error {
-		_, err := b.c.UpdateTable(req)
+	name := req.Meta.Name
+	lock := updateLock(name)
+	select {
+	case lock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-lock }()
+	cur, err := b.DescribeTable(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Options != req.Meta.Options {
+		return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "the table's options changed since they were read")
+	}
+	sreq := &tablestore.UpdateTableRequest{TableName: name, TableOption: opt}
+	err = b.do(ctx, "/UpdateTable", sreq, false, func() error {
+		_, err := b.c.UpdateTable(sreq)
 		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	cur.Options = req.Options
+	return cur, nil
+}
+
+// updateLocks serialize UpdateTable per table name (striped by a hash of
+// the name) among the Backends of this process; each is a semaphore of
+// one, so that waiting for it ends with the caller's context.
+var updateLocks = func() (l [64]chan struct{}) {
+	for i := range l {
+		l[i] = make(chan struct{}, 1)
+	}
+	return l
+}()
+
+func updateLock(table string) chan struct{} {
+	h := fnv.New32a()
+	h.Write([]byte(table))
+	return updateLocks[h.Sum32()%uint32(len(updateLocks))]
 }
 
 // DeleteTable implements tablekit.Backend.

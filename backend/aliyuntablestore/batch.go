@@ -8,7 +8,7 @@ import (
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/keycodec"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // Batches. The SDK groups a batch by table (a map, sent in map order) and
@@ -16,38 +16,15 @@ import (
 // adapter keeps, per SDK call, the request index of every row of every
 // table and maps the answer back through it.
 //
-// A batch that holds the same row twice is split into rounds in which
-// every row appears once (Tablestore refuses duplicate rows in one batch);
-// write rounds run one after the other, so writes to one row keep their
-// order, as they do on every other backend.
+// No two writes of one BatchWriteRow address the same row (the
+// tablekit.Client splits a batch that does into successive calls), so a
+// write batch goes out as one SDK call. Reads may repeat a row; BatchGetRow
+// sends them in calls without a repeated row (see batchGet).
 //
 // When the server refuses a whole call with a definite client error
 // (4xx: a missing table, an invalid key or argument), nothing was applied,
 // so the adapter splits the call — by table, then by row — and sends the
 // parts again to give each row its own error, as SPEC §8 wants.
-
-// rowID identifies a row across tables.
-type rowID struct {
-	table string
-	key   string
-}
-
-// rounds splits the indexes idx of a batch into rounds without a repeated
-// row, keeping the order of each row's requests.
-func rounds(idx []int, id func(int) rowID) [][]int {
-	var out [][]int
-	next := make(map[rowID]int, len(idx)) // first round the row is not in yet
-	for _, i := range idx {
-		r := id(i)
-		n := next[r]
-		if n == len(out) {
-			out = append(out, nil)
-		}
-		out[n] = append(out[n], i)
-		next[r] = n + 1
-	}
-	return out
-}
 
 // definite reports whether err is a whole-call refusal of the request's
 // content, after which nothing was applied and the parts may be sent
@@ -91,36 +68,27 @@ func splitParts(idx []int, table func(int) string) (parts [][]int, ok bool) {
 	return [][]int{idx[:h:h], idx[h:]}, true
 }
 
-// BatchWriteRow implements tablekit.Backend.
+// BatchWriteRow implements tablekit.BatchWriter with one BatchWriteRow
+// call (more when the server refuses the whole call, see above).
 func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
 	out := make([]tablekit.WriteResult, len(reqs))
 	changes := make([]tablestore.RowChange, len(reqs))
 	idx := make([]int, 0, len(reqs))
 	for i, w := range reqs {
 		var err error
-		switch {
-		case w.Put != nil:
-			changes[i], err = putChange(w.Put)
-		case w.Update != nil:
-			changes[i], err = updateChange(w.Update)
-		case w.Delete != nil:
-			changes[i], err = deleteChange(w.Delete)
-		default:
-			err = tablekit.Errorf(tablekit.ErrInvalidArgument, "batch write %d is empty", i)
-		}
-		if err != nil {
+		if changes[i], err = writeChange(w); err != nil {
 			out[i].Err = err
 			continue
 		}
 		idx = append(idx, i)
 	}
-	id := func(i int) rowID {
-		return rowID{reqs[i].Meta().Name, string(keycodec.Encode(reqs[i].Key()))}
-	}
-	for _, r := range rounds(idx, id) {
-		if err := b.batchWrite(ctx, reqs, changes, r, out); err != nil {
+	if len(idx) > 0 {
+		if err := b.batchWrite(ctx, reqs, changes, idx, out); err != nil {
 			return nil, err
 		}
+	}
+	for i := range out {
+		out[i].Err = staleKey(out[i].Err)
 	}
 	return out, nil
 }
@@ -150,8 +118,8 @@ func (b *Backend) retryRows(ctx context.Context, idx []int, once func(bud *budge
 		if !ok {
 			return nil // the rows keep their errors
 		}
-		if !sleep(ctx, d) {
-			return ctx.Err()
+		if err := driver.Sleep(ctx, d); err != nil {
+			return err
 		}
 		idx = again
 	}
@@ -209,8 +177,8 @@ func (b *Backend) batchWriteOnce(ctx context.Context, bud *budget, reqs []*table
 				continue
 			}
 			out[i].Err = nil
-			if u := reqs[i].Update; u != nil {
-				out[i].Update, out[i].Err = incrementResult(u, rr.Columns)
+			if reqs[i].Kind == tablekit.WriteUpdate {
+				out[i].Update, out[i].Err = incrementResult(reqs[i], rr.Columns)
 			}
 		}
 	}

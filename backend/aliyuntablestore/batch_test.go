@@ -1,5 +1,7 @@
 package aliyuntablestore_test
 
+//lint:file-ignore SA1019 the SDK's otsprotocol messages are golang/protobuf APIv1 messages (no ProtoReflect), which github.com/golang/protobuf/proto handles as they are.
+
 import (
 	"bytes"
 	"context"
@@ -65,8 +67,8 @@ func TestBatchWholeCallRefusalIsSplit(t *testing.T) {
 			id = "poison"
 			want[i] = tablekit.ErrInvalidArgument
 		}
-		writes = append(writes, &tablekit.WriteRequest{Update: &tablekit.UpdateRowRequest{Meta: m, Key: userKey(id), Now: now,
-			Changes: []tablekit.Change{{Kind: tablekit.ChangeIncrement, Column: "n", Delta: 1}}}})
+		writes = append(writes, &tablekit.WriteRequest{Meta: m, Kind: tablekit.WriteUpdate, Key: userKey(id), Now: now,
+			Changes: []tablekit.Change{{Kind: tablekit.ChangeIncrement, Column: "n", Delta: 1}}})
 	}
 	res, err := b.BatchWriteRow(context.Background(), writes)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // This file is how the adapter gives a context to an SDK that takes none.
@@ -153,25 +153,31 @@ func register(ctx context.Context, req traced, noReplay bool) string {
 	return id
 }
 
-// retryPolicy is the SDK's retry policy (api.go getNextPause,
-// computeNewRetryInterval), run by the adapter so that its back-off
-// sleeps end with the caller's context.
+// retryPolicy is the SDK's retry policy (api.go getNextPause): its
+// attempt and time limits and its back-off intervals, run by the adapter
+// with driver.Backoff so that its back-off sleeps end with the caller's
+// context.
 type retryPolicy struct {
 	times   uint          // retries after the first attempt
 	maxTime time.Duration // from the first attempt
-	base    time.Duration // back-off ceiling of the first retry, doubled at each
-	max     time.Duration // back-off ceiling
+	backoff driver.Backoff
 }
 
 func newRetryPolicy(cfg *tablestore.TableStoreConfig) *retryPolicy {
-	p := &retryPolicy{times: cfg.RetryTimes, maxTime: cfg.MaxRetryTime, base: cfg.DefaultRetryInterval, max: cfg.MaxRetryInterval}
-	if p.base/time.Millisecond <= 0 {
-		p.base = tablestore.DefaultRetryInterval * time.Millisecond
+	base, ceil := cfg.DefaultRetryInterval, cfg.MaxRetryInterval
+	if base/time.Millisecond <= 0 {
+		base = tablestore.DefaultRetryInterval * time.Millisecond
 	}
-	if p.max/time.Millisecond <= 0 {
-		p.max = tablestore.MaxRetryInterval * time.Millisecond
+	if ceil/time.Millisecond <= 0 {
+		ceil = tablestore.MaxRetryInterval * time.Millisecond
 	}
-	return p
+	// The SDK waits a random whole number of milliseconds in
+	// [1, min(base<<n, max)] before retry n.
+	return &retryPolicy{
+		times:   cfg.RetryTimes,
+		maxTime: cfg.MaxRetryTime,
+		backoff: driver.Backoff{Base: base, Max: ceil, Min: time.Millisecond},
+	}
 }
 
 // budget counts the attempts of one logical call (a single-row call, or
@@ -190,13 +196,9 @@ func (p *retryPolicy) pause(b *budget) (time.Duration, bool) {
 	if b.n >= p.times || time.Now().After(b.end) {
 		return 0, false
 	}
-	count := min(b.n, 32)
+	d := p.backoff.Delay(int(min(b.n, 32)))
 	b.n++
-	ceil := p.base / time.Millisecond << count
-	if ceil <= 0 || ceil > p.max/time.Millisecond {
-		ceil = p.max / time.Millisecond
-	}
-	return time.Duration(rand.Int64N(int64(ceil))+1) * time.Millisecond, true
+	return d, true
 }
 
 // retryable applies the SDK's rules to the error of one attempt of action
@@ -225,22 +227,10 @@ func retryable(err error, action string) (retry, now bool) {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) {
-		// Temporary is deprecated, but it is the SDK's own rule.
+		//lint:ignore SA1019 Temporary is deprecated, but it is the SDK's own rule (api.go getNextPause).
 		return ne.Temporary(), false
 	}
 	return false, false
-}
-
-// sleep waits d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // protect runs fn and turns a panic inside the SDK into an error.

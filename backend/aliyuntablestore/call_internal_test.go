@@ -98,9 +98,7 @@ func TestCallRecoversPanics(t *testing.T) {
 	defer cancel()
 	for _, c := range []context.Context{context.Background(), ctx} {
 		err := call(c, &fakeReq{}, false, func() error {
-			var m map[string]int
-			m["x"]++ // nil map write: a runtime panic
-			return nil
+			panic(errors.New("the SDK failed to decode an answer"))
 		})
 		if !errors.Is(err, tablekit.ErrUnavailable) {
 			t.Errorf("err = %v, want ErrUnavailable", err)
@@ -153,22 +151,34 @@ func TestCallSync(t *testing.T) {
 	}
 }
 
+// policy is the adapter's retry policy for a config with these settings.
+func policy(times uint, maxTime, base, ceil time.Duration) *retryPolicy {
+	cfg := tablestore.NewDefaultTableStoreConfig()
+	cfg.RetryTimes, cfg.MaxRetryTime, cfg.DefaultRetryInterval, cfg.MaxRetryInterval = times, maxTime, base, ceil
+	return newRetryPolicy(cfg)
+}
+
 // The adapter's retry policy is the SDK's: RetryTimes retries within
-// MaxRetryTime, back-off drawn from [1ms, min(base<<n, max)].
+// MaxRetryTime, back-off (driver.Backoff) drawn from [1ms, min(base<<n,
+// max)+1ms).
 func TestRetryPolicy(t *testing.T) {
-	p := &retryPolicy{times: 3, maxTime: time.Minute, base: 50 * time.Millisecond, max: 120 * time.Millisecond}
+	p := policy(3, time.Minute, 50*time.Millisecond, 120*time.Millisecond)
 	var b budget
 	for n := 0; n < 3; n++ {
 		d, ok := p.pause(&b)
-		ceil := min(50*time.Millisecond<<n, 120*time.Millisecond)
-		if !ok || d < time.Millisecond || d > ceil {
-			t.Errorf("retry %d: pause %v, %v; want within [1ms, %v]", n, d, ok, ceil)
+		ceil := min(50*time.Millisecond<<n, 120*time.Millisecond) + time.Millisecond
+		if !ok || d < time.Millisecond || d >= ceil {
+			t.Errorf("retry %d: pause %v, %v; want within [1ms, %v)", n, d, ok, ceil)
 		}
 	}
 	if _, ok := p.pause(&b); ok {
 		t.Error("a fourth retry was allowed")
 	}
-	p = &retryPolicy{times: 100, maxTime: time.Nanosecond, base: time.Millisecond, max: time.Millisecond}
+	// Unset intervals are the SDK's defaults.
+	if d := policy(3, time.Minute, 0, 0); d.backoff.Base != tablestore.DefaultRetryInterval*time.Millisecond || d.backoff.Max != tablestore.MaxRetryInterval*time.Millisecond {
+		t.Errorf("default back-off %+v, want the SDK's %d ms and %d ms", d.backoff, tablestore.DefaultRetryInterval, tablestore.MaxRetryInterval)
+	}
+	p = policy(100, time.Nanosecond, time.Millisecond, time.Millisecond)
 	b = budget{}
 	p.pause(&b)
 	time.Sleep(time.Millisecond)
@@ -181,6 +191,7 @@ func TestRetryPolicy(t *testing.T) {
 		retry, now bool
 	}{
 		{&tablestore.OtsError{Code: "OTSServerBusy"}, "/PutRow", true, false},
+		{&tablestore.OtsError{Code: "OTSAuthFailed", HttpStatusCode: 403}, "/GetRow", false, false},
 		{&tablestore.OtsError{Code: "OTSTimeout"}, "/GetRow", true, false},
 		{&tablestore.OtsError{Code: "OTSTimeout"}, "/PutRow", false, false},
 		{&tablestore.OtsError{Code: "OTSConditionCheckFail"}, "/PutRow", false, false},

@@ -2,7 +2,10 @@ package aliyuntablestore_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -12,22 +15,62 @@ import (
 	"github.com/tablekit/tablekit/conformance"
 )
 
-// harness gives the conformance suite an adapter talking HTTP, through the
-// real SDK, to a fresh tstest server that reads the suite's clock.
-var harness = conformance.HarnessFunc(func(ctx context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
+// tstestHarness gives the conformance suite an adapter talking HTTP,
+// through the real SDK, to a fresh tstest server that reads the suite's
+// clock, optionally behind a proxy (wrap). It implements
+// conformance.SharedStore: a shared backend is a new adapter, with its own
+// SDK client and connections, on the same endpoint, as another process
+// would open it.
+type tstestHarness struct {
+	wrap      func(http.Handler) http.Handler
+	endpoints sync.Map // a backend it returned -> *endpoint
+}
+
+// endpoint is where a harness backend's server answers.
+type endpoint struct {
+	url string
+	srv *tstest.Server
+}
+
+func (h *tstestHarness) open(e *endpoint) (tablekit.Backend, error) {
+	b, err := aliyuntablestore.New(e.url, e.srv.InstanceName(), e.srv.AccessKeyID(), e.srv.AccessKeySecret())
+	if err != nil {
+		return nil, err
+	}
+	h.endpoints.Store(b, e)
+	return b, nil
+}
+
+// NewBackend implements conformance.Harness.
+func (h *tstestHarness) NewBackend(_ context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
 	srv, err := tstest.NewServer(tstest.Options{Clock: clock})
 	if err != nil {
 		return nil, err
 	}
 	t.Cleanup(srv.Close)
-	return aliyuntablestore.New(srv.Endpoint(), srv.InstanceName(), srv.AccessKeyID(), srv.AccessKeySecret())
-})
+	e := &endpoint{url: srv.Endpoint(), srv: srv}
+	if h.wrap != nil {
+		p := httptest.NewServer(h.wrap(srv.Handler()))
+		t.Cleanup(p.Close)
+		e.url = p.URL
+	}
+	return h.open(e)
+}
+
+// ShareBackend implements conformance.SharedStore.
+func (h *tstestHarness) ShareBackend(_ context.Context, _ testing.TB, _ tablekit.Clock, b tablekit.Backend) (tablekit.Backend, error) {
+	e, ok := h.endpoints.Load(b)
+	if !ok {
+		return nil, fmt.Errorf("ShareBackend: %T is not a backend of this harness", b)
+	}
+	return h.open(e.(*endpoint))
+}
 
 // TestConformance runs the whole SPEC suite, the differential test against
 // the local engine and the linearizability check through the real SDK over
 // HTTP.
 func TestConformance(t *testing.T) {
-	conformance.RunTests(t, harness)
+	conformance.RunTests(t, &tstestHarness{})
 }
 
 // TestConformanceStrict runs the suite again through a proxy that makes
@@ -35,15 +78,6 @@ func TestConformance(t *testing.T) {
 // columns_to_get or time_range that selects no cell of a row returns no
 // row), so the adapter's answers do not depend on tstest returning them.
 func TestConformanceStrict(t *testing.T) {
-	conformance.RunTests(t, conformance.HarnessFunc(func(ctx context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
-		srv, err := tstest.NewServer(tstest.Options{Clock: clock})
-		if err != nil {
-			return nil, err
-		}
-		t.Cleanup(srv.Close)
-		var dropped atomic.Int64
-		p := httptest.NewServer(strictHandler(srv.Handler(), &dropped))
-		t.Cleanup(p.Close)
-		return aliyuntablestore.New(p.URL, srv.InstanceName(), srv.AccessKeyID(), srv.AccessKeySecret())
-	}))
+	var dropped atomic.Int64
+	conformance.RunTests(t, &tstestHarness{wrap: func(h http.Handler) http.Handler { return strictHandler(h, &dropped) }})
 }

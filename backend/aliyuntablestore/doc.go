@@ -10,7 +10,12 @@
 // tablestore.NewClientWithConfig open a client; [FromClient] wraps a
 // *tablestore.TableStoreClient you already have. The native client stays
 // reachable for what tablekit does not cover (secondary indexes, search,
-// streams): db.Backend().(*aliyuntablestore.Backend).Client().
+// streams), through the tablekit.Client:
+//
+//	var c *tablestore.TableStoreClient
+//	if db.As(&c) {
+//		// c is the backend's SDK client ([Backend.Client])
+//	}
 //
 // # How tablekit maps onto Tablestore
 //
@@ -23,10 +28,26 @@
 //     BINARY); TTL, MaxVersions and MaxVersionOffset are time_to_live,
 //     max_versions and deviation_cell_version_in_sec.
 //   - A cell is a Tablestore cell; its version is the cell's timestamp.
-//     PutRow is PutRow with every timestamp given; UpdateRow is UpdateRow
+//     A put is PutRow with every timestamp given; an update is UpdateRow
 //     (Put with a timestamp, DELETE_ONE_VERSION, DELETE_ALL_VERSION,
-//     INCREMENT with RT_AFTER_MODIFY to return the new values); DeleteRow
+//     INCREMENT with RT_AFTER_MODIFY to return the new values); a delete
 //     is DeleteRow.
+//   - Tablestore keeps each table's schema and options and applies the
+//     options (TTL, MaxVersions, the version window) itself, so the
+//     adapter keeps no Incarnation or Generation: DescribeTable reports
+//     an empty Incarnation and Generation 0, CreateTable does not store
+//     them, and UpdateTable ignores both in its request. Tablestore has
+//     no conditional UpdateTable, so the adapter checks that the options
+//     are still those the Client read just before it changes them, under
+//     a lock per table shared by the Backends of the process: concurrent
+//     changes of different options by clients of one process all stick;
+//     across processes a narrow race remains in which one change
+//     overwrites another. A table deleted and created again
+//     with another key schema is still noticed: the service answers
+//     OTSInvalidPK to a row call built from the old schema, which the
+//     adapter reports as an error matching driver.ErrStaleMeta (as well
+//     as ErrInvalidPrimaryKey), so the tablekit.Client reads the table
+//     again and validates the call against the new schema.
 //   - Conditions are a row-existence expectation plus a column condition;
 //     filters are SingleColumnValueFilter (PassIfMissing = !filter_if_missing,
 //     LatestVersionOnly = latest_version_only) and
@@ -37,16 +58,21 @@
 //     calls of the same names, their per-table answers mapped back to the
 //     request's order.
 //   - Errors are *tablekit.Error whose Err is the SDK's *tablestore.OtsError
-//     (reach it with errors.As): OTSParameterInvalid → ErrInvalidArgument,
-//     OTSInvalidPK → ErrInvalidPrimaryKey, OTSConditionCheckFail →
-//     ErrConditionFailed, OTSObjectNotExist → ErrTableNotFound,
-//     OTSObjectAlreadyExist → ErrAlreadyExists, capacity, quota and row
-//     contention codes → ErrThrottled, busy, timeout, unavailable and
-//     internal errors → ErrUnavailable, unsupported operations →
-//     ErrUnimplemented. OTSAuthFailed and OTSNoPermissionAccess, which have
-//     no portable sentinel, are ErrInvalidArgument. Per-row errors of
-//     batches carry a *tablestore.OtsError built from the row's code and
-//     message.
+//     (reach it with errors.As), as SPEC §12 says: OTSParameterInvalid
+//     and the size limits (OTSRequestBodyTooLarge, OTSOutOfRowSizeLimit,
+//     OTSOutOfColumnCountLimit) → ErrInvalidArgument, OTSInvalidPK →
+//     ErrInvalidPrimaryKey, OTSConditionCheckFail → ErrConditionFailed,
+//     OTSObjectNotExist → ErrTableNotFound, OTSObjectAlreadyExist →
+//     ErrAlreadyExists, OTSAuthFailed, OTSNoPermissionAccess and
+//     OTSPermissionDenied (and any other 401 or 403 answer) →
+//     ErrPermissionDenied, load shedding (OTSServerBusy,
+//     OTSStorageServerBusy, capacity, quota and row contention codes) →
+//     ErrThrottled, transient failures (OTSTimeout, OTSServerUnavailable,
+//     OTSPartitionUnavailable, OTSTableNotReady, OTSInternalServerError,
+//     network errors) → ErrUnavailable, unsupported operations →
+//     ErrUnimplemented. Only ErrThrottled and ErrUnavailable say a retry
+//     may succeed. Per-row errors of batches carry a *tablestore.OtsError
+//     built from the row's code and message.
 //
 // # What the adapter adds
 //
@@ -61,7 +87,8 @@
 // [NewWithConfig]) the adapter sets the SDK's RetryTimes to 0 and runs the
 // SDK's retry policy itself — the same codes (the SDK's exported
 // ShouldRetryViaErrorAndAction), the same transport-error rules, the same
-// back-off, within the configured RetryTimes and MaxRetryTime, the client's
+// back-off intervals (run by driver.Backoff and driver.Sleep), within the
+// configured RetryTimes and MaxRetryTime, the client's
 // RetryNotify called before each retry — with back-off sleeps that end
 // with the context. Calls run on the caller's goroutine and return
 // ctx.Err() as soon as the context ends, leaving nothing running. Batches
@@ -97,7 +124,7 @@
 // Exact reads. Tablestore evaluates a filter only on the columns it
 // returns, while tablekit evaluates it on every selected cell before the
 // projection: the adapter adds the filter's columns to columns_to_get,
-// evaluates the filter with tablekit.MatchFilter and strips them again.
+// evaluates the filter with rowmodel.MatchFilter and strips them again.
 // Tablestore returns no row when the projection or time range selects
 // nothing in it; tablekit returns every row that exists. So a GetRow or
 // BatchGetRow that finds nothing under a projection or time range reads
@@ -107,9 +134,11 @@
 // range filter is also sent to the server, to save transfer, and checked
 // again on every returned row.
 //
-// Batches. A batch that holds the same row twice is sent in rounds in
-// which every row appears once (Tablestore refuses repeated rows); write
-// rounds run in order, so writes to one row apply in request order. When
+// Batches. A write batch is one BatchWriteRow call: the tablekit.Client
+// never puts two writes of one row in one backend call. A read batch that
+// holds the same row twice, or one table under several selections, is
+// sent as several BatchGetRow calls (Tablestore refuses repeated rows), a
+// few at a time (driver.Parallel). When
 // the server refuses a whole batch with a definite client error (a missing
 // table, an invalid key or argument: nothing was applied), the adapter
 // sends it again split by table, then by row, so that each row gets its

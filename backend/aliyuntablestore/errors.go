@@ -9,30 +9,40 @@ import (
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
-// Tablestore error codes the adapter maps (Tablestore's "Error codes" page).
+// Tablestore error codes the adapter maps (Tablestore's "Error codes"
+// page), following SPEC §12: only load shedding is ErrThrottled and only
+// transient failures ErrUnavailable, the two a retry may cure.
 var codeMap = map[string]error{
+	// Requests that break a rule or a limit.
 	"OTSParameterInvalid":      tablekit.ErrInvalidArgument,
 	"OTSInvalidPK":             tablekit.ErrInvalidPrimaryKey,
 	"OTSOutOfColumnCountLimit": tablekit.ErrInvalidArgument,
 	"OTSOutOfRowSizeLimit":     tablekit.ErrInvalidArgument,
 	"OTSRequestBodyTooLarge":   tablekit.ErrInvalidArgument,
 	"OTSMissingHeader":         tablekit.ErrInvalidArgument,
-	"OTSAuthFailed":            tablekit.ErrInvalidArgument,
-	"OTSNoPermissionAccess":    tablekit.ErrInvalidArgument,
 	"OTSConditionCheckFail":    tablekit.ErrConditionFailed,
 	"OTSObjectNotExist":        tablekit.ErrTableNotFound,
 	"OTSObjectAlreadyExist":    tablekit.ErrAlreadyExists,
 
+	// Credentials refused (a wrong AccessKey ID or secret, an expired STS
+	// token, a wrong instance) or lacking a permission (RAM policies).
+	"OTSAuthFailed":         tablekit.ErrPermissionDenied,
+	"OTSNoPermissionAccess": tablekit.ErrPermissionDenied,
+	"OTSPermissionDenied":   tablekit.ErrPermissionDenied,
+
+	// Load shedding.
+	"OTSServerBusy":                              tablekit.ErrThrottled,
+	"OTSStorageServerBusy":                       tablekit.ErrThrottled,
 	"OTSNotEnoughCapacityUnit":                   tablekit.ErrThrottled,
 	"OTSCapacityUnitExhausted":                   tablekit.ErrThrottled,
 	"OTSQuotaExhausted":                          tablekit.ErrThrottled,
 	"OTSTooFrequentReservedThroughputAdjustment": tablekit.ErrThrottled,
 	"OTSRowOperationConflict":                    tablekit.ErrThrottled,
 
-	"OTSServerBusy":           tablekit.ErrUnavailable,
-	"OTSStorageServerBusy":    tablekit.ErrUnavailable,
+	// Transient failures.
 	"OTSPartitionUnavailable": tablekit.ErrUnavailable,
 	"OTSTimeout":              tablekit.ErrUnavailable,
 	"OTSServerUnavailable":    tablekit.ErrUnavailable,
@@ -54,6 +64,10 @@ func codeOf(code string, status int) error {
 	switch {
 	case status == http.StatusTooManyRequests:
 		return tablekit.ErrThrottled
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return tablekit.ErrPermissionDenied
+	case status == http.StatusRequestTimeout:
+		return tablekit.ErrUnavailable
 	case status == http.StatusNotImplemented:
 		return tablekit.ErrUnimplemented
 	case status >= 500:
@@ -112,3 +126,25 @@ func rowError(e tablestore.Error, requestID string) error {
 	oe := &tablestore.OtsError{Code: e.Code, Message: e.Message, RequestId: requestID}
 	return tablekit.WrapError(codeOf(e.Code, 0), oe, "")
 }
+
+// staleKey marks an OTSInvalidPK answer to a row call as a sign of stale
+// metadata: the key was built from the Client's cached schema, and the
+// table may have been deleted and created again with another one. The
+// error keeps Code ErrInvalidPrimaryKey (so a program that sees it can
+// still match it) and wraps both driver.ErrStaleMeta, so that the Client
+// reads the table again and validates the call against the new schema,
+// and the *tablestore.OtsError. Other errors pass unchanged.
+func staleKey(err error) error {
+	var oe *tablestore.OtsError
+	if err == nil || !errors.As(err, &oe) || oe.Code != "OTSInvalidPK" || errors.Is(err, driver.ErrStaleMeta) {
+		return err
+	}
+	return tablekit.WrapError(tablekit.ErrInvalidPrimaryKey, &staleKeyError{oe: oe}, "")
+}
+
+// staleKeyError is an OTSInvalidPK error that also matches
+// driver.ErrStaleMeta. Its message is the server's.
+type staleKeyError struct{ oe *tablestore.OtsError }
+
+func (e *staleKeyError) Error() string   { return e.oe.Error() }
+func (e *staleKeyError) Unwrap() []error { return []error{driver.ErrStaleMeta, e.oe} }

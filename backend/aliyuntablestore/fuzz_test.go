@@ -1,5 +1,7 @@
 package aliyuntablestore_test
 
+//lint:file-ignore SA1019 the SDK's otsprotocol messages are golang/protobuf APIv1 messages (no ProtoReflect), which github.com/golang/protobuf/proto handles as they are.
+
 import (
 	"context"
 	"net/http"
@@ -98,6 +100,6 @@ func FuzzMalformedAnswers(f *testing.F) {
 		if err == nil {
 			valid(t, res[0].Row)
 		}
-		_, _ = b.UpdateRow(ctx, &tablekit.UpdateRowRequest{Meta: meta, Key: key, Now: now, Changes: []tablekit.Change{{Kind: tablekit.ChangeIncrement, Column: "n", Delta: 1}}})
+		_, _ = b.Write(ctx, &tablekit.WriteRequest{Meta: meta, Kind: tablekit.WriteUpdate, Key: key, Now: now, Changes: []tablekit.Change{{Kind: tablekit.ChangeIncrement, Column: "n", Delta: 1}}})
 	})
 }

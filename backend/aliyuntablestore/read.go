@@ -6,11 +6,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
@@ -23,7 +23,7 @@ import (
 //     tablekit evaluates filters on every selected cell before the
 //     projection. The adapter adds the filter's columns to columns_to_get,
 //     evaluates the filter itself on what comes back (with
-//     tablekit.MatchFilter, the one evaluator every backend shares) and
+//     rowmodel.MatchFilter, the one evaluator every backend shares) and
 //     strips them again.
 //   - Tablestore returns no row when nothing is selected in it (a
 //     projection of columns the row lacks, a time range without versions),
@@ -87,7 +87,7 @@ func firstPlan(spec *tablekit.ReadSpec) readPlan {
 	var cols []string // nil: every column
 	if spec.Columns != nil {
 		cols = slices.Clone(spec.Columns)
-		for _, c := range tablekit.FilterColumns(spec.Filter) {
+		for _, c := range rowmodel.FilterColumns(spec.Filter) {
 			if !slices.Contains(cols, c) {
 				cols = append(cols, c)
 			}
@@ -116,7 +116,7 @@ func fullPlan(spec *tablekit.ReadSpec) readPlan {
 // when a first plan found nothing and the full plan must decide.
 func answer(spec *tablekit.ReadSpec, p *readPlan, present bool, cells []tablekit.Column) (cols []tablekit.Column, found, again bool) {
 	if !present {
-		if p.final || !tablekit.MatchFilter(spec.Filter, nil) {
+		if p.final || !rowmodel.MatchFilter(spec.Filter, nil) {
 			return nil, false, false
 		}
 		return nil, false, true
@@ -125,7 +125,7 @@ func answer(spec *tablekit.ReadSpec, p *readPlan, present bool, cells []tablekit
 	if p.local {
 		sel = rowmodel.Select(make([]tablekit.Column, 0, len(cells)), cells, spec)
 	}
-	if spec.Filter != nil && !tablekit.MatchFilter(spec.Filter, sel) {
+	if spec.Filter != nil && !rowmodel.MatchFilter(spec.Filter, sel) {
 		return nil, false, false
 	}
 	if spec.Columns != nil {
@@ -154,7 +154,7 @@ func (b *Backend) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tab
 	for {
 		present, cells, err := b.getRow(ctx, req.Meta.Name, pk, &p)
 		if err != nil {
-			return nil, err
+			return nil, staleKey(err)
 		}
 		cols, found, again := answer(&req.Read, &p, present, cells)
 		if again {
@@ -235,6 +235,9 @@ func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowReques
 		}
 		idx = again
 	}
+	for i := range out {
+		out[i].Err = staleKey(out[i].Err)
+	}
 	return out, nil
 }
 
@@ -271,26 +274,15 @@ func (b *Backend) batchGet(ctx context.Context, reqs []*tablekit.GetRowRequest, 
 			groups = append(groups, map[string]*group{t: {plan: pkey, rows: map[string]bool{k: true}}})
 		}
 	}
-	if len(calls) == 1 {
-		return b.batchGetCall(ctx, reqs, plans, keys, calls[0], res)
-	}
-	errs := make([]error, len(calls))
-	var wg sync.WaitGroup
-	for c, is := range calls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[c] = b.batchGetCall(ctx, reqs, plans, keys, is, res)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return driver.Parallel(ctx, len(calls), batchParallelism, func(ctx context.Context, c int) error {
+		return b.batchGetCall(ctx, reqs, plans, keys, calls[c], res)
+	})
 }
+
+// batchParallelism is how many BatchGetRow calls one batch read runs at
+// once when its rows need several (several read plans for one table, or a
+// row read twice).
+const batchParallelism = 4
 
 // batchGetCall reads rows idx (one plan per table, no row twice) and
 // fills their results. When the adapter runs the retries, rows that failed
@@ -414,7 +406,7 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, staleKey(err)
 	}
 	// One array for every key part and one for every cell of the page.
 	nk, nc := 0, 0

@@ -2,6 +2,7 @@ package aliyuntablestore
 
 import (
 	"context"
+	"slices"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
@@ -21,9 +22,23 @@ func keyAndCondition(key tablekit.PrimaryKey, c tablekit.Condition) (*tablestore
 	return pk, cond, nil
 }
 
-// putChange builds the SDK change of a PutRow: every cell with its
+// writeChange builds the SDK change of one write: a PutRowChange,
+// UpdateRowChange or DeleteRowChange.
+func writeChange(w *tablekit.WriteRequest) (tablestore.RowChange, error) {
+	switch w.Kind {
+	case tablekit.WritePut:
+		return putChange(w)
+	case tablekit.WriteUpdate:
+		return updateChange(w)
+	case tablekit.WriteDelete:
+		return deleteChange(w)
+	}
+	return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "write of unknown kind %d", w.Kind)
+}
+
+// putChange builds the SDK change of a put: every cell with its
 // (resolved) version.
-func putChange(req *tablekit.PutRowRequest) (*tablestore.PutRowChange, error) {
+func putChange(req *tablekit.WriteRequest) (*tablestore.PutRowChange, error) {
 	pk, cond, err := keyAndCondition(req.Key, req.Condition)
 	if err != nil {
 		return nil, err
@@ -44,10 +59,10 @@ func putChange(req *tablekit.PutRowRequest) (*tablestore.PutRowChange, error) {
 	return ch, nil
 }
 
-// updateChange builds the SDK change of an UpdateRow. Increments ask for
-// the row after the change (RT_AFTER_MODIFY) restricted to the incremented
+// updateChange builds the SDK change of an update. Increments ask for the
+// row after the change (RT_AFTER_MODIFY) restricted to the incremented
 // columns, which is how Tablestore returns their new values.
-func updateChange(req *tablekit.UpdateRowRequest) (*tablestore.UpdateRowChange, error) {
+func updateChange(req *tablekit.WriteRequest) (*tablestore.UpdateRowChange, error) {
 	pk, cond, err := keyAndCondition(req.Key, req.Condition)
 	if err != nil {
 		return nil, err
@@ -75,7 +90,7 @@ func updateChange(req *tablekit.UpdateRowRequest) (*tablestore.UpdateRowChange, 
 			if ch.ReturnType != tablestore.ReturnType_RT_AFTER_MODIFY {
 				ch.SetReturnIncrementValue()
 			}
-			if !contains(ch.ColumnNamesToReturn, c.Column) {
+			if !slices.Contains(ch.ColumnNamesToReturn, c.Column) {
 				ch.AppendIncrementColumnToReturn(c.Column)
 			}
 		default:
@@ -85,16 +100,7 @@ func updateChange(req *tablekit.UpdateRowRequest) (*tablestore.UpdateRowChange, 
 	return ch, nil
 }
 
-func contains(s []string, x string) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
-func deleteChange(req *tablekit.DeleteRowRequest) (*tablestore.DeleteRowChange, error) {
+func deleteChange(req *tablekit.WriteRequest) (*tablestore.DeleteRowChange, error) {
 	pk, cond, err := keyAndCondition(req.Key, req.Condition)
 	if err != nil {
 		return nil, err
@@ -116,39 +122,46 @@ func hasIncrement(changes []tablekit.Change) bool {
 // an increment would add twice, a condition could fail on the write's own
 // first effect. Puts and deletes at resolved versions are idempotent.
 func noReplay(w *tablekit.WriteRequest) bool {
-	return !w.Condition().IsZero() || (w.Update != nil && hasIncrement(w.Update.Changes))
+	return !w.Condition.IsZero() || (w.Kind == tablekit.WriteUpdate && hasIncrement(w.Changes))
 }
 
-// PutRow implements tablekit.Backend.
-func (b *Backend) PutRow(ctx context.Context, req *tablekit.PutRowRequest) error {
-	ch, err := putChange(req)
-	if err != nil {
-		return err
-	}
-	sreq := &tablestore.PutRowRequest{PutRowChange: ch}
-	return b.do(ctx, "/PutRow", sreq, !req.Condition.IsZero(), func() error {
-		_, err := b.c.PutRow(sreq)
-		return err
-	})
-}
-
-// UpdateRow implements tablekit.Backend.
-func (b *Backend) UpdateRow(ctx context.Context, req *tablekit.UpdateRowRequest) (*tablekit.UpdateResult, error) {
-	ch, err := updateChange(req)
+// Write implements tablekit.Backend: a put is PutRow, an update
+// UpdateRow, a delete DeleteRow.
+func (b *Backend) Write(ctx context.Context, req *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	ch, err := writeChange(req)
 	if err != nil {
 		return nil, err
 	}
-	sreq := &tablestore.UpdateRowRequest{UpdateRowChange: ch}
-	var resp *tablestore.UpdateRowResponse
-	err = b.do(ctx, "/UpdateRow", sreq, noReplay(&tablekit.WriteRequest{Update: req}), func() error {
-		var err error
-		resp, err = b.c.UpdateRow(sreq)
-		return err
-	})
-	if err != nil {
-		return nil, err
+	replay := noReplay(req)
+	switch ch := ch.(type) {
+	case *tablestore.PutRowChange:
+		sreq := &tablestore.PutRowRequest{PutRowChange: ch}
+		err = b.do(ctx, "/PutRow", sreq, replay, func() error {
+			_, err := b.c.PutRow(sreq)
+			return err
+		})
+		return nil, staleKey(err)
+	case *tablestore.UpdateRowChange:
+		sreq := &tablestore.UpdateRowRequest{UpdateRowChange: ch}
+		var resp *tablestore.UpdateRowResponse
+		err = b.do(ctx, "/UpdateRow", sreq, replay, func() error {
+			var err error
+			resp, err = b.c.UpdateRow(sreq)
+			return err
+		})
+		if err != nil {
+			return nil, staleKey(err)
+		}
+		return incrementResult(req, resp.Columns)
+	case *tablestore.DeleteRowChange:
+		sreq := &tablestore.DeleteRowRequest{DeleteRowChange: ch}
+		err = b.do(ctx, "/DeleteRow", sreq, replay, func() error {
+			_, err := b.c.DeleteRow(sreq)
+			return err
+		})
+		return nil, staleKey(err)
 	}
-	return incrementResult(req, resp.Columns)
+	return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "write of unknown kind %d", req.Kind)
 }
 
 // incrementResult maps the columns an RT_AFTER_MODIFY answer returned to
@@ -158,7 +171,7 @@ func (b *Backend) UpdateRow(ctx context.Context, req *tablekit.UpdateRowRequest)
 // column once (its final value), the earlier increments' values are that
 // value minus the later deltas. Versions are the server's; a server that
 // returns none gets req.Now.
-func incrementResult(req *tablekit.UpdateRowRequest, cols []*tablestore.AttributeColumn) (*tablekit.UpdateResult, error) {
+func incrementResult(req *tablekit.WriteRequest, cols []*tablestore.AttributeColumn) (*tablekit.UpdateResult, error) {
 	res := &tablekit.UpdateResult{}
 	if !hasIncrement(req.Changes) {
 		return res, nil
@@ -219,17 +232,4 @@ func incrementResult(req *tablekit.UpdateRowRequest, cols []*tablestore.Attribut
 		res.Increments = append(res.Increments, tablekit.Column{Name: c.Column, Value: tablekit.Integer(v), Version: version})
 	}
 	return res, nil
-}
-
-// DeleteRow implements tablekit.Backend.
-func (b *Backend) DeleteRow(ctx context.Context, req *tablekit.DeleteRowRequest) error {
-	ch, err := deleteChange(req)
-	if err != nil {
-		return err
-	}
-	sreq := &tablestore.DeleteRowRequest{DeleteRowChange: ch}
-	return b.do(ctx, "/DeleteRow", sreq, !req.Condition.IsZero(), func() error {
-		_, err := b.c.DeleteRow(sreq)
-		return err
-	})
 }

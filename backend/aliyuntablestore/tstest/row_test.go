@@ -1,5 +1,7 @@
 package tstest
 
+//lint:file-ignore SA1019 the SDK's otsprotocol messages are golang/protobuf APIv1 messages (no ProtoReflect), which github.com/golang/protobuf/proto handles as they are.
+
 import (
 	"bytes"
 	"math"
@@ -550,4 +552,43 @@ func TestFilters(t *testing.T) {
 	bad.AddFilter(single("v", tablestore.CT_EQUAL, int64(2), false, true))
 	_, err = e.c.GetRow(&tablestore.GetRowRequest{SingleRowQueryCriteria: &tablestore.SingleRowQueryCriteria{TableName: "t", PrimaryKey: pk("k", "a"), MaxVersion: 1, Filter: bad}})
 	wantOTS(t, err, 400, "OTSParameterInvalid", "The NOT operator needs exactly one sub filter, got 2.")
+}
+
+// TestLoweredMaxVersionsStayHidden is SPEC §5 over the wire: after
+// UpdateTable lowers max_versions, deleting the one visible version with
+// DELETE_ONE_VERSION leaves the column empty; the versions the lower
+// max_versions hid do not come back.
+func TestLoweredMaxVersionsStayHidden(t *testing.T) {
+	e := newEnv(t)
+	e.createTable("t", 3, pkDef{"k", tString})
+	key := pk("k", "a")
+	now := e.now()
+	ch := &tablestore.PutRowChange{TableName: "t", PrimaryKey: key}
+	for i := int64(1); i <= 3; i++ {
+		ch.AddColumnWithTimestamp("c", i, now-i*1000) // c=1 is the newest
+	}
+	ch.AddColumnWithTimestamp("d", int64(9), now-1000)
+	ch.SetCondition(tablestore.RowExistenceExpectation_IGNORE)
+	if _, err := e.c.PutRow(&tablestore.PutRowRequest{PutRowChange: ch}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.UpdateTable(&tablestore.UpdateTableRequest{TableName: "t", TableOption: tablestore.NewTableOption(-1, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := colMap(e.get("t", key, 10).Columns)["c"]; len(got) != 1 || got[0] != int64(1) {
+		t.Fatalf("after lowering max_versions to 1: c = %v, want [1]", got)
+	}
+	up := &tablestore.UpdateRowChange{TableName: "t", PrimaryKey: key}
+	up.DeleteColumnWithTimestamp("c", now-1000)
+	up.SetCondition(tablestore.RowExistenceExpectation_IGNORE)
+	if _, err := e.c.UpdateRow(&tablestore.UpdateRowRequest{UpdateRowChange: up}); err != nil {
+		t.Fatal(err)
+	}
+	cols := colMap(e.get("t", key, 10).Columns)
+	if got, ok := cols["c"]; ok {
+		t.Errorf("after deleting the visible version of c: c = %v, want no version (the hidden ones stay hidden)", got)
+	}
+	if got := cols["d"]; len(got) != 1 || got[0] != int64(9) {
+		t.Errorf("d = %v, want [9]", got)
+	}
 }

@@ -103,15 +103,6 @@ const (
 	TypeAutoIncrement ValueType = 0x0B // no payload; placeholder in a put
 )
 
-func (t ValueType) valid() bool {
-	switch t {
-	case TypeInteger, TypeDouble, TypeBoolean, TypeString, TypeBlob,
-		TypeInfMin, TypeInfMax, TypeAutoIncrement:
-		return true
-	}
-	return false
-}
-
 func (t ValueType) String() string {
 	switch t {
 	case TypeInteger:

@@ -1,5 +1,7 @@
 package plainbuffer
 
+//lint:file-ignore SA1019 the SDK's otsprotocol messages are golang/protobuf APIv1 messages (no ProtoReflect), which github.com/golang/protobuf/proto handles as they are.
+
 // Cross-checks against the real Go SDK (github.com/aliyun/aliyun-tablestore-go-sdk):
 //   - bytes from the SDK's exported serializers decode to the expected rows,
 //     and our encoder reproduces those bytes exactly;
@@ -43,22 +45,6 @@ func fromSDK(v any) *Value {
 		return BlobValue(v)
 	}
 	panic(fmt.Sprintf("unexpected SDK value %T", v))
-}
-
-func toSDK(v *Value) any {
-	switch v.Type {
-	case TypeInteger:
-		return v.Int
-	case TypeDouble:
-		return v.Float
-	case TypeBoolean:
-		return v.Bool
-	case TypeString:
-		return string(v.Bytes)
-	case TypeBlob:
-		return v.Bytes
-	}
-	panic("no SDK value for " + v.Type.String())
 }
 
 func sdkPK(cols ...any) *tablestore.PrimaryKey {
