@@ -2,9 +2,13 @@ package conformance_test
 
 // Deliberately broken backends, each a wrapper around the local engine with
 // one realistic bug, used to prove that the checkers fail when they should.
+// The engine has no batch calls, so neither have the wrappers: batches go
+// through the Client's fallback, one Write or GetRow per row, and so
+// through the bugs.
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -16,17 +20,57 @@ import (
 	"github.com/tablekit/tablekit/localengine"
 )
 
-// localHarness gives every caller a fresh local engine.
-var localHarness = conformance.HarnessFunc(func(context.Context, testing.TB, tablekit.Clock) (tablekit.Backend, error) {
-	return localengine.New(), nil
-})
+// localHarness gives every caller a fresh local engine; a second backend
+// on the same store is the same engine.
+var localHarness = newLocalStore(nil)
 
 // brokenHarness wraps each fresh local engine with wrap.
 func brokenHarness(wrap func(tablekit.Backend) tablekit.Backend) conformance.Harness {
-	return conformance.HarnessFunc(func(context.Context, testing.TB, tablekit.Clock) (tablekit.Backend, error) {
-		return wrap(localengine.New()), nil
-	})
+	return newLocalStore(wrap)
 }
+
+// localStore is a Harness of local engines, each wrapped by wrap (when not
+// nil). It implements conformance.SharedStore: a shared backend is the
+// same engine, wrapped again, behind a Close that leaves the engine open.
+type localStore struct {
+	wrap    func(tablekit.Backend) tablekit.Backend
+	engines sync.Map // a backend it returned -> its *localengine.Engine
+}
+
+func newLocalStore(wrap func(tablekit.Backend) tablekit.Backend) *localStore {
+	return &localStore{wrap: wrap}
+}
+
+func (s *localStore) backend(e *localengine.Engine, b tablekit.Backend) tablekit.Backend {
+	if s.wrap != nil {
+		b = s.wrap(b)
+	}
+	s.engines.Store(b, e)
+	return b
+}
+
+// NewBackend implements conformance.Harness.
+func (s *localStore) NewBackend(context.Context, testing.TB, tablekit.Clock) (tablekit.Backend, error) {
+	e := localengine.New()
+	return s.backend(e, e), nil
+}
+
+// ShareBackend implements conformance.SharedStore.
+func (s *localStore) ShareBackend(_ context.Context, _ testing.TB, _ tablekit.Clock, b tablekit.Backend) (tablekit.Backend, error) {
+	e, ok := s.engines.Load(b)
+	if !ok {
+		return nil, fmt.Errorf("ShareBackend: %T is not a backend of this harness", b)
+	}
+	return s.backend(e.(*localengine.Engine), keepOpen{e.(*localengine.Engine)}), nil
+}
+
+// keepOpen is a shared engine: closing it leaves the engine open for the
+// backend that owns it. The engine has no batch calls, so neither has
+// keepOpen: the Client's fallback is what runs.
+type keepOpen struct{ *localengine.Engine }
+
+// Close does nothing: the engine belongs to another backend.
+func (keepOpen) Close() error { return nil }
 
 // rangeOutOfOrder returns the first two rows of every range page swapped.
 type rangeOutOfOrder struct{ tablekit.Backend }
@@ -39,7 +83,7 @@ func (b rangeOutOfOrder) GetRange(ctx context.Context, req *tablekit.GetRangeReq
 	return p, err
 }
 
-// dropIncrements acknowledges every nth UpdateRow that increments without
+// dropIncrements acknowledges every nth update that increments without
 // writing anything: it answers with the sum it would have written (the
 // lost update of a read-modify-write without a guard).
 type dropIncrements struct {
@@ -48,7 +92,7 @@ type dropIncrements struct {
 	n     atomic.Int64
 }
 
-func (b *dropIncrements) UpdateRow(ctx context.Context, req *tablekit.UpdateRowRequest) (*tablekit.UpdateResult, error) {
+func (b *dropIncrements) Write(ctx context.Context, req *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
 	var incs []tablekit.Change
 	for _, ch := range req.Changes {
 		if ch.Kind == tablekit.ChangeIncrement {
@@ -56,7 +100,7 @@ func (b *dropIncrements) UpdateRow(ctx context.Context, req *tablekit.UpdateRowR
 		}
 	}
 	if len(incs) == 0 || b.n.Add(1)%b.every != 0 {
-		return b.Backend.UpdateRow(ctx, req)
+		return b.Backend.Write(ctx, req)
 	}
 	row, err := b.Backend.GetRow(ctx, &tablekit.GetRowRequest{
 		Meta: req.Meta, Key: req.Key, Read: tablekit.ReadSpec{MaxVersions: 1}, Now: req.Now,
@@ -114,9 +158,9 @@ func (b *staleReads) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*
 // without a guard, which loses updates when clients race.
 type racyIncrements struct{ tablekit.Backend }
 
-func (b racyIncrements) UpdateRow(ctx context.Context, req *tablekit.UpdateRowRequest) (*tablekit.UpdateResult, error) {
+func (b racyIncrements) Write(ctx context.Context, req *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
 	if !slices.ContainsFunc(req.Changes, func(c tablekit.Change) bool { return c.Kind == tablekit.ChangeIncrement }) {
-		return b.Backend.UpdateRow(ctx, req)
+		return b.Backend.Write(ctx, req)
 	}
 	row, err := b.Backend.GetRow(ctx, &tablekit.GetRowRequest{
 		Meta: req.Meta, Key: req.Key, Read: tablekit.ReadSpec{MaxVersions: 1}, Now: req.Now,
@@ -142,8 +186,30 @@ func (b racyIncrements) UpdateRow(ctx context.Context, req *tablekit.UpdateRowRe
 		w.Changes[i] = tablekit.PutAt(ch.Column, sum.Value, sum.Version)
 		res.Increments = append(res.Increments, sum)
 	}
-	if _, err := b.Backend.UpdateRow(ctx, &w); err != nil {
+	if _, err := b.Backend.Write(ctx, &w); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// ignoresIncarnation takes every request for one of the current table's,
+// whatever Incarnation its cached Meta has: a client that cached a table
+// since deleted and created again writes into the new table with the old
+// key schema (the bug SPEC §3's first bullet rules out).
+type ignoresIncarnation struct{ tablekit.Backend }
+
+func (b ignoresIncarnation) current(ctx context.Context, m *tablekit.TableMeta) *tablekit.TableMeta {
+	cur, err := b.Backend.DescribeTable(ctx, m.Name)
+	if err != nil {
+		return m
+	}
+	c := *m
+	c.Incarnation = cur.Incarnation
+	return &c
+}
+
+func (b ignoresIncarnation) Write(ctx context.Context, req *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	c := *req
+	c.Meta = b.current(ctx, req.Meta)
+	return b.Backend.Write(ctx, &c)
 }

@@ -1,12 +1,14 @@
 package conformance_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/conformance"
+	"github.com/tablekit/tablekit/localengine"
 )
 
 // The local engine against itself: a determinism check of the engine and
@@ -57,6 +59,7 @@ func TestDifferentialDetectsBrokenBackends(t *testing.T) {
 		{"RangeRowsOutOfOrder", func(b tablekit.Backend) tablekit.Backend { return rangeOutOfOrder{b} }},
 		{"DropsEvery7thIncrement", func(b tablekit.Backend) tablekit.Backend { return &dropIncrements{Backend: b, every: 7} }},
 		{"StaleReads", newStaleReads},
+		{"IgnoresIncarnation", func(b tablekit.Backend) tablekit.Backend { return ignoresIncarnation{b} }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -77,5 +80,17 @@ func TestDifferentialDetectsBrokenBackends(t *testing.T) {
 			}
 			t.Logf("caught after %d ops, as expected:\n%s", rep.Ran, msg)
 		})
+	}
+}
+
+// A harness whose backends share no storage, and that does not implement
+// SharedStore, fails with advice.
+func TestDifferentialNeedsSharedStore(t *testing.T) {
+	h := conformance.HarnessFunc(func(context.Context, testing.TB, tablekit.Clock) (tablekit.Backend, error) {
+		return localengine.New(), nil
+	})
+	rep := conformance.RunDifferentialReport(t, h, conformance.DifferentialOptions{Seed: 1, Ops: 10})
+	if rep.Err == nil || !strings.Contains(rep.Err.Error(), "implement conformance.SharedStore") {
+		t.Fatalf("got %v, want an error telling to implement conformance.SharedStore", rep.Err)
 	}
 }

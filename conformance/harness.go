@@ -10,7 +10,10 @@
 // RunTests runs every SPEC section, a seeded randomized differential test
 // against the local engine, and a linearizability check of concurrent
 // conditional writes and increments (see RunDifferential and
-// RunLinearizability to run those alone). Every assertion reports through
+// RunLinearizability to run those alone). Some cases open a second backend
+// on the store of the first, as another process would: a Harness whose
+// successive NewBackend calls do not share storage implements
+// [SharedStore]. Every assertion reports through
 // t.Errorf, so one run lists every failure, in the manner of
 // testing/fstest.TestFS.
 package conformance
@@ -52,7 +55,13 @@ type NarrowLimits interface {
 }
 
 // WithNarrowLimits returns h declaring the narrower limits described by why.
-func WithNarrowLimits(h Harness, why string) Harness { return narrowHarness{h, why} }
+// The result implements SharedStore when h does.
+func WithNarrowLimits(h Harness, why string) Harness {
+	if s, ok := h.(SharedStore); ok {
+		return narrowSharedHarness{narrowHarness{h, why}, s}
+	}
+	return narrowHarness{h, why}
+}
 
 type narrowHarness struct {
 	Harness
@@ -60,3 +69,44 @@ type narrowHarness struct {
 }
 
 func (n narrowHarness) NarrowLimits() string { return n.why }
+
+type narrowSharedHarness struct {
+	narrowHarness
+	s SharedStore
+}
+
+func (n narrowSharedHarness) ShareBackend(ctx context.Context, t testing.TB, clock tablekit.Clock, b tablekit.Backend) (tablekit.Backend, error) {
+	return n.s.ShareBackend(ctx, t, clock, b)
+}
+
+// SharedStore is implemented by a Harness that can open a second backend
+// over the store of one it made, as another process would: the second
+// backend shares the tables and rows of b but none of its caches or
+// connections, and closing either leaves the other working. The suite uses
+// it for SPEC §3's rules across clients (a table deleted and created again,
+// options changed by another client) and for calls after Close.
+//
+// A Harness that does not implement it gets NewBackend called again, which
+// is enough when successive backends share storage (one emulator process
+// behind every call). The suite checks that the second backend sees the
+// first one's tables and fails, telling the harness author to implement
+// SharedStore, when it does not.
+type SharedStore interface {
+	// ShareBackend returns a new backend over b's store. The suite closes
+	// what it gets, and closes b separately.
+	ShareBackend(ctx context.Context, t testing.TB, clock tablekit.Clock, b tablekit.Backend) (tablekit.Backend, error)
+}
+
+// shareBackend opens a second backend on b's store: h's ShareBackend, or
+// NewBackend again.
+func shareBackend(ctx context.Context, t testing.TB, h Harness, clock tablekit.Clock, b tablekit.Backend) (tablekit.Backend, error) {
+	if s, ok := h.(SharedStore); ok {
+		return s.ShareBackend(ctx, t, clock, b)
+	}
+	return h.NewBackend(ctx, t, clock)
+}
+
+// notSharedHelp is how the suite tells a harness author that the second
+// backend does not see the first one's store.
+const notSharedHelp = "the second backend does not see the first one's tables: successive Harness.NewBackend calls do not share storage; " +
+	"implement conformance.SharedStore on the Harness (ShareBackend returns a new backend over the same store, as another process would open it)"

@@ -22,27 +22,32 @@ const mutantEnv = "TABLEKIT_CONFORMANCE_MUTANT"
 
 // mutants maps each planted bug to a case that must catch it.
 var mutants = map[string]string{
-	"intAsDouble":          "S2_Types/AttributeRoundTrip",
-	"noFilter":             "S10_Filters/Operators",
-	"noProjection":         "S8_GetRow/Projection",
-	"ttlOffByOneMs":        "S6_TTL/WorkedExample_UTC",
-	"noTimeRange":          "S8_GetRow/VersionsAndTimeRange",
-	"noBackward":           "S4_KeyOrder/NegativeIntegers",
-	"noNext":               "S8_Resume/RowsIterator",
-	"dropLastBeforeNext":   "S8_Resume/ForwardWithWrites",
-	"swapAdjacent":         "S4_KeyOrder/Strings",
-	"batchGetReversed":     "S8_Batch/GetPerRowResults",
-	"batchWriteFirstError": "S8_Batch/WritePerRowResults",
-	"noCondition":          "S9_Conditions/RowExistence",
-	"noColumnCondition":    "S9_Conditions/ColumnCondition",
-	"versionIsNow":         "S5_Versions/ExplicitVersions",
-	"noKeyOnly":            "S7_Existence/KeyOnlyRow",
-	"noIncrements":         "S8_Increment/AbsentIsZero",
-	"noUpdateTable":        "S3_Tables/UpdateTable",
-	"ignoreCtx":            "S12_Context/Canceled",
-	"deleteMissingFails":   "S8_DeleteRow/Delete",
-	"notFoundUnavailable":  "S3_Tables/MissingTable",
-	"listTruncates50":      "S1_Names/LongNamesDistinct",
+	"intAsDouble":           "S2_Types/AttributeRoundTrip",
+	"noFilter":              "S10_Filters/Operators",
+	"noProjection":          "S8_GetRow/Projection",
+	"ttlOffByOneMs":         "S6_TTL/WorkedExample_UTC",
+	"noTimeRange":           "S8_GetRow/VersionsAndTimeRange",
+	"noBackward":            "S4_KeyOrder/NegativeIntegers",
+	"noNext":                "S8_Resume/RowsIterator",
+	"dropLastBeforeNext":    "S8_Resume/ForwardWithWrites",
+	"swapAdjacent":          "S4_KeyOrder/Strings",
+	"batchGetReversed":      "S8_Batch/GetPerRowResults",
+	"batchWriteFirstError":  "S8_Batch/WritePerRowResults",
+	"noCondition":           "S9_Conditions/RowExistence",
+	"noColumnCondition":     "S9_Conditions/ColumnCondition",
+	"versionIsNow":          "S5_Versions/ExplicitVersions",
+	"noKeyOnly":             "S7_Existence/KeyOnlyRow",
+	"noIncrements":          "S8_Increment/AbsentIsZero",
+	"noUpdateTable":         "S3_Tables/UpdateTable",
+	"ignoreCtx":             "S12_Context/Canceled",
+	"deleteMissingFails":    "S8_DeleteRow/Delete",
+	"notFoundUnavailable":   "S3_Tables/MissingTable",
+	"listTruncates50":       "S1_Names/LongNamesDistinct",
+	"ignoreIncarnation":     "S3_CrossClient/RecreatedOtherSchema",
+	"trimWithCachedOptions": "S3_CrossClient/MaxVersionsRaised",
+	// Not a backend bug: a harness whose backends share no storage and
+	// that does not implement SharedStore must fail, never skip.
+	"notShared": "S3_CrossClient/RecreatedSameSchema",
 }
 
 func TestSuiteCatchesMutants(t *testing.T) {
@@ -66,6 +71,9 @@ func TestSuiteCatchesMutants(t *testing.T) {
 			if !strings.Contains(string(out), "--- FAIL: TestMutant/"+caughtBy+" ") {
 				t.Errorf("mutant %s was not caught by %s:\n%s", m, caughtBy, tail(out))
 			}
+			if m == "notShared" && !strings.Contains(string(out), "implement conformance.SharedStore") {
+				t.Errorf("a harness that shares no storage was not told to implement SharedStore:\n%s", tail(out))
+			}
 		})
 	}
 }
@@ -86,9 +94,13 @@ func TestMutant(t *testing.T) {
 	if _, ok := mutants[m]; !ok {
 		t.Fatalf("unknown mutant %q", m)
 	}
-	conformance.RunTests(t, conformance.HarnessFunc(func(ctx context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
-		return &mutant{Backend: localengine.New(), m: m}, nil
-	}))
+	if m == "notShared" {
+		conformance.RunTests(t, conformance.HarnessFunc(func(context.Context, testing.TB, tablekit.Clock) (tablekit.Backend, error) {
+			return localengine.New(), nil
+		}))
+		return
+	}
+	conformance.RunTests(t, newLocalStore(func(b tablekit.Backend) tablekit.Backend { return &mutant{Backend: b, m: m} }))
 }
 
 // mutant is the local engine with the bug named m.
@@ -120,6 +132,22 @@ func (b *mutant) row(r *tablekit.Row) {
 			r.Columns[i].Value = tablekit.Double(7)
 		}
 	}
+}
+
+// meta is the request's meta; with ignoreIncarnation, the bug of a backend
+// that checks no incarnation: a stale request is taken for the current
+// table's, old key schema and all.
+func (b *mutant) meta(ctx context.Context, m *tablekit.TableMeta) *tablekit.TableMeta {
+	if b.m != "ignoreIncarnation" {
+		return m
+	}
+	cur, err := b.Backend.DescribeTable(ctx, m.Name)
+	if err != nil {
+		return m
+	}
+	c := *m
+	c.Incarnation = cur.Incarnation
+	return &c
 }
 
 func (b *mutant) read(s tablekit.ReadSpec, now int64) (tablekit.ReadSpec, int64) {
@@ -161,11 +189,12 @@ func (b *mutant) ListTables(ctx context.Context) ([]string, error) {
 	return names, err
 }
 
-func (b *mutant) UpdateTable(ctx context.Context, name string, o tablekit.TableOptions) error {
+func (b *mutant) UpdateTable(ctx context.Context, r *tablekit.UpdateTableRequest) (*tablekit.TableMeta, error) {
 	if b.m == "noUpdateTable" {
-		return nil
+		return r.Meta, nil
 	}
-	return b.err(b.Backend.UpdateTable(b.ctx(ctx), name, o))
+	m, err := b.Backend.UpdateTable(b.ctx(ctx), r)
+	return m, b.err(err)
 }
 
 func (b *mutant) DeleteTable(ctx context.Context, name string) error {
@@ -178,6 +207,7 @@ func (b *mutant) CreateTable(ctx context.Context, m *tablekit.TableMeta) error {
 
 func (b *mutant) GetRow(ctx context.Context, r *tablekit.GetRowRequest) (*tablekit.Row, error) {
 	c := *r
+	c.Meta = b.meta(ctx, c.Meta)
 	c.Read, c.Now = b.read(c.Read, c.Now)
 	row, err := b.Backend.GetRow(b.ctx(ctx), &c)
 	b.row(row)
@@ -186,6 +216,7 @@ func (b *mutant) GetRow(ctx context.Context, r *tablekit.GetRowRequest) (*tablek
 
 func (b *mutant) GetRange(ctx context.Context, r *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
 	c := *r
+	c.Meta = b.meta(ctx, c.Meta)
 	c.Read, c.Now = b.read(c.Read, c.Now)
 	if b.m == "noBackward" && c.Backward {
 		c.Backward = false
@@ -213,53 +244,61 @@ func (b *mutant) GetRange(ctx context.Context, r *tablekit.GetRangeRequest) (*ta
 	return p, nil
 }
 
+// BatchGetRow is the local engine's reads one at a time (the engine has no
+// batch call), through the mutant's GetRow, so that the mutant's other bugs
+// show in batches too.
 func (b *mutant) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
-	res, err := b.Backend.BatchGetRow(b.ctx(ctx), reqs)
+	res := make([]tablekit.GetRowResult, len(reqs))
+	for i, r := range reqs {
+		res[i].Row, res[i].Err = b.GetRow(ctx, r)
+		if err := b.ctx(ctx).Err(); err != nil {
+			return nil, err
+		}
+	}
 	if b.m == "batchGetReversed" {
 		slices.Reverse(res)
 	}
-	return res, err
+	return res, nil
 }
 
-func (b *mutant) PutRow(ctx context.Context, r *tablekit.PutRowRequest) error {
+func (b *mutant) Write(ctx context.Context, r *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
 	c := *r
+	c.Meta = b.meta(ctx, c.Meta)
 	c.Condition = b.cond(c.Condition)
 	switch {
-	case b.m == "versionIsNow":
+	case b.m == "versionIsNow" && c.Kind == tablekit.WritePut:
 		c.Columns = slices.Clone(c.Columns)
 		for i := range c.Columns {
 			c.Columns[i].Version = c.Now
 		}
-	case b.m == "noKeyOnly" && len(c.Columns) == 0:
-		return b.Backend.DeleteRow(b.ctx(ctx), &tablekit.DeleteRowRequest{Meta: c.Meta, Key: c.Key, Condition: c.Condition, Now: c.Now})
+	case b.m == "noKeyOnly" && c.Kind == tablekit.WritePut && len(c.Columns) == 0:
+		c.Kind = tablekit.WriteDelete
+	case b.m == "deleteMissingFails" && c.Kind == tablekit.WriteDelete:
+		row, err := b.Backend.GetRow(ctx, &tablekit.GetRowRequest{Meta: c.Meta, Key: c.Key, Read: tablekit.ReadSpec{MaxVersions: 1}, Now: c.Now})
+		if err == nil && row == nil {
+			return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "mutant: no such row")
+		}
 	}
-	return b.err(b.Backend.PutRow(b.ctx(ctx), &c))
-}
-
-func (b *mutant) UpdateRow(ctx context.Context, r *tablekit.UpdateRowRequest) (*tablekit.UpdateResult, error) {
-	c := *r
-	c.Condition = b.cond(c.Condition)
-	res, err := b.Backend.UpdateRow(b.ctx(ctx), &c)
+	res, err := b.Backend.Write(b.ctx(ctx), &c)
+	if b.m == "trimWithCachedOptions" && err == nil && c.Kind == tablekit.WriteUpdate {
+		b.trim(ctx, &c)
+	}
 	if b.m == "noIncrements" && res != nil {
 		res.Increments = nil
 	}
 	return res, b.err(err)
 }
 
-func (b *mutant) DeleteRow(ctx context.Context, r *tablekit.DeleteRowRequest) error {
-	c := *r
-	c.Condition = b.cond(c.Condition)
-	if b.m == "deleteMissingFails" {
-		row, err := b.Backend.GetRow(ctx, &tablekit.GetRowRequest{Meta: c.Meta, Key: c.Key, Read: tablekit.ReadSpec{MaxVersions: 1}, Now: c.Now})
-		if err == nil && row == nil {
-			return tablekit.Errorf(tablekit.ErrInvalidArgument, "mutant: no such row")
+// BatchWriteRow is the local engine's writes one at a time (the engine has
+// no batch call), through the mutant's Write.
+func (b *mutant) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
+	res := make([]tablekit.WriteResult, len(reqs))
+	for i, r := range reqs {
+		res[i].Update, res[i].Err = b.Write(ctx, r)
+		if err := b.ctx(ctx).Err(); err != nil {
+			return nil, err
 		}
 	}
-	return b.err(b.Backend.DeleteRow(b.ctx(ctx), &c))
-}
-
-func (b *mutant) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
-	res, err := b.Backend.BatchWriteRow(b.ctx(ctx), reqs)
 	if b.m == "batchWriteFirstError" {
 		var first error
 		for i := range res {
@@ -270,5 +309,20 @@ func (b *mutant) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 			}
 		}
 	}
-	return res, err
+	return res, nil
+}
+
+// trim is the bug of a backend that trims a row to the MaxVersions of the
+// request's (cached) options after an update, even when the table's
+// options have since been raised.
+func (b *mutant) trim(ctx context.Context, w *tablekit.WriteRequest) {
+	cur, err := b.Backend.DescribeTable(ctx, w.Meta.Name)
+	if err != nil || w.Meta.Options.MaxVersions >= cur.Options.MaxVersions {
+		return
+	}
+	row, err := b.Backend.GetRow(ctx, &tablekit.GetRowRequest{Meta: cur, Key: w.Key, Read: tablekit.ReadSpec{MaxVersions: w.Meta.Options.MaxVersions}, Now: w.Now})
+	if err != nil || row == nil {
+		return
+	}
+	_, _ = b.Backend.Write(ctx, &tablekit.WriteRequest{Meta: cur, Kind: tablekit.WritePut, Key: w.Key, Columns: row.Columns, Now: w.Now})
 }

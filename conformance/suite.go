@@ -54,10 +54,12 @@ func sections() []section {
 		{"S1_Names", namesCases()},
 		{"S2_Types", typesCases()},
 		{"S3_Tables", tablesCases()},
+		{"S3_CrossClient", crossClientCases()},
 		{"S4_KeyOrder", keyOrderCases()},
 		{"S4_KeySchema", keySchemaCases()},
 		{"S5_Versions", versionsCases()},
 		{"S5_MaxVersions", maxVersionsCases()},
+		{"S5_HiddenVersions", hiddenVersionCases()},
 		{"S6_TTL", ttlCases()},
 		{"S7_Existence", existenceCases()},
 		{"S8_PutRow", putRowCases()},
@@ -67,7 +69,10 @@ func sections() []section {
 		{"S8_GetRow", getRowCases()},
 		{"S8_GetRange", getRangeCases()},
 		{"S8_Resume", resumeCases()},
+		{"S8_IteratorCancel", iteratorCancelCases()},
 		{"S8_Batch", batchCases()},
+		{"S8_BatchSameRow", batchSameRowCases()},
+		{"S8_AfterClose", afterCloseCases()},
 		{"S9_Conditions", conditionCases()},
 		{"S10_Filters", filterCases()},
 		{"S11_Consistency", consistencyCases()},
@@ -128,6 +133,39 @@ func (s *suite) newEnv(t *testing.T) *env {
 
 // now is the clock's time in milliseconds.
 func (e *env) now() int64 { return e.clock.Now().UnixMilli() }
+
+// client returns another client over the case's backend with a metadata
+// cache of its own that never expires, so that it stays as stale as the
+// case makes it. It must not be closed (that would close the backend).
+func (e *env) client() *tk.Client {
+	return tk.NewClient(e.b, tk.WithClock(e.clock), tk.WithMetaCacheTTL(0))
+}
+
+// other opens a second backend on the case's store, as another process
+// would (Harness.ShareBackend, or NewBackend again), and returns a client
+// over it whose metadata cache never expires. It checks that the client
+// sees table t, and stops the case with advice for the harness author if
+// it does not. The client is closed when the case ends.
+func (e *env) other(t tbl) *tk.Client {
+	e.t.Helper()
+	b, err := shareBackend(e.ctx, e.t, e.s.h, e.clock, e.b)
+	if err != nil {
+		e.t.Fatalf("opening a second backend on the store: %v", err)
+	}
+	if b == nil {
+		e.t.Fatal("opening a second backend on the store: nil backend and no error")
+	}
+	c := tk.NewClient(b, tk.WithClock(e.clock), tk.WithMetaCacheTTL(0))
+	e.t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			e.t.Errorf("second backend: Close: %v", err)
+		}
+	})
+	if _, err := c.DescribeTable(e.ctx, t.Name()); err != nil {
+		e.t.Fatalf("second backend: DescribeTable %q, a table the first backend created: %v\n%s", t.Name(), err, notSharedHelp)
+	}
+	return c
+}
 
 // fresh returns a second client over the same backend with an empty
 // metadata cache, so that what it reports comes from the backend. It must

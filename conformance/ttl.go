@@ -11,12 +11,10 @@ import (
 
 func ttlCases() []testCase {
 	return []testCase{
-		// SPEC's worked example gives version 1468944000000 and calls it
-		// 2016-07-20 00:00:00 UTC, but that instant is 2016-07-20 00:00:00
-		// in UTC+8 (Tablestore's documentation is in Beijing time);
-		// 2016-07-20 00:00:00 UTC is 1468972800000. The example is run both
-		// ways: SPEC's version with its wall times read in UTC+8, and the
-		// UTC midnight version with the wall times read in UTC.
+		// SPEC §6's worked example: version 1468972800000 is 2016-07-20
+		// 00:00:00 UTC, and the wall times are read in UTC. Tablestore's own
+		// text gives 1468944000000, the same midnight in UTC+8: that
+		// reading runs as an extra check.
 		{"WorkedExample_UTC", func(e *env) { testTTLWorkedExample(e, 1468972800000, time.UTC) }},
 		{"WorkedExample_UTC8", func(e *env) { testTTLWorkedExample(e, 1468944000000, time.FixedZone("UTC+8", 8*3600)) }},
 		{"ExpiredCellsHidden", testExpiredCellsHidden},

@@ -2,6 +2,7 @@ package localengine_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/tablekit/tablekit"
@@ -12,7 +13,34 @@ import (
 // TestConformance runs the whole SPEC suite, the differential test and the
 // linearizability check against the local engine.
 func TestConformance(t *testing.T) {
-	conformance.RunTests(t, conformance.HarnessFunc(func(ctx context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
-		return localengine.New(), nil
-	}))
+	conformance.RunTests(t, harness{})
 }
+
+// harness gives the suite a new engine per backend, and implements
+// conformance.SharedStore: another "process" on the same store is the same
+// engine, behind a Close that leaves it open.
+type harness struct{}
+
+// NewBackend implements conformance.Harness.
+func (harness) NewBackend(context.Context, testing.TB, tablekit.Clock) (tablekit.Backend, error) {
+	return localengine.New(), nil
+}
+
+// ShareBackend implements conformance.SharedStore.
+func (harness) ShareBackend(_ context.Context, _ testing.TB, _ tablekit.Clock, b tablekit.Backend) (tablekit.Backend, error) {
+	switch b := b.(type) {
+	case *localengine.Engine:
+		return shared{b}, nil
+	case shared:
+		return b, nil
+	}
+	return nil, fmt.Errorf("ShareBackend: %T is not a local engine", b)
+}
+
+// shared is an engine another backend owns: its Close does nothing, so
+// that closing one client does not close the store under the other. The
+// engine has no batch calls, so shared needs none.
+type shared struct{ *localengine.Engine }
+
+// Close leaves the engine open for its owner.
+func (shared) Close() error { return nil }
