@@ -120,4 +120,3 @@ func TestOptionBounds(t *testing.T) {
 		t.Errorf("largest options refused: %v", err)
 	}
 }
-

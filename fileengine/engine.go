@@ -1,0 +1,1013 @@
+// Package fileengine is a durable tablekit.Backend: the local engine's
+// semantics (package localengine gives the same answers to the same
+// requests) kept in a directory by pebble, CockroachDB's log-structured
+// key-value store.
+//
+//	eng, err := fileengine.Open("/var/lib/myapp/tables", nil)
+//	if err != nil { ... }
+//	db := tablekit.NewClient(eng) // db.Close closes eng
+//
+// Rows' semantics come from package rowmodel and keys are encoded by the
+// order-preserving key codec, exactly as in the local engine. Each row is
+// one pebble record holding its cells (with types and versions), its
+// key-only marker and the options Generation it was written under; each
+// table's metadata (key schema, options, Incarnation, Generation) is one
+// record under a separate prefix. A table's rows are keyed under its
+// Incarnation, so DeleteTable is one range deletion committed together
+// with the removal of the metadata, and a table created again never sees
+// the old rows. The engine's metadata is authoritative: a request built
+// from a table since deleted and created again is refused as stale (the
+// Client then retries against the new table), and writes use the table's
+// stored options and Generation, never the request's cached copy.
+//
+// # Durability
+//
+// By default every acknowledged write is durable: each Write (and each
+// BatchWriteRow call, whose rows are committed as one pebble batch) is
+// committed with pebble.Sync, and returns only once its write-ahead-log
+// record is on stable storage. Concurrent commits are grouped by pebble's
+// WAL: writers that commit at the same time share one fsync, so
+// throughput grows with the number of concurrent writers while each one
+// still waits for its own sync. A crash (of the process or the machine)
+// at any moment loses nothing that was acknowledged and leaves no
+// half-applied row: each write is one atomic pebble batch. A read may see
+// a write whose commit is still waiting for its sync; if the machine
+// crashes before the sync, that write, never acknowledged, may be lost.
+//
+// [Options].NoSync relaxes this: commits are written to the WAL without
+// waiting for an fsync, so a crash of the machine (not of the process
+// alone, whose writes are already in the operating system's cache) may
+// lose the last acknowledged writes; it still never tears a row, and what
+// survives is a prefix of the commit order.
+//
+// A write that the WAL cannot take (a full disk, an I/O error during
+// the write or the sync) is fatal to pebble, which cannot tell what
+// reached the disk: the engine panics rather than acknowledge it, and the
+// next Open recovers every acknowledged write from the WAL.
+//
+// [Engine.Checkpoint] writes an online, consistent copy of the store into
+// another directory (hard links where it can), which Open opens: a backup
+// taken while writes go on.
+//
+// Corruption that pebble's checksums detect (in a table file or the WAL)
+// is reported as an error matching [ErrCorrupt] (with code
+// tablekit.ErrUnavailable), on Open or on the read that meets it; it is
+// never returned as data.
+//
+// # Processes
+//
+// One process opens a directory at a time: pebble locks it, and a second
+// Open, from this process or another, fails with an error matching
+// [ErrLocked] and tablekit.ErrUnavailable that names the directory. Open
+// of a path that is a file, or of a directory the process may not write,
+// fails with a typed error naming the path (tablekit.ErrInvalidArgument,
+// tablekit.ErrPermissionDenied). Close flushes the memtable and releases
+// the lock; calls after Close fail with tablekit.ErrUnavailable and never
+// panic.
+//
+// # Concurrency
+//
+// An Engine is safe for concurrent use, and every single-row operation is
+// atomic and linearizable. Each table has a RWMutex that reads and writes
+// share and that UpdateTable and DeleteTable take alone; a write also
+// holds one of a fixed set of striped per-row mutexes across its
+// read-modify-write and its commit, so that writes to one row are applied
+// one at a time while writes to different rows commit concurrently (and
+// share WAL syncs). Reads use pebble's consistent point reads and
+// iterators, which see every commit that completed before they started;
+// a range page is read from one consistent snapshot.
+//
+// The engine starts no goroutines of its own (pebble runs its flushes and
+// compactions in the background) and reads no clock: time comes with each
+// request, from the client's Clock.
+package fileengine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io/fs"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/keycodec"
+	"github.com/tablekit/tablekit/rowmodel"
+)
+
+// ErrLocked is what the error of an Open matches when another Engine, in
+// this process or another, has the directory open.
+var ErrLocked = errors.New("fileengine: directory is locked by another open engine")
+
+// ErrCorrupt is what an error matches when the store's data failed a
+// checksum or does not decode: the engine never returns such data.
+var ErrCorrupt = errors.New("fileengine: corrupt data")
+
+// maxScan bounds how many stored rows one GetRange page examines.
+const maxScan = tablekit.MaxScanRows
+
+// stripes is the number of per-row write mutexes.
+const stripes = 1024
+
+// Options configure Open. The zero Options (or nil) is the durable default.
+type Options struct {
+	// NoSync commits writes without waiting for the WAL's fsync: faster,
+	// but a machine crash may lose the last acknowledged writes (never a
+	// part of one). See the package documentation.
+	NoSync bool
+	// MustExist makes Open fail, with an error matching fs.ErrNotExist and
+	// tablekit.ErrInvalidArgument, when dir holds no store yet, instead of
+	// creating one.
+	MustExist bool
+	// CacheSize is the size in bytes of pebble's block cache; 0 means
+	// 64 MiB.
+	CacheSize int64
+	// Logf, if set, receives pebble's error messages (informational ones
+	// are dropped).
+	Logf func(format string, args ...any)
+}
+
+// Engine is a tablekit.Backend stored in one directory.
+type Engine struct {
+	dir   string
+	db    *pebble.DB
+	lock  *pebble.Lock
+	wo    *pebble.WriteOptions
+	seed  maphash.Seed
+	locks [stripes]sync.Mutex
+
+	// ops is held shared by every call while it uses db, and alone by
+	// Close, so that Close waits for calls in flight and later calls see
+	// closed.
+	ops    sync.RWMutex
+	closed bool
+
+	mu     sync.Mutex // guards tables; taken after a table's mu, never before
+	tables map[string]*table
+}
+
+// table is one table's in-memory state: its authoritative meta (a copy of
+// the stored record) and the lock that orders its operations.
+type table struct {
+	mu      sync.RWMutex
+	meta    tablekit.TableMeta
+	prefix  []byte // rowsPrefix(meta.Incarnation)
+	deleted bool   // set, under mu, when DeleteTable removed it
+}
+
+var (
+	_ tablekit.Backend     = (*Engine)(nil)
+	_ tablekit.BatchWriter = (*Engine)(nil)
+)
+
+// Open opens the store in dir, creating the directory and an empty store
+// when there is none (unless opts.MustExist). See the package
+// documentation for the errors it returns.
+func Open(dir string, opts *Options) (*Engine, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if dir == "" {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "fileengine: empty directory name")
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, &fs.PathError{Op: "open", Path: dir, Err: syscall.ENOTDIR}, "fileengine: %q is not a directory", dir)
+	case errors.Is(err, fs.ErrNotExist) && opts.MustExist:
+		return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, err, "fileengine: no store in %q", dir)
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fsError(err, "fileengine: create directory %q", dir)
+		}
+	case err != nil:
+		return nil, fsError(err, "fileengine: open %q", dir)
+	}
+	lock, err := pebble.LockDirectory(dir, vfs.Default)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fsError(err, "fileengine: lock %q", dir)
+		}
+		return nil, tablekit.WrapError(tablekit.ErrUnavailable, fmt.Errorf("%w: %s: %w", ErrLocked, dir, err), "fileengine: %q is open elsewhere", dir)
+	}
+	cache := opts.CacheSize
+	if cache <= 0 {
+		cache = 64 << 20
+	}
+	c := pebble.NewCache(cache)
+	defer c.Unref()
+	po := &pebble.Options{
+		Cache:            c,
+		Lock:             lock,
+		Logger:           logger{opts.Logf},
+		ErrorIfNotExists: opts.MustExist,
+		// Corruption found by a read is that read's error (pebble's default
+		// is a fatal log message).
+		EventListener: &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
+			if opts.Logf != nil {
+				opts.Logf("fileengine: corruption in %s: %v", info.Path, info.Details)
+			}
+		}},
+	}
+	po.EnsureDefaults()
+	db, err := pebble.Open(dir, po)
+	if err != nil {
+		_ = lock.Close()
+		if opts.MustExist && !pebble.IsCorruptionError(err) {
+			var pe *fs.PathError
+			if !errors.As(err, &pe) {
+				return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, fmt.Errorf("%w: %w", fs.ErrNotExist, err), "fileengine: no store in %q", dir)
+			}
+		}
+		if !pebble.IsCorruptionError(err) && strings.Contains(err.Error(), "object size mismatch") {
+			// A table file shorter or longer than the MANIFEST says: pebble's
+			// consistency check at Open does not mark it as corruption.
+			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		return nil, storeError(err, "fileengine: open %q", dir)
+	}
+	e := &Engine{dir: dir, db: db, lock: lock, wo: pebble.Sync, seed: maphash.MakeSeed(), tables: map[string]*table{}}
+	if opts.NoSync {
+		e.wo = pebble.NoSync
+	}
+	if err := e.load(); err != nil {
+		_ = db.Close()
+		_ = lock.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// load checks the format record (writing it into a new store) and reads
+// every table's metadata.
+func (e *Engine) load() error {
+	v, closer, err := e.db.Get([]byte(formatKey))
+	switch {
+	case err == nil:
+		ok := string(v) == formatValue
+		got := len(v)
+		_ = closer.Close()
+		if !ok {
+			return tablekit.WrapError(tablekit.ErrUnavailable, ErrCorrupt, "fileengine: %q holds a store of another format (%d-byte format record)", e.dir, got)
+		}
+	case errors.Is(err, pebble.ErrNotFound):
+		it, err := e.db.NewIter(nil)
+		if err != nil {
+			return storeError(err, "fileengine: open %q", e.dir)
+		}
+		empty := !it.First()
+		err = it.Close()
+		if err != nil {
+			return storeError(err, "fileengine: open %q", e.dir)
+		}
+		if !empty {
+			return tablekit.Errorf(tablekit.ErrInvalidArgument, "fileengine: %q holds a pebble store that is not a fileengine store", e.dir)
+		}
+		if err := e.db.Set([]byte(formatKey), []byte(formatValue), pebble.Sync); err != nil {
+			return storeError(err, "fileengine: initialize %q", e.dir)
+		}
+	default:
+		return storeError(err, "fileengine: open %q", e.dir)
+	}
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: []byte{metaPrefix}, UpperBound: []byte{metaPrefix + 1}})
+	if err != nil {
+		return storeError(err, "fileengine: open %q", e.dir)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		m, err := decodeMeta(it.Value())
+		if err != nil {
+			_ = it.Close()
+			return tablekit.WrapError(tablekit.ErrUnavailable, err, "fileengine: %q: table %q", e.dir, it.Key()[1:])
+		}
+		e.tables[m.Name] = &table{meta: m, prefix: rowsPrefix(m.Incarnation)}
+	}
+	if err := it.Close(); err != nil {
+		return storeError(err, "fileengine: open %q", e.dir)
+	}
+	return nil
+}
+
+// Dir returns the directory the engine was opened on.
+func (e *Engine) Dir() string { return e.dir }
+
+// Close flushes the memtable, closes the store and releases the
+// directory's lock. It waits for calls in flight; later calls fail with
+// tablekit.ErrUnavailable. Closing twice is a no-op.
+func (e *Engine) Close() error {
+	e.ops.Lock()
+	defer e.ops.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	err := e.db.Flush()
+	err = errors.Join(err, e.db.Close())
+	err = errors.Join(err, e.lock.Close())
+	e.mu.Lock()
+	e.tables = nil
+	e.mu.Unlock()
+	if err != nil {
+		return storeError(err, "fileengine: close %q", e.dir)
+	}
+	return nil
+}
+
+// begin starts a call: it holds ops shared until the returned end.
+func (e *Engine) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e.ops.RLock()
+	if e.closed {
+		e.ops.RUnlock()
+		return tablekit.Errorf(tablekit.ErrUnavailable, "fileengine: the engine of %q is closed", e.dir)
+	}
+	return nil
+}
+
+func (e *Engine) end() { e.ops.RUnlock() }
+
+// table returns the named table, or ErrTableNotFound.
+func (e *Engine) table(name string) (*table, error) {
+	e.mu.Lock()
+	t, ok := e.tables[name]
+	e.mu.Unlock()
+	if !ok {
+		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", name)
+	}
+	return t, nil
+}
+
+// current checks, under t.mu, that t is still stored and that m (a
+// request's meta) addresses this incarnation of it.
+func (t *table) current(m *tablekit.TableMeta) error {
+	if t.deleted {
+		return tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", m.Name)
+	}
+	if m.Incarnation != t.meta.Incarnation {
+		return driver.Stale("table %q was deleted and created again since the request's metadata was read", m.Name)
+	}
+	return nil
+}
+
+// CreateTable implements tablekit.Backend. It stores a copy of meta; an
+// empty Incarnation (a caller other than the Client) gets a new one.
+func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) error {
+	if err := e.begin(ctx); err != nil {
+		return err
+	}
+	defer e.end()
+	m := *meta
+	m.Key = slices.Clone(meta.Key)
+	if m.Incarnation == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		m.Incarnation = hex.EncodeToString(b[:])
+	}
+	if len(m.Incarnation) > 255 {
+		return tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: incarnation of %d bytes (at most 255)", m.Name, len(m.Incarnation))
+	}
+	val, err := encodeMeta(&m)
+	if err != nil {
+		return tablekit.WrapError(tablekit.ErrInvalidArgument, err, "table %q: metadata", m.Name)
+	}
+	t := &table{meta: m, prefix: rowsPrefix(m.Incarnation)}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.tables[m.Name]; ok {
+		return tablekit.Errorf(tablekit.ErrAlreadyExists, "table %q already exists", m.Name)
+	}
+	b := e.db.NewBatch()
+	defer b.Close()
+	// Rows of an earlier table with this Incarnation (there are none unless
+	// a caller reuses one) must not reappear.
+	_ = b.DeleteRange(t.prefix, keycodec.PrefixSuccessor(t.prefix), nil)
+	_ = b.Set(metaKey(m.Name), val, nil)
+	if err := b.Commit(e.wo); err != nil {
+		return storeError(err, "table %q: create", m.Name)
+	}
+	e.tables[m.Name] = t
+	return nil
+}
+
+// DescribeTable implements tablekit.Backend.
+func (e *Engine) DescribeTable(ctx context.Context, name string) (*tablekit.TableMeta, error) {
+	if err := e.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer e.end()
+	t, err := e.table(name)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	m, deleted := t.meta, t.deleted
+	t.mu.RUnlock()
+	if deleted {
+		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", name)
+	}
+	m.Key = slices.Clone(m.Key)
+	return &m, nil
+}
+
+// ListTables implements tablekit.Backend.
+func (e *Engine) ListTables(ctx context.Context) ([]string, error) {
+	if err := e.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer e.end()
+	e.mu.Lock()
+	names := make([]string, 0, len(e.tables))
+	for n := range e.tables {
+		names = append(names, n)
+	}
+	e.mu.Unlock()
+	slices.Sort(names)
+	return names, nil
+}
+
+// UpdateTable implements tablekit.Backend: it stores the new options and
+// Generation+1 if the table still has req.Meta's Incarnation and
+// Generation.
+func (e *Engine) UpdateTable(ctx context.Context, req *tablekit.UpdateTableRequest) (*tablekit.TableMeta, error) {
+	if err := e.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer e.end()
+	t, err := e.table(req.Meta.Name)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.deleted:
+		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", req.Meta.Name)
+	case t.meta.Incarnation != req.Meta.Incarnation:
+		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q was deleted and created again", req.Meta.Name)
+	case t.meta.Generation != req.Meta.Generation:
+		return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "table %q: options changed (generation %d, expected %d)", req.Meta.Name, t.meta.Generation, req.Meta.Generation)
+	}
+	m := t.meta
+	m.Options = req.Options
+	m.Generation++
+	val, err := encodeMeta(&m)
+	if err != nil {
+		return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, err, "table %q: metadata", m.Name)
+	}
+	if err := e.db.Set(metaKey(m.Name), val, e.wo); err != nil {
+		return nil, storeError(err, "table %q: update", m.Name)
+	}
+	t.meta = m
+	m.Key = slices.Clone(m.Key)
+	return &m, nil
+}
+
+// DeleteTable implements tablekit.Backend: the metadata and every row go
+// in one atomic batch.
+func (e *Engine) DeleteTable(ctx context.Context, name string) error {
+	if err := e.begin(ctx); err != nil {
+		return err
+	}
+	defer e.end()
+	t, err := e.table(name)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.deleted {
+		return tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", name)
+	}
+	b := e.db.NewBatch()
+	defer b.Close()
+	_ = b.DeleteRange(t.prefix, keycodec.PrefixSuccessor(t.prefix), nil)
+	_ = b.Delete(metaKey(name), nil)
+	if err := b.Commit(e.wo); err != nil {
+		return storeError(err, "table %q: delete", name)
+	}
+	t.deleted = true
+	e.mu.Lock()
+	delete(e.tables, name)
+	e.mu.Unlock()
+	return nil
+}
+
+// rowPool holds scratch rows for decoding stored rows that are only
+// evaluated.
+var rowPool = sync.Pool{New: func() any { return new(rowmodel.Row) }}
+
+func putRow(r *rowmodel.Row) {
+	clear(r.Cells)
+	r.Cells = r.Cells[:0]
+	rowPool.Put(r)
+}
+
+// GetRow implements tablekit.Backend.
+func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tablekit.Row, error) {
+	if err := e.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer e.end()
+	t, err := e.table(req.Meta.Name)
+	if err != nil {
+		return nil, err
+	}
+	var buf [256]byte
+	t.mu.RLock()
+	if err := t.current(req.Meta); err != nil {
+		t.mu.RUnlock()
+		return nil, err
+	}
+	opts := t.meta.Options
+	k := keycodec.Append(append(buf[:0], t.prefix...), req.Key)
+	val, closer, err := e.db.Get(k)
+	t.mu.RUnlock()
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storeError(err, "table %q: read %v", req.Meta.Name, req.Key)
+	}
+	r := rowPool.Get().(*rowmodel.Row)
+	defer putRow(r)
+	err = decodeRow(r, view(val))
+	if err != nil {
+		_ = closer.Close()
+		return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: row %v", req.Meta.Name, req.Key)
+	}
+	cols, found := rowmodel.Read(r, opts, &req.Read, req.Now)
+	if !found {
+		_ = closer.Close()
+		return nil, nil
+	}
+	// The cells view pebble's buffer: give them strings of their own,
+	// in one allocation.
+	own(cols)
+	_ = closer.Close()
+	return &tablekit.Row{Key: slices.Clone(req.Key), Columns: cols}, nil
+}
+
+// own replaces the strings of cols (which view a buffer about to be
+// released) with copies sharing one new allocation.
+func own(cols []tablekit.Column) {
+	n := 0
+	for i := range cols {
+		n += len(cols[i].Name)
+		if s, ok := stringOf(cols[i].Value); ok {
+			n += len(s)
+		}
+	}
+	if n == 0 {
+		return
+	}
+	b := make([]byte, 0, n)
+	for i := range cols {
+		b = append(b, cols[i].Name...)
+		if s, ok := stringOf(cols[i].Value); ok {
+			b = append(b, s...)
+		}
+	}
+	all := view(b) // b is new and never written again
+	off := 0
+	for i := range cols {
+		c := &cols[i]
+		c.Name = all[off : off+len(c.Name)]
+		off += len(c.Name)
+		switch c.Value.Type() {
+		case tablekit.TypeString:
+			s, _ := c.Value.Str()
+			c.Value = tablekit.String(all[off : off+len(s)])
+			off += len(s)
+		case tablekit.TypeBinary:
+			s, _ := c.Value.BytesString()
+			c.Value = tablekit.BinaryString(all[off : off+len(s)])
+			off += len(s)
+		}
+	}
+}
+
+func stringOf(v tablekit.Value) (string, bool) {
+	if s, ok := v.Str(); ok {
+		return s, true
+	}
+	return v.BytesString()
+}
+
+// GetRange implements tablekit.Backend. It reads one page from one pebble
+// iterator (a consistent snapshot), examining at most MaxScanRows rows.
+func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
+	if err := e.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer e.end()
+	t, err := e.table(req.Meta.Name)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	if err := t.current(req.Meta); err != nil {
+		t.mu.RUnlock()
+		return nil, err
+	}
+	opts := t.meta.Options
+	schema := t.meta.Key
+	prefix := t.prefix
+	lower, upper, skip, empty := bounds(prefix, req)
+	if empty {
+		t.mu.RUnlock()
+		return &tablekit.RangePage{}, nil
+	}
+	it, err := e.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	t.mu.RUnlock()
+	if err != nil {
+		return nil, storeError(err, "table %q: range read", req.Meta.Name)
+	}
+	page, err := readPage(it, req, opts, schema, len(prefix), skip)
+	if cerr := it.Close(); err == nil && cerr != nil {
+		err = storeError(cerr, "table %q: range read", req.Meta.Name)
+	}
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
+		return nil, err
+	}
+	return page, nil
+}
+
+// bounds turns a range request into pebble iterator bounds over the
+// table's rows (lower inclusive, upper exclusive), with skip the encoded
+// key (prefix included) a backward walk must not return (its exclusive
+// exact end), and empty when nothing can be in the range.
+func bounds(prefix []byte, req *tablekit.GetRangeRequest) (lower, upper, skip []byte, empty bool) {
+	top := keycodec.PrefixSuccessor(prefix)
+	withPrefix := func(b []byte) []byte { return append(slices.Clip(prefix), b...) }
+	startB, startExact, startTop := keycodec.AppendBound(nil, req.Start)
+	endB, endExact, endTop := keycodec.AppendBound(nil, req.End)
+	if !req.Backward {
+		// [start, end): the start bound is inclusive either way, the end exclusive.
+		if startTop {
+			return nil, nil, nil, true
+		}
+		lower = withPrefix(startB)
+		upper = top
+		if !endTop {
+			upper = withPrefix(endB)
+		}
+		return lower, upper, nil, false
+	}
+	// Backward, from start down to end, end exclusive. An exact start is
+	// inclusive (the upper bound is its successor, the key followed by a
+	// zero byte); an infinite one is an exclusive byte bound.
+	if endTop && !endExact {
+		return nil, nil, nil, true
+	}
+	switch {
+	case startTop:
+		upper = top
+	case startExact:
+		upper = append(withPrefix(startB), 0)
+	default:
+		upper = withPrefix(startB)
+	}
+	lower = withPrefix(endB)
+	if endExact {
+		skip = lower
+	}
+	return lower, upper, skip, false
+}
+
+// readPage walks it (positioned by the caller's bounds) in the request's
+// direction and returns the page.
+func readPage(it *pebble.Iterator, req *tablekit.GetRangeRequest, opts tablekit.TableOptions, schema tablekit.KeySchema, plen int, skip []byte) (*tablekit.RangePage, error) {
+	limit := max(req.Limit, 1)
+	page := &tablekit.RangePage{}
+	scratch := rowPool.Get().(*rowmodel.Row)
+	defer putRow(scratch)
+	var cells []tablekit.Column
+	scanned := 0
+	var ok bool
+	if req.Backward {
+		ok = it.Last()
+	} else {
+		ok = it.First()
+	}
+	for ; ok; ok = step(it, req.Backward) {
+		k := it.Key()
+		if skip != nil && string(k) == string(skip) {
+			continue
+		}
+		if len(page.Rows) >= limit || scanned >= maxScan {
+			next, err := keycodec.Decode(schema, k[plen:])
+			if err != nil {
+				return nil, tablekit.WrapError(tablekit.ErrUnavailable, fmt.Errorf("%w: %w", ErrCorrupt, err), "table %q: row key", req.Meta.Name)
+			}
+			page.Next = next
+			return page, nil
+		}
+		scanned++
+		val, err := it.ValueAndErr()
+		if err != nil {
+			return nil, storeError(err, "table %q: range read", req.Meta.Name)
+		}
+		if err := decodeRow(scratch, view(val)); err != nil {
+			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: a row", req.Meta.Name)
+		}
+		n := len(cells)
+		var found bool
+		if cells, found = rowmodel.AppendRead(cells, scratch, opts, &req.Read, req.Now); !found {
+			continue
+		}
+		row := slices.Clone(cells[n:])
+		cells = cells[:n]
+		own(row)
+		key, err := keycodec.Decode(schema, k[plen:])
+		if err != nil {
+			return nil, tablekit.WrapError(tablekit.ErrUnavailable, fmt.Errorf("%w: %w", ErrCorrupt, err), "table %q: row key", req.Meta.Name)
+		}
+		page.Rows = append(page.Rows, tablekit.Row{Key: key, Columns: row})
+	}
+	if err := it.Error(); err != nil {
+		return nil, storeError(err, "table %q: range read", req.Meta.Name)
+	}
+	return page, nil
+}
+
+func step(it *pebble.Iterator, backward bool) bool {
+	if backward {
+		return it.Prev()
+	}
+	return it.Next()
+}
+
+// stripe returns the write mutex of the row at encoded key k.
+func (e *Engine) stripe(k []byte) int {
+	return int(maphash.Bytes(e.seed, k) % stripes)
+}
+
+// Write implements tablekit.Backend: under the table's shared lock and the
+// row's stripe, it reads the stored row (when the write needs it), applies
+// the write with rowmodel under the table's stored options, and commits
+// the new row (or its deletion) as one pebble batch.
+func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	if err := e.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer e.end()
+	t, err := e.table(w.Meta.Name)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if err := t.current(w.Meta); err != nil {
+		return nil, err
+	}
+	b := e.db.NewBatch()
+	defer b.Close()
+	k := keycodec.Append(append(make([]byte, 0, len(t.prefix)+keycodec.Size(w.Key)), t.prefix...), w.Key)
+	mu := &e.locks[e.stripe(k)]
+	mu.Lock()
+	defer mu.Unlock()
+	res, err := e.apply(b, t, w, k)
+	if err != nil {
+		return nil, err
+	}
+	if b.Empty() {
+		return res, nil
+	}
+	if err := b.Commit(e.wo); err != nil {
+		return nil, storeError(err, "%v", w)
+	}
+	return res, nil
+}
+
+// encPool holds buffers for encoding rows.
+var encPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// apply runs w against its stored row (the caller holds t.mu shared and
+// the row's stripe) and adds what it writes to b.
+func (e *Engine) apply(b *pebble.Batch, t *table, w *tablekit.WriteRequest, k []byte) (*tablekit.UpdateResult, error) {
+	// The engine's own options are authoritative; the request's may be a
+	// cached copy.
+	if w.Meta.Options != t.meta.Options || w.Meta.Generation != t.meta.Generation {
+		c := *w
+		c.Meta = &t.meta
+		w = &c
+	}
+	var cur *rowmodel.Row
+	if w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero() {
+		val, closer, err := e.db.Get(k)
+		switch {
+		case err == nil:
+			defer closer.Close()
+			r := rowPool.Get().(*rowmodel.Row)
+			defer putRow(r)
+			if err := decodeRow(r, view(val)); err != nil {
+				return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: row %v", w.Meta.Name, w.Key)
+			}
+			cur = r
+		case errors.Is(err, pebble.ErrNotFound):
+		default:
+			return nil, storeError(err, "%v", w)
+		}
+	}
+	var nr rowmodel.Row
+	keep, res, err := rowmodel.ApplyTo(&nr, cur, w)
+	if err != nil {
+		return nil, err
+	}
+	if !keep {
+		if cur != nil || w.Kind == tablekit.WriteDelete {
+			_ = b.Delete(k, nil)
+		}
+		return res, nil
+	}
+	bp := encPool.Get().(*[]byte)
+	buf := appendRow((*bp)[:0], &nr)
+	_ = b.Set(k, buf, nil) // Set copies
+	if cap(buf) <= 1<<20 {
+		*bp = buf
+		encPool.Put(bp)
+	}
+	return res, nil
+}
+
+// BatchWriteRow implements tablekit.BatchWriter: every write's row is
+// read and applied under its table's shared lock and its stripe, and all
+// the rows that change are committed in one pebble batch with one sync.
+// A write whose condition or increment fails has its own error and
+// writes nothing; the others are still applied.
+func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
+	if err := e.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer e.end()
+	out := make([]tablekit.WriteResult, len(reqs))
+	// Tables are locked in name order, then stripes in index order, so
+	// that concurrent batches and DeleteTable cannot deadlock.
+	tabs := map[string]*table{}
+	for i, w := range reqs {
+		if _, ok := tabs[w.Meta.Name]; ok {
+			continue
+		}
+		t, err := e.table(w.Meta.Name)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		tabs[w.Meta.Name] = t
+	}
+	names := make([]string, 0, len(tabs))
+	for n := range tabs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		tabs[n].mu.RLock()
+		defer tabs[n].mu.RUnlock()
+	}
+	keys := make([][]byte, len(reqs))
+	var held []int
+	for i, w := range reqs {
+		t := tabs[w.Meta.Name]
+		if t == nil {
+			if out[i].Err == nil {
+				out[i].Err = tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", w.Meta.Name)
+			}
+			continue
+		}
+		if err := t.current(w.Meta); err != nil {
+			out[i].Err = err
+			continue
+		}
+		keys[i] = keycodec.Append(append(make([]byte, 0, len(t.prefix)+keycodec.Size(w.Key)), t.prefix...), w.Key)
+		held = append(held, e.stripe(keys[i]))
+	}
+	slices.Sort(held)
+	held = slices.Compact(held)
+	for _, s := range held {
+		e.locks[s].Lock()
+	}
+	defer func() {
+		for _, s := range held {
+			e.locks[s].Unlock()
+		}
+	}()
+	b := e.db.NewBatch()
+	defer b.Close()
+	var applied []int
+	for i, w := range reqs {
+		if keys[i] == nil {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res, err := e.apply(b, tabs[w.Meta.Name], w, keys[i])
+		out[i] = tablekit.WriteResult{Update: res, Err: err}
+		if err == nil {
+			applied = append(applied, i)
+		}
+	}
+	if !b.Empty() {
+		if err := b.Commit(e.wo); err != nil {
+			err = storeError(err, "batch of %d writes", len(reqs))
+			for _, i := range applied {
+				out[i] = tablekit.WriteResult{Err: err}
+			}
+		}
+	}
+	return out, nil
+}
+
+// Checkpoint writes an online, consistent snapshot of the store into dir
+// (which must not exist yet): a directory Open can open, for backups.
+// Writes may continue while it runs; the snapshot holds every write
+// acknowledged before the call.
+func (e *Engine) Checkpoint(ctx context.Context, dir string) error {
+	if err := e.begin(ctx); err != nil {
+		return err
+	}
+	defer e.end()
+	if err := e.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
+		return storeError(err, "fileengine: checkpoint of %q into %q", e.dir, dir)
+	}
+	return nil
+}
+
+// As offers the engine's *pebble.DB to tablekit.Client.As: a **pebble.DB
+// target gets it (for metrics and tools; writing to it bypasses the
+// engine's rules).
+func (e *Engine) As(target any) bool {
+	switch p := target.(type) {
+	case **pebble.DB:
+		*p = e.db
+		return true
+	case **Engine:
+		*p = e
+		return true
+	}
+	return false
+}
+
+// storeError turns an error of pebble or the file system into a
+// tablekit.Error (see classify).
+func storeError(err error, format string, args ...any) error {
+	if pebble.IsCorruptionError(err) && !errors.Is(err, ErrCorrupt) {
+		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return driver.Wrap(context.Background(), err, classify, format, args...)
+}
+
+// fsError is storeError for errors of the os package.
+func fsError(err error, format string, args ...any) error {
+	return tablekit.WrapError(classify(err), err, format, args...)
+}
+
+// classify maps pebble's and the file system's errors to SPEC §12's
+// sentinels: corruption and a full disk are ErrUnavailable (the store
+// cannot serve, though an operator may fix it), a refused permission or a
+// read-only file system ErrPermissionDenied, a path that is not a
+// directory ErrInvalidArgument.
+func classify(err error) error {
+	switch {
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
+		return tablekit.ErrPermissionDenied
+	case errors.Is(err, syscall.ENOTDIR):
+		return tablekit.ErrInvalidArgument
+	}
+	return tablekit.ErrUnavailable
+}
+
+// logger passes pebble's error messages to Options.Logf and drops the
+// rest; a fatal message panics, as pebble expects it not to return.
+type logger struct{ logf func(string, ...any) }
+
+func (l logger) Infof(string, ...any) {}
+
+func (l logger) Errorf(format string, args ...any) {
+	if l.logf != nil {
+		l.logf(format, args...)
+	}
+}
+
+func (l logger) Fatalf(format string, args ...any) {
+	if l.logf != nil {
+		l.logf(format, args...)
+	}
+	panic(fmt.Sprintf("fileengine: pebble: "+format, args...))
+}
