@@ -8,7 +8,11 @@ import (
 
 // DecodeRows decodes a whole block: the header and every row, verifying
 // every cell and row checksum. A block holding only the header yields no
-// rows and no error.
+// rows and no error. Zero bytes after the last row are padding and are
+// ignored: the Node.js SDK sizes its buffer from an upper bound and sends
+// the unused tail (1 byte for a key with INF_MIN/INF_MAX, 22 for an update
+// with an explicit timestamp, 5 for deleting one version). No row can start
+// with a zero byte, so the padding is unambiguous.
 func DecodeRows(b []byte) ([]Row, error) {
 	return decodeRows(b, true)
 }
@@ -25,7 +29,7 @@ func decodeRows(b []byte, verify bool) ([]Row, error) {
 		return nil, d.errAt(0, "Invalid header from plain buffer: 0x%08x", h)
 	}
 	var rows []Row
-	for d.off < len(d.b) {
+	for d.off < len(d.b) && !zeros(d.b[d.off:]) {
 		r, err := d.row()
 		if err != nil {
 			return nil, err
@@ -33,6 +37,16 @@ func decodeRows(b []byte, verify bool) ([]Row, error) {
 		rows = append(rows, r)
 	}
 	return rows, nil
+}
+
+// zeros reports whether b holds only zero bytes.
+func zeros(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // DecodeRow decodes a block that must hold exactly one row.

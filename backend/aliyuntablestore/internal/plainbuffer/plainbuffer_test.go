@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -444,6 +445,30 @@ func TestPayloadCorruptionIsCaughtByChecksum(t *testing.T) {
 	}
 }
 
+// TestZeroPadding: zero bytes after the last row are padding (the Node.js
+// SDK sends 1, 5 or 22 of them); a non-zero byte after them is still an
+// error.
+func TestZeroPadding(t *testing.T) {
+	pk := []rawCell{{name: "k", value: intPayload(1)}}
+	valid := rawRow(pk, nil, false)
+	want, err := DecodeRow(valid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 5, 22} {
+		got, err := DecodeRow(append(bytes.Clone(valid), make([]byte, n)...))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%d zero bytes: got %+v, %v; want %+v", n, got, err, want)
+		}
+	}
+	if rows, err := DecodeRows(append(binary.LittleEndian.AppendUint32(nil, Header), 0, 0)); err != nil || len(rows) != 0 {
+		t.Fatalf("header and padding: %v, %v; want no rows", rows, err)
+	}
+	if _, err := DecodeRows(append(append(bytes.Clone(valid), 0, 0), 7)); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("padding then a non-zero byte: err = %v", err)
+	}
+}
+
 func TestMalformed(t *testing.T) {
 	pk := []rawCell{{name: "k", value: intPayload(1)}}
 	valid := rawRow(pk, nil, false)
@@ -457,7 +482,7 @@ func TestMalformed(t *testing.T) {
 		{"empty", nil, "truncated plain buffer: header"},
 		{"short header", []byte{0x75, 0}, "truncated plain buffer: header"},
 		{"bad header", []byte{0x76, 0, 0, 0}, "Invalid header from plain buffer"},
-		{"trailing zero", append(bytes.Clone(valid), 0), "invalid tag UNKNOWN_TAG(0x00)"},
+		{"zero then data", append(bytes.Clone(valid), 0, tagRowPK), "invalid tag UNKNOWN_TAG(0x00)"},
 		{"trailing tag", append(bytes.Clone(valid), tagRowPK), "truncated plain buffer"},
 		{"no TAG_ROW_PK", []byte{0x75, 0, 0, 0, tagRowChecksum, 0}, "invalid tag TAG_ROW_CHECKSUM at offset 4 in row, expect TAG_ROW_PK"},
 		{"huge name length", huge, "truncated plain buffer: cell name length 2147483647"},
