@@ -33,6 +33,7 @@ type Client struct {
 	clock    Clock
 	cacheTTL time.Duration
 	closed   atomic.Bool
+	tel      telemetry // observer and logger (observe.go)
 
 	// meta maps a table name to its *cachedMeta. Every operation reads it,
 	// so a hit takes no lock and reads no clock: a timer marks an entry
@@ -111,8 +112,10 @@ func (c *Client) now() int64 { return c.clock.Now().UnixMilli() }
 
 // CreateTable creates a table. Zero options take their defaults.
 // Incarnation and Generation are set by the call.
-func (c *Client) CreateTable(ctx context.Context, meta TableMeta) error {
+func (c *Client) CreateTable(ctx context.Context, meta TableMeta) (err error) {
 	const op = "CreateTable"
+	ctx, st := c.begin(ctx, op, meta.Name, 0)
+	defer func() { st.end(Outcome{Err: err}) }()
 	if err := c.checkOpen(op, meta.Name); err != nil {
 		return err
 	}
@@ -143,16 +146,20 @@ const maxUpdateAttempts = 8
 
 // UpdateTable changes a table's options; zero fields stay as they are. It
 // is atomic across clients: each change applies to the options it read.
-func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOptions) error {
+func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOptions) (err error) {
 	const op = "UpdateTable"
+	ctx, st := c.begin(ctx, op, table, 0)
+	defer func() { st.end(Outcome{Err: err}) }()
 	if err := c.checkOpen(op, table); err != nil {
 		return err
 	}
 	if err := checkName("table", table); err != nil {
 		return annotate(err, op, table)
 	}
-	var err error
-	for range maxUpdateAttempts {
+	for attempt := range maxUpdateAttempts {
+		if attempt > 0 {
+			ReportRetry(ctx, Retry{Attempt: attempt, Reason: err})
+		}
 		var cur, m *TableMeta
 		if cur, err = c.b.DescribeTable(ctx, table); err != nil {
 			c.forget(table)
@@ -191,8 +198,10 @@ func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOption
 }
 
 // DescribeTable returns a table's schema and options, read from the backend.
-func (c *Client) DescribeTable(ctx context.Context, table string) (TableMeta, error) {
+func (c *Client) DescribeTable(ctx context.Context, table string) (_ TableMeta, err error) {
 	const op = "DescribeTable"
+	ctx, st := c.begin(ctx, op, table, 0)
+	defer func() { st.end(Outcome{Err: err}) }()
 	if err := c.checkOpen(op, table); err != nil {
 		return TableMeta{}, err
 	}
@@ -211,7 +220,9 @@ func (c *Client) DescribeTable(ctx context.Context, table string) (TableMeta, er
 }
 
 // ListTables returns every table's name in ascending order.
-func (c *Client) ListTables(ctx context.Context) ([]string, error) {
+func (c *Client) ListTables(ctx context.Context) (_ []string, err error) {
+	ctx, st := c.begin(ctx, "ListTables", "", 0)
+	defer func() { st.end(Outcome{Err: err}) }()
 	if err := c.checkOpen("ListTables", ""); err != nil {
 		return nil, err
 	}
@@ -224,8 +235,10 @@ func (c *Client) ListTables(ctx context.Context) ([]string, error) {
 }
 
 // DeleteTable deletes a table and all its rows.
-func (c *Client) DeleteTable(ctx context.Context, table string) error {
+func (c *Client) DeleteTable(ctx context.Context, table string) (err error) {
 	const op = "DeleteTable"
+	ctx, st := c.begin(ctx, op, table, 0)
+	defer func() { st.end(Outcome{Err: err}) }()
 	if err := c.checkOpen(op, table); err != nil {
 		return err
 	}
@@ -321,6 +334,7 @@ func (c *Client) run(ctx context.Context, table string, call func(m *TableMeta) 
 		if m = c.refresh(ctx, table, m); m == nil {
 			return err
 		}
+		ReportRetry(ctx, Retry{Attempt: attempt + 1, Reason: err, ErrorType: staleRetry})
 	}
 }
 
@@ -348,14 +362,18 @@ func (t *Table) Name() string { return t.name }
 // then cols are written. A column with Version 0 is written at the clock's
 // now. With no columns the row exists as a key-only row.
 func (t *Table) PutRow(ctx context.Context, key PrimaryKey, cols []Column, opts ...WriteOption) error {
+	ctx, st := t.c.begin(ctx, "PutRow", t.name, 0)
 	_, err := t.c.write(ctx, "PutRow", t.name, WritePut, key, cols, nil, writeCond(opts))
+	st.endWrite(err, key, cols, nil)
 	return err
 }
 
 // UpdateRow applies changes to the row at key in order, creating the row if
 // it is absent. It returns the new value of every incremented column.
 func (t *Table) UpdateRow(ctx context.Context, key PrimaryKey, changes []Change, opts ...WriteOption) (UpdateResult, error) {
+	ctx, st := t.c.begin(ctx, "UpdateRow", t.name, 0)
 	res, err := t.c.write(ctx, "UpdateRow", t.name, WriteUpdate, key, nil, changes, writeCond(opts))
+	st.endWrite(err, key, nil, changes)
 	if err != nil || res == nil {
 		return UpdateResult{}, err
 	}
@@ -364,14 +382,20 @@ func (t *Table) UpdateRow(ctx context.Context, key PrimaryKey, changes []Change,
 
 // DeleteRow removes the row at key. Deleting a missing row is not an error.
 func (t *Table) DeleteRow(ctx context.Context, key PrimaryKey, opts ...WriteOption) error {
+	ctx, st := t.c.begin(ctx, "DeleteRow", t.name, 0)
 	_, err := t.c.write(ctx, "DeleteRow", t.name, WriteDelete, key, nil, nil, writeCond(opts))
+	st.endWrite(err, key, nil, nil)
 	return err
 }
 
 // GetRow reads the row at key. found is false when the row does not exist
 // (or fails the filter); that is not an error.
 func (t *Table) GetRow(ctx context.Context, key PrimaryKey, opts ...ReadOption) (row Row, found bool, err error) {
+	ctx, st := t.c.begin(ctx, "GetRow", t.name, 0)
 	r, err := t.c.getRow(ctx, t.name, key, opts)
+	if st != nil {
+		st.endRead(r, err)
+	}
 	if err != nil {
 		return Row{}, false, annotate(err, "GetRow", t.name)
 	}
@@ -487,15 +511,17 @@ const batchParallelism = 8
 // BatchGetRow reads up to MaxBatchGet rows, across tables. It returns one
 // result per read, in order, each with its own error; the error return is
 // for the whole call (an empty or oversized batch, a failed backend call).
-func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) ([]BatchGetResult, error) {
+func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) (out []BatchGetResult, err error) {
 	const op = "BatchGetRow"
+	ctx, st := c.begin(ctx, op, batchTable(c, gets, func(g BatchGet) string { return g.Table }), len(gets))
+	defer func() { st.endBatchGet(out, err) }()
 	reqs, idx, errs, err := prepareBatch(ctx, c, op, MaxBatchGet, gets,
 		func(g BatchGet) string { return g.Table },
 		func(m *TableMeta, g BatchGet) (*GetRowRequest, error) { return c.getRequest(m, g.Key, g.Options) })
 	if err != nil {
 		return nil, err
 	}
-	out := make([]BatchGetResult, len(gets))
+	out = make([]BatchGetResult, len(gets))
 	for i, e := range errs {
 		out[i].Err = e
 	}
@@ -510,6 +536,7 @@ func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) ([]BatchGetRe
 		i := idx[j]
 		row, rerr := r.Row, r.Err
 		if rerr != nil && isStale(rerr) { // read again on its own, with new metadata
+			ReportRetry(ctx, Retry{Attempt: 1, Reason: rerr, ErrorType: staleRetry})
 			row, rerr = c.getRow(ctx, gets[i].Table, gets[i].Key, gets[i].Options)
 		}
 		switch {
@@ -545,8 +572,10 @@ func (c *Client) batchGet(ctx context.Context, reqs []*GetRowRequest) ([]GetRowR
 // across tables. Each write is atomic on its own row; the batch is not
 // atomic. Writes to the same row are applied in the order given. It returns
 // one result per write, in order.
-func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) ([]BatchWriteResult, error) {
+func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) (out []BatchWriteResult, err error) {
 	const op = "BatchWriteRow"
+	ctx, st := c.begin(ctx, op, batchTable(c, writes, func(w BatchWrite) string { return w.Table }), len(writes))
+	defer func() { st.endBatchWrite(writes, out, err) }()
 	reqs, idx, errs, err := prepareBatch(ctx, c, op, MaxBatchWrite, writes,
 		func(w BatchWrite) string { return w.Table },
 		func(m *TableMeta, w BatchWrite) (*WriteRequest, error) {
@@ -555,7 +584,7 @@ func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) ([]Batc
 	if err != nil {
 		return nil, err
 	}
-	out := make([]BatchWriteResult, len(writes))
+	out = make([]BatchWriteResult, len(writes))
 	for i, e := range errs {
 		out[i].Err = e
 	}
@@ -581,6 +610,7 @@ func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) ([]Batc
 			i := idx[j]
 			upd, werr := r.Update, r.Err
 			if werr != nil && isStale(werr) { // write again on its own, with new metadata
+				ReportRetry(ctx, Retry{Attempt: 1, Reason: werr, ErrorType: staleRetry})
 				w := writes[i]
 				upd, werr = c.write(ctx, op, w.Table, w.Kind, w.Key, w.Columns, w.Changes, w.Condition)
 			}

@@ -121,6 +121,7 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 		// new metadata if the key schema (and so the bounds) still fits.
 		if m := rc.c.refresh(ctx, rc.table, rc.req.Meta); m != nil && slices.Equal(m.Key, rc.req.Meta.Key) {
 			rc.req.Meta = m
+			ReportRetry(ctx, Retry{Attempt: 1, Reason: err, ErrorType: staleRetry})
 			page, err = rc.c.b.GetRange(ctx, &rc.req)
 		}
 	}
@@ -157,8 +158,12 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 // the backend until Limit rows passed the filter or the range ends. With a
 // filter that few rows pass, over a large range, that may be many backend
 // calls; bound it with the context's deadline, or stream with [Table.Rows].
-func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) (RangeResult, error) {
+func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) (res RangeResult, err error) {
 	const op = "GetRange"
+	ctx, st := t.c.begin(ctx, op, t.name, 0)
+	if st != nil {
+		defer func() { st.endRows(len(res.Rows), rowsSize(res.Rows), err) }()
+	}
 	cur, o, err := t.newCursor(ctx, start, end, opts, false)
 	if err != nil {
 		return RangeResult{}, annotate(err, op, t.name)
@@ -167,7 +172,6 @@ func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...Ran
 	if o.limit > 0 {
 		want = min(o.limit, MaxPageRows)
 	}
-	var res RangeResult
 	size := 0
 	for !cur.done && len(res.Rows) < want && size < MaxPageSize {
 		rows, err := cur.next(ctx, want-len(res.Rows))
@@ -203,6 +207,9 @@ func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...Ran
 // middle of a page.
 func (t *Table) Rows(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
+		ctx, st := t.c.begin(ctx, "Rows", t.name, 0)
+		yield, done := st.observeRows(yield)
+		defer done()
 		cur, o, err := t.newCursor(ctx, start, end, opts, true)
 		if err != nil {
 			yield(Row{}, annotate(err, "GetRange", t.name))

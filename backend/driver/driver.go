@@ -96,13 +96,23 @@ func (b Backoff) Delay(n int) time.Duration {
 }
 
 // Wait sleeps Delay(n), or less when ctx ends first, and then returns
-// ctx's error, if any.
+// ctx's error, if any. It reports retry attempt n+1 to the operation of
+// ctx (tablekit.ReportRetry), for the program's telemetry and log.
 func (b Backoff) Wait(ctx context.Context, n int) error {
-	return Sleep(ctx, b.Delay(n))
+	d := b.Delay(n)
+	tablekit.ReportRetry(ctx, tablekit.Retry{Attempt: n + 1, Delay: d})
+	return sleep(ctx, d)
 }
 
-// Sleep waits d, or until ctx ends, and returns ctx's error if it ended.
+// Sleep is the back-off before a retry: it waits d, or until ctx ends, and
+// returns ctx's error if it ended. Like Wait, it reports the retry to the
+// operation of ctx (tablekit.ReportRetry, with Attempt 0: not counted).
 func Sleep(ctx context.Context, d time.Duration) error {
+	tablekit.ReportRetry(ctx, tablekit.Retry{Delay: d})
+	return sleep(ctx, d)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

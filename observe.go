@@ -1,0 +1,414 @@
+package tablekit
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Observer sees every operation of a [Client]: its start, the retries made
+// on its behalf and its end. Package tkotel implements it with
+// OpenTelemetry traces and metrics; tablekit itself depends on no telemetry
+// library. Install one with [WithObserver].
+//
+// Operations are the Client's and Table's exported methods (PutRow,
+// GetRange, BatchWriteRow, ...), and one Rows iteration is one operation.
+// An operation made on behalf of another (a batch helper's chunks) is an
+// operation of its own, started with the outer one's context.
+type Observer interface {
+	// StartOperation is called when an operation starts, before any
+	// backend call. It returns the context the operation runs with (the
+	// backend sees it, so a span put there is the parent of the backend's
+	// own spans) and the observation of this one operation, or nil to
+	// skip it; a nil observation costs the operation nothing more.
+	StartOperation(ctx context.Context, op Operation) (context.Context, Observation)
+}
+
+// Observation receives what happens to one operation. Retry may be called
+// from several goroutines at once (a batch's rows are written in
+// parallel); End is called once, last.
+type Observation interface {
+	// Retry is called before a call of the operation is made again.
+	Retry(ctx context.Context, r Retry)
+	// End is called when the operation returns (for a Rows iteration,
+	// when the iteration stops).
+	End(ctx context.Context, o Outcome)
+}
+
+// Operation describes an operation when it starts.
+type Operation struct {
+	// System names the store, as OpenTelemetry's db.system.name:
+	// "aws.dynamodb" where the conventions name it, otherwise
+	// "tablekit.bigtable", "tablekit.tablestore", "tablekit.local" or
+	// "tablekit.file" (or "tablekit." and the backend package's name).
+	System string
+	// Name is the method: "PutRow", "GetRange", "BatchWriteRow", ...
+	Name string
+	// Table is the table, or "" when the operation has none or addresses
+	// several (a batch across tables).
+	Table string
+	// BatchSize is the number of entries of a batch operation, 0 otherwise.
+	BatchSize int
+}
+
+// Outcome describes an operation when it ends.
+type Outcome struct {
+	// Rows is how many rows the operation returned (reads) or applied
+	// (writes; for a batch, the entries without an error of their own).
+	Rows int
+	// Bytes is the size of those rows: [Row.Size] of each row read, the
+	// key and cells or changes of each write.
+	Bytes int
+	// Failed is how many entries of a batch failed with an error of their
+	// own (the operation itself may still succeed).
+	Failed int
+	// Retries is how many times a call of the operation was made again:
+	// the Client's retries with new table metadata and the backend's
+	// back-off retries (see [ReportRetry]). Retries inside a native SDK
+	// are not seen.
+	Retries int
+	// Err is the operation's error, nil on success.
+	Err error
+	// ErrorType is Err's portable code as OpenTelemetry's error.type:
+	// "throttled", "unavailable", "condition_failed", ... (see
+	// [Retry.ErrorType]); "" when Err is nil.
+	ErrorType string
+}
+
+// Retry describes one retry.
+type Retry struct {
+	// Attempt counts the retries of this call: 1 for the first, 0 when
+	// the backend does not count them.
+	Attempt int
+	// Delay is the back-off before the retry, 0 when it follows at once.
+	Delay time.Duration
+	// Reason is the error that made the retry necessary, nil when the
+	// backend did not say.
+	Reason error
+	// ErrorType is Reason's portable code as OpenTelemetry's error.type:
+	// "throttled", "unavailable", "permission_denied",
+	// "invalid_argument", "table_not_found", "already_exists",
+	// "condition_failed", "unimplemented", "closed",
+	// "deadline_exceeded", "canceled", or "_OTHER"; "" when Reason is nil.
+	// A retry made because the Client's table metadata was stale is
+	// "stale_metadata".
+	ErrorType string
+}
+
+// WithObserver makes the client report every operation to o (see
+// [Observer]). Without it, or with a nil o, nothing is observed.
+func WithObserver(o Observer) ClientOption {
+	return func(cl *Client) {
+		cl.tel.obs = o
+		cl.tel.system = systemName(cl.b)
+	}
+}
+
+// WithLogger makes the client log retries (Info, message "tablekit:
+// retry") and operations that end throttled (Warn, "tablekit:
+// throttled") to l, with the operation, table, attempt, delay and error
+// as attributes. A nil l logs nothing.
+func WithLogger(l *slog.Logger) ClientOption {
+	return func(cl *Client) {
+		cl.tel.log = l
+		cl.tel.system = systemName(cl.b)
+	}
+}
+
+// ReportRetry reports a retry to the operation that ctx belongs to, if it
+// is observed (see [WithObserver] and [WithLogger]); otherwise it does
+// nothing. The Client calls it for its own retries and package
+// backend/driver for every back-off it waits, so adapters need not call it
+// themselves.
+func ReportRetry(ctx context.Context, r Retry) {
+	if ctx == nil {
+		return
+	}
+	st, _ := ctx.Value(opStateKey{}).(*opState)
+	if st == nil {
+		return
+	}
+	if r.ErrorType == "" && r.Reason != nil {
+		r.ErrorType = errorType(r.Reason)
+	}
+	st.retries.Add(1)
+	if st.obs != nil {
+		st.obs.Retry(ctx, r)
+	}
+	if l := st.tel.log; l != nil {
+		attrs := []slog.Attr{
+			slog.String("op", st.op.Name), slog.String("table", st.op.Table),
+			slog.Int("attempt", r.Attempt), slog.Duration("delay", r.Delay),
+		}
+		if r.Reason != nil {
+			attrs = append(attrs, slog.String("error.type", r.ErrorType), slog.Any("error", r.Reason))
+		}
+		l.LogAttrs(ctx, slog.LevelInfo, "tablekit: retry", attrs...)
+	}
+}
+
+// staleRetry is the reason type of a retry with new table metadata.
+const staleRetry = "stale_metadata"
+
+// telemetry is what a Client reports to: nothing unless configured.
+type telemetry struct {
+	obs    Observer
+	log    *slog.Logger
+	system string
+}
+
+type opStateKey struct{}
+
+// opState is one observed operation. It is also the context the operation
+// runs with, so that one allocation carries both.
+type opState struct {
+	context.Context
+	tel     *telemetry
+	op      Operation
+	obs     Observation // nil when only logging
+	retries atomic.Int64
+}
+
+// Value finds the operation for ReportRetry.
+func (s *opState) Value(key any) any {
+	if key == (opStateKey{}) {
+		return s
+	}
+	return s.Context.Value(key)
+}
+
+// begin starts observing an operation. Without an observer or a logger it
+// returns ctx and nil, and end on nil does nothing: that is the whole cost
+// of telemetry when none is configured.
+func (c *Client) begin(ctx context.Context, name, table string, batch int) (context.Context, *opState) {
+	if c.tel.obs == nil && c.tel.log == nil {
+		return ctx, nil
+	}
+	return c.tel.begin(ctx, name, table, batch)
+}
+
+func (t *telemetry) begin(ctx context.Context, name, table string, batch int) (context.Context, *opState) {
+	op := Operation{System: t.system, Name: name, Table: table, BatchSize: batch}
+	var ob Observation
+	if t.obs != nil {
+		ctx, ob = t.obs.StartOperation(ctx, op)
+	}
+	if ob == nil && t.log == nil {
+		return ctx, nil
+	}
+	st := &opState{Context: ctx, tel: t, op: op, obs: ob}
+	return st, st
+}
+
+// end reports the operation's outcome; s may be nil.
+func (s *opState) end(o Outcome) {
+	if s == nil {
+		return
+	}
+	o.Retries = int(s.retries.Load())
+	if o.Err != nil {
+		o.ErrorType = errorType(o.Err)
+	}
+	if s.obs != nil {
+		s.obs.End(s, o)
+	}
+	if l := s.tel.log; l != nil && errors.Is(o.Err, ErrThrottled) {
+		l.LogAttrs(s, slog.LevelWarn, "tablekit: throttled",
+			slog.String("op", s.op.Name), slog.String("table", s.op.Table),
+			slog.Int("retries", o.Retries), slog.Any("error", o.Err))
+	}
+}
+
+// errorType is err's portable code as an OpenTelemetry error.type value.
+func errorType(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline_exceeded"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	for _, c := range errorTypes {
+		if errors.Is(err, c.code) {
+			return c.name
+		}
+	}
+	return "_OTHER"
+}
+
+var errorTypes = []struct {
+	code error
+	name string
+}{
+	{ErrThrottled, "throttled"},
+	{ErrUnavailable, "unavailable"},
+	{ErrPermissionDenied, "permission_denied"},
+	{ErrInvalidArgument, "invalid_argument"},
+	{ErrTableNotFound, "table_not_found"},
+	{ErrAlreadyExists, "already_exists"},
+	{ErrConditionFailed, "condition_failed"},
+	{ErrUnimplemented, "unimplemented"},
+	{ErrClosed, "closed"},
+}
+
+// systemName is the db.system.name of a backend: see [Operation.System].
+// A backend that wraps another (as package faults does) names the one
+// inside through an Unwrap() Backend method.
+func systemName(b Backend) string {
+	for {
+		u, ok := b.(interface{ Unwrap() Backend })
+		if !ok {
+			break
+		}
+		b = u.Unwrap()
+	}
+	t := reflect.TypeOf(b)
+	if t == nil {
+		return "tablekit"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	pkg := t.PkgPath()
+	pkg = pkg[strings.LastIndexByte(pkg, '/')+1:]
+	switch pkg {
+	case "awsdynamodb":
+		return "aws.dynamodb"
+	case "gcpbigtable":
+		return "tablekit.bigtable"
+	case "aliyuntablestore":
+		return "tablekit.tablestore"
+	case "localengine":
+		return "tablekit.local"
+	case "fileengine":
+		return "tablekit.file"
+	case "":
+		return "tablekit"
+	}
+	return "tablekit." + pkg
+}
+
+// writeBytes is the size of a write for Outcome.Bytes.
+func writeBytes(key PrimaryKey, cols []Column, changes []Change) int {
+	n := key.Size()
+	for i := range cols {
+		n += len(cols[i].Name) + cols[i].Value.Size()
+	}
+	for i := range changes {
+		n += len(changes[i].Column) + changes[i].Value.Size()
+	}
+	return n
+}
+
+// endWrite ends a single-row write; s may be nil.
+func (s *opState) endWrite(err error, key PrimaryKey, cols []Column, changes []Change) {
+	if s == nil {
+		return
+	}
+	o := Outcome{Err: err}
+	if err == nil {
+		o.Rows, o.Bytes = 1, writeBytes(key, cols, changes)
+	}
+	s.end(o)
+}
+
+// endRead ends a single-row read.
+func (s *opState) endRead(r *Row, err error) {
+	o := Outcome{Err: err}
+	if r != nil && err == nil {
+		o.Rows, o.Bytes = 1, r.Size()
+	}
+	s.end(o)
+}
+
+// endRows ends a range read or a Rows iteration; s may be nil.
+func (s *opState) endRows(rows, bytes int, err error) {
+	if s == nil {
+		return
+	}
+	s.end(Outcome{Rows: rows, Bytes: bytes, Err: err})
+}
+
+func (s *opState) endBatchGet(out []BatchGetResult, err error) {
+	if s == nil {
+		return
+	}
+	o := Outcome{Err: err}
+	for i := range out {
+		switch {
+		case out[i].Err != nil:
+			o.Failed++
+		case out[i].Found:
+			o.Rows++
+			o.Bytes += out[i].Row.Size()
+		}
+	}
+	s.end(o)
+}
+
+func (s *opState) endBatchWrite(writes []BatchWrite, out []BatchWriteResult, err error) {
+	if s == nil {
+		return
+	}
+	o := Outcome{Err: err}
+	for i := range out {
+		if out[i].Err != nil {
+			o.Failed++
+			continue
+		}
+		w := &writes[i]
+		o.Rows++
+		o.Bytes += writeBytes(w.Key, w.Columns, w.Changes)
+	}
+	s.end(o)
+}
+
+// batchTable is the table of a batch's entries, or "" when they address
+// several (or the client observes nothing).
+func batchTable[E any](c *Client, entries []E, table func(E) string) string {
+	if len(entries) == 0 || (c.tel.obs == nil && c.tel.log == nil) {
+		return ""
+	}
+	t := table(entries[0])
+	for _, e := range entries[1:] {
+		if table(e) != t {
+			return ""
+		}
+	}
+	return t
+}
+
+// observeRows wraps a Rows iteration's yield to count what it yields;
+// done ends the operation. Unobserved, yield is returned as it is.
+func (s *opState) observeRows(yield func(Row, error) bool) (_ func(Row, error) bool, done func()) {
+	if s == nil {
+		return yield, func() {}
+	}
+	var n, size int
+	var err error
+	return func(r Row, e error) bool {
+			if e != nil {
+				err = e
+			} else {
+				n++
+				size += r.Size()
+			}
+			return yield(r, e)
+		}, func() {
+			s.endRows(n, size, err)
+		}
+}
+
+// rowsSize is the size of rows for Outcome.Bytes.
+func rowsSize(rows []Row) int {
+	n := 0
+	for i := range rows {
+		n += rows[i].Size()
+	}
+	return n
+}

@@ -1,0 +1,231 @@
+package tablekit_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/localengine"
+)
+
+// recorder is an Observer that keeps what it saw.
+type recorder struct {
+	mu  sync.Mutex
+	ops []*recorded
+}
+
+type recorded struct {
+	op      tablekit.Operation
+	retries []tablekit.Retry
+	out     *tablekit.Outcome
+	ctxSeen bool // End got the context StartOperation returned
+}
+
+type recKey struct{}
+
+func (r *recorder) StartOperation(ctx context.Context, op tablekit.Operation) (context.Context, tablekit.Observation) {
+	rec := &recorded{op: op}
+	r.mu.Lock()
+	r.ops = append(r.ops, rec)
+	r.mu.Unlock()
+	return context.WithValue(ctx, recKey{}, rec), &recObs{r: r, rec: rec}
+}
+
+type recObs struct {
+	r   *recorder
+	rec *recorded
+}
+
+func (o *recObs) Retry(_ context.Context, rt tablekit.Retry) {
+	o.r.mu.Lock()
+	defer o.r.mu.Unlock()
+	o.rec.retries = append(o.rec.retries, rt)
+}
+
+func (o *recObs) End(ctx context.Context, out tablekit.Outcome) {
+	o.r.mu.Lock()
+	defer o.r.mu.Unlock()
+	o.rec.out = &out
+	o.rec.ctxSeen = ctx.Value(recKey{}) == o.rec
+}
+
+func (r *recorder) find(t *testing.T, name string) *recorded {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.ops) - 1; i >= 0; i-- {
+		if r.ops[i].op.Name == name {
+			if r.ops[i].out == nil {
+				t.Fatalf("%s was started but not ended", name)
+			}
+			return r.ops[i]
+		}
+	}
+	t.Fatalf("%s was not observed; saw %d operations", name, len(r.ops))
+	return nil
+}
+
+func newObserved(t *testing.T, b tablekit.Backend, opts ...tablekit.ClientOption) (*tablekit.Client, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	db := tablekit.NewClient(b, append([]tablekit.ClientOption{tablekit.WithObserver(rec)}, opts...)...)
+	t.Cleanup(func() { db.Close() })
+	err := db.CreateTable(context.Background(), tablekit.TableMeta{
+		Name: "t", Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeInteger}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, rec
+}
+
+func TestObserverSeesEveryOperation(t *testing.T) {
+	ctx := context.Background()
+	db, rec := newObserved(t, localengine.New())
+	tbl := db.Table("t")
+	cols := []tablekit.Column{{Name: "v", Value: tablekit.String("hello")}}
+	key := tablekit.Key("k", tablekit.Integer(1))
+	if err := tbl.PutRow(ctx, key, cols); err != nil {
+		t.Fatal(err)
+	}
+	put := rec.find(t, "PutRow")
+	if put.op.System != "tablekit.local" || put.op.Table != "t" || put.out.Rows != 1 || put.out.Err != nil || !put.ctxSeen {
+		t.Fatalf("PutRow observed as %+v, outcome %+v", put.op, *put.out)
+	}
+	if want := key.Size() + len("v") + len("hello"); put.out.Bytes != want {
+		t.Fatalf("PutRow bytes = %d, want %d", put.out.Bytes, want)
+	}
+
+	row, _, err := tbl.GetRow(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if get := rec.find(t, "GetRow"); get.out.Rows != 1 || get.out.Bytes != row.Size() {
+		t.Fatalf("GetRow outcome %+v, row size %d", *get.out, row.Size())
+	}
+	if _, found, _ := tbl.GetRow(ctx, tablekit.Key("k", tablekit.Integer(2))); found {
+		t.Fatal("row 2 found")
+	}
+	if get := rec.find(t, "GetRow"); get.out.Rows != 0 || get.out.Bytes != 0 {
+		t.Fatalf("missing row's GetRow outcome %+v", *get.out)
+	}
+
+	// A failed condition is the operation's error, with its error.type.
+	err = tbl.PutRow(ctx, key, cols, tablekit.ExpectNotExist)
+	if !errors.Is(err, tablekit.ErrConditionFailed) {
+		t.Fatalf("PutRow ExpectNotExist = %v", err)
+	}
+	if put := rec.find(t, "PutRow"); put.out.Err == nil || put.out.ErrorType != "condition_failed" || put.out.Rows != 0 {
+		t.Fatalf("failed PutRow outcome %+v", *put.out)
+	}
+
+	writes := []tablekit.BatchWrite{
+		{Table: "t", Kind: tablekit.WritePut, Key: tablekit.Key("k", tablekit.Integer(2)), Columns: cols},
+		{Table: "t", Kind: tablekit.WritePut, Key: tablekit.Key("k", tablekit.Integer(3)), Columns: cols},
+		{Table: "t", Kind: tablekit.WritePut, Key: key, Columns: cols, Condition: tablekit.Condition{Row: tablekit.ExpectNotExist}},
+	}
+	if _, err := db.BatchWriteRow(ctx, writes); err != nil {
+		t.Fatal(err)
+	}
+	bw := rec.find(t, "BatchWriteRow")
+	if bw.op.BatchSize != 3 || bw.op.Table != "t" || bw.out.Rows != 2 || bw.out.Failed != 1 || bw.out.Err != nil {
+		t.Fatalf("BatchWriteRow observed as %+v, outcome %+v", bw.op, *bw.out)
+	}
+
+	n := 0
+	for _, err := range tbl.Rows(ctx, tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if rows := rec.find(t, "Rows"); rows.out.Rows != n || n != 3 {
+		t.Fatalf("Rows yielded %d, observed %+v", n, *rows.out)
+	}
+	res, err := tbl.GetRange(ctx, tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax), tablekit.Limit(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gr := rec.find(t, "GetRange"); gr.out.Rows != 2 || len(res.Rows) != 2 || gr.out.Bytes != res.Rows[0].Size()+res.Rows[1].Size() {
+		t.Fatalf("GetRange outcome %+v", *gr.out)
+	}
+	if _, err := db.ListTables(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if lt := rec.find(t, "ListTables"); lt.op.Table != "" {
+		t.Fatalf("ListTables observed as %+v", lt.op)
+	}
+	rec.find(t, "CreateTable")
+}
+
+// A Client whose cached metadata went stale retries with new metadata; the
+// retry is reported with error.type stale_metadata.
+func TestObserverSeesStaleRetry(t *testing.T) {
+	ctx := context.Background()
+	eng := localengine.New()
+	var logs bytes.Buffer
+	db, rec := newObserved(t, eng, tablekit.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	key := tablekit.Key("k", tablekit.Integer(1))
+	if err := db.Table("t").PutRow(ctx, key, nil); err != nil { // caches the table
+		t.Fatal(err)
+	}
+	other := tablekit.NewClient(eng)
+	defer other.Close()
+	if err := other.DeleteTable(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.CreateTable(ctx, tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeInteger}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Table("t").PutRow(ctx, key, nil); err != nil {
+		t.Fatal(err)
+	}
+	put := rec.find(t, "PutRow")
+	if put.out.Retries != 1 || len(put.retries) != 1 || put.retries[0].ErrorType != "stale_metadata" || put.retries[0].Attempt != 1 {
+		t.Fatalf("PutRow after re-creation: outcome %+v, retries %+v", *put.out, put.retries)
+	}
+	if !strings.Contains(logs.String(), "tablekit: retry") || !strings.Contains(logs.String(), "op=PutRow") {
+		t.Fatalf("retry not logged: %q", logs.String())
+	}
+}
+
+// backoffOnce is the local engine with a backend that backs off once per
+// write, as an adapter does when its store sheds load.
+type backoffOnce struct{ *localengine.Engine }
+
+func (b backoffOnce) Write(ctx context.Context, req *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	if err := (driver.Backoff{}).Wait(ctx, 0); err != nil {
+		return nil, err
+	}
+	return b.Engine.Write(ctx, req)
+}
+
+func TestObserverSeesDriverBackoff(t *testing.T) {
+	ctx := context.Background()
+	var logs bytes.Buffer
+	db, rec := newObserved(t, backoffOnce{localengine.New()}, tablekit.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err := db.Table("t").PutRow(ctx, tablekit.Key("k", tablekit.Integer(1)), nil); err != nil {
+		t.Fatal(err)
+	}
+	put := rec.find(t, "PutRow")
+	if put.out.Retries != 1 || len(put.retries) != 1 || put.retries[0].Attempt != 1 || put.retries[0].Delay <= 0 {
+		t.Fatalf("PutRow with a backoff: outcome %+v, retries %+v", *put.out, put.retries)
+	}
+	if !strings.Contains(logs.String(), "attempt=1") {
+		t.Fatalf("backoff not logged: %q", logs.String())
+	}
+}
+
+// Without an observer or logger, ReportRetry is a no-op (and must not panic).
+func TestReportRetryUnobserved(t *testing.T) {
+	tablekit.ReportRetry(context.Background(), tablekit.Retry{Attempt: 1})
+	if err := (driver.Backoff{}).Wait(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+}
