@@ -1,0 +1,239 @@
+// Command tablekit inspects, edits, exports and copies tables on any
+// tablekit backend, named by URL:
+//
+//	tablekit -url file:///var/lib/app ls
+//	tablekit -url 'dynamodb://?region=us-east-1' scan orders --prefix customer=c42
+//	tablekit copy 'bigtable://proj/inst' 'tablestore://inst?endpoint=https://…' --checkpoint cp.json
+//
+// The URL comes from -url or, by convention, the TABLEKIT_URL environment
+// variable. Run "tablekit help" for the commands and "tablekit help keys"
+// for how keys and values are written on the command line.
+//
+// Exit status: 0 on success, 1 on an error (printed on stderr), 2 on a
+// usage error (an unknown command or flag, a wrong argument count).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/tablekit/tablekit"
+)
+
+// env is what a command runs with: its streams and the global settings.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	url            string
+	// stdinTTY and stderrTTY say whether the drop prompt may ask and the
+	// copy progress line may be drawn.
+	stdinTTY, stderrTTY bool
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	args    string // positional arguments, for the usage line
+	summary string
+	// flags declares the command's flags on fs and returns the function
+	// that runs it with the positional arguments.
+	flags func(fs *flag.FlagSet, e *env) func(ctx context.Context, args []string) error
+	nargs [2]int // min and max positional arguments (-1: no max)
+}
+
+// usageError is a command-line mistake: exit status 2.
+type usageError struct{ msg string }
+
+func (u *usageError) Error() string { return u.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// errHelp is returned after --help printed the usage: exit status 0.
+var errHelp = errors.New("help")
+
+var commands []*command
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	e := &env{
+		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
+		stdinTTY: isTerminal(os.Stdin), stderrTTY: isTerminal(os.Stderr),
+	}
+	code := run(ctx, e, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func mainUsage(w io.Writer) {
+	fmt.Fprintf(w, `tablekit inspects, edits, exports and copies tables on any tablekit backend.
+
+Usage:
+    tablekit [-url URL] COMMAND [flags] [arguments]
+
+The URL defaults to $%s. Registered schemes: %s
+    mem://[NAME]                              the in-process local engine
+    file:///ABS/DIR[?nosync=true]             the durable local engine
+    bigtable://PROJECT/INSTANCE               Bigtable (BIGTABLE_EMULATOR_HOST honoured)
+    dynamodb://?region=R[&endpoint=URL]       DynamoDB (default AWS credential chain)
+    tablestore://INSTANCE?endpoint=URL        Tablestore (TABLESTORE_ACCESS_KEY_ID/_SECRET)
+
+Commands:
+`, tablekit.EnvURL, strings.Join(tablekit.Schemes(), ", "))
+	for _, c := range commands {
+		fmt.Fprintf(w, "    %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, `
+Run "tablekit COMMAND --help" for a command's flags and "tablekit help keys"
+for how to write keys and values. Flags may come before or after the
+arguments; "--" ends them.
+
+Exit status: 0 success, 1 error, 2 usage error.
+`)
+}
+
+// run runs the command line args and returns the exit status.
+func run(ctx context.Context, e *env, args []string) int {
+	global := flag.NewFlagSet("tablekit", flag.ContinueOnError)
+	global.SetOutput(io.Discard)
+	global.StringVar(&e.url, "url", os.Getenv(tablekit.EnvURL), "backend URL")
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			mainUsage(e.stdout)
+			return 0
+		}
+		fmt.Fprintf(e.stderr, "tablekit: %v\n", err)
+		mainUsage(e.stderr)
+		return 2
+	}
+	args = global.Args()
+	if len(args) == 0 {
+		mainUsage(e.stderr)
+		return 2
+	}
+	name, args := args[0], args[1:]
+	if name == "help" {
+		return help(e, args)
+	}
+	c := lookup(name)
+	if c == nil {
+		fmt.Fprintf(e.stderr, "tablekit: unknown command %q; run \"tablekit help\"\n", name)
+		return 2
+	}
+	err := runCommand(ctx, e, c, args)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errHelp):
+		return 0
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(e.stderr, "tablekit %s: %v\n", c.name, err)
+		fmt.Fprintf(e.stderr, "usage: tablekit %s [flags] %s (see tablekit %s --help)\n", c.name, c.args, c.name)
+		return 2
+	}
+	fmt.Fprintf(e.stderr, "tablekit %s: %v\n", c.name, err)
+	return 1
+}
+
+func help(e *env, args []string) int {
+	switch {
+	case len(args) == 0:
+		mainUsage(e.stdout)
+	case args[0] == "keys":
+		fmt.Fprint(e.stdout, keySyntaxHelp)
+	case lookup(args[0]) != nil:
+		c := lookup(args[0])
+		fs := newFlagSet(c, e)
+		c.flags(fs, e)
+		commandUsage(e.stdout, c, fs)
+	default:
+		fmt.Fprintf(e.stderr, "tablekit help: unknown topic %q\n", args[0])
+		return 2
+	}
+	return 0
+}
+
+func newFlagSet(c *command, e *env) *flag.FlagSet {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&e.url, "url", e.url, "backend URL (default $"+tablekit.EnvURL+")")
+	return fs
+}
+
+func commandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: tablekit %s [flags] %s\n\n%s\n\nFlags:\n", c.name, c.args, c.summary)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// runCommand parses c's flags, which may sit before, between or after the
+// positional arguments, and runs it.
+func runCommand(ctx context.Context, e *env, c *command, args []string) error {
+	fs := newFlagSet(c, e)
+	do := c.flags(fs, e)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				commandUsage(e.stdout, c, fs)
+				return errHelp
+			}
+			return usagef("%v", err)
+		}
+		consumed := len(args) - fs.NArg()
+		rest := fs.Args()
+		if consumed > 0 && args[consumed-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	if len(pos) < c.nargs[0] || (c.nargs[1] >= 0 && len(pos) > c.nargs[1]) {
+		return usagef("want %s, got %d argument(s)", c.args, len(pos))
+	}
+	return do(ctx, pos)
+}
+
+// open opens the client of the command's URL.
+func (e *env) open(ctx context.Context) (*tablekit.Client, error) {
+	if e.url == "" {
+		return nil, usagef("no backend URL: pass -url or set %s (for example file:///tmp/db)", tablekit.EnvURL)
+	}
+	return tablekit.Open(ctx, e.url)
+}
+
+// withClient opens the client, runs f and closes the client.
+func (e *env) withClient(ctx context.Context, f func(db *tablekit.Client) error) (err error) {
+	db, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	return f(db)
+}
