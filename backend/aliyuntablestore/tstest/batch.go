@@ -52,6 +52,7 @@ func (s *Server) batchGetRow(ctx context.Context, body []byte) (proto.Message, e
 	type slot struct{ t, r int }
 	var gets []tablekit.BatchGet
 	var slots []slot
+	var specs []*readSpec
 	seen := map[string]bool{}
 	for ti, t := range req.Tables {
 		tr := &otsprotocol.TableInBatchGetRowResponse{
@@ -65,6 +66,10 @@ func (s *Server) batchGetRow(ctx context.Context, body []byte) (proto.Message, e
 			}
 		}
 		meta, oe := s.meta(ctx, t.GetTableName())
+		if oe == errNoTable {
+			// The service fails the whole request for a missing table.
+			return nil, oe
+		}
 		if oe != nil {
 			if oe.status >= 500 {
 				return nil, oe
@@ -91,6 +96,7 @@ func (s *Server) batchGetRow(ctx context.Context, body []byte) (proto.Message, e
 			}
 			gets = append(gets, tablekit.BatchGet{Table: meta.Name, Key: key, Options: rs.opts})
 			slots = append(slots, slot{ti, ri})
+			specs = append(specs, &rs)
 		}
 	}
 	if len(gets) > 0 {
@@ -105,9 +111,12 @@ func (s *Server) batchGetRow(ctx context.Context, body []byte) (proto.Message, e
 			case r.Err != nil:
 				out = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(false), Error: rowError(r.Err)}
 			default:
-				row := []byte{}
+				// The service leaves row out for a missing row.
+				var row []byte
 				if r.Found {
-					row = plainbuffer.EncodeRow(wireRow(r.Row.Key, r.Row.Columns))
+					if cols, keep := specs[i].finish(r.Row.Key, r.Row.Columns, true); keep {
+						row = plainbuffer.EncodeRow(wireRow(r.Row.Key, cols))
+					}
 				}
 				out = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(true), Consumed: capacity(units(len(row)), 0), Row: row}
 			}
@@ -194,9 +203,9 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 			sl := slots[i]
 			var out *otsprotocol.RowInBatchWriteRowResponse
 			if r.Err != nil {
-				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: rowError(r.Err)}
+				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: rowError(condError(sl.w.bw.Condition, r.Err))}
 			} else {
-				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(true), Consumed: capacity(0, units(sl.w.sizeBytes)), Row: sl.w.returned(r.Increments)}
+				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(true), Consumed: capacity(writeCapacity(sl.w)), Row: sl.w.returned(r.Increments)}
 			}
 			resp.Tables[sl.t].Rows[sl.r] = out
 		}

@@ -4,6 +4,7 @@ package tstest
 
 import (
 	"math"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
@@ -364,15 +365,17 @@ const maxFilterDepth = 32
 
 // decodeFilter decodes a serialized otsprotocol.Filter (a read filter or
 // a column condition) into a tablekit filter.
-func decodeFilter(meta *tablekit.TableMeta, b []byte) (tablekit.Filter, *otsError) {
+// Filters of reads may name primary-key columns (the service evaluates
+// them; see keyFilter); column conditions of writes may not.
+func decodeFilter(meta *tablekit.TableMeta, b []byte, allowKey bool) (tablekit.Filter, *otsError) {
 	var f otsprotocol.Filter
 	if err := proto.Unmarshal(b, &f); err != nil {
 		return nil, errParse
 	}
-	return filterMsg(meta, &f, 0)
+	return filterMsg(meta, &f, 0, allowKey)
 }
 
-func filterMsg(meta *tablekit.TableMeta, f *otsprotocol.Filter, depth int) (tablekit.Filter, *otsError) {
+func filterMsg(meta *tablekit.TableMeta, f *otsprotocol.Filter, depth int, allowKey bool) (tablekit.Filter, *otsError) {
 	if depth > maxFilterDepth {
 		return nil, paramErr("The filter is nested more than %d levels deep.", maxFilterDepth)
 	}
@@ -382,7 +385,7 @@ func filterMsg(meta *tablekit.TableMeta, f *otsprotocol.Filter, depth int) (tabl
 		if err := proto.Unmarshal(f.GetFilter(), &sf); err != nil {
 			return nil, errParse
 		}
-		return singleFilter(meta, &sf)
+		return singleFilter(meta, &sf, allowKey)
 	case otsprotocol.FilterType_FT_COMPOSITE_COLUMN_VALUE:
 		var cf otsprotocol.CompositeColumnValueFilter
 		if err := proto.Unmarshal(f.GetFilter(), &cf); err != nil {
@@ -407,7 +410,7 @@ func filterMsg(meta *tablekit.TableMeta, f *otsprotocol.Filter, depth int) (tabl
 		}
 		out := tablekit.CompositeFilter{Op: op, Filters: make([]tablekit.Filter, len(cf.SubFilters))}
 		for i, sub := range cf.SubFilters {
-			sf, oe := filterMsg(meta, sub, depth+1)
+			sf, oe := filterMsg(meta, sub, depth+1, allowKey)
 			if oe != nil {
 				return nil, oe
 			}
@@ -420,7 +423,7 @@ func filterMsg(meta *tablekit.TableMeta, f *otsprotocol.Filter, depth int) (tabl
 	return nil, paramErr("Invalid filter type: %d.", f.GetType())
 }
 
-func singleFilter(meta *tablekit.TableMeta, sf *otsprotocol.SingleColumnValueFilter) (tablekit.Filter, *otsError) {
+func singleFilter(meta *tablekit.TableMeta, sf *otsprotocol.SingleColumnValueFilter, allowKey bool) (tablekit.Filter, *otsError) {
 	if sf.ValueTransRule != nil {
 		return nil, unsupported("SingleColumnValueFilter with value_trans_rule (regex)")
 	}
@@ -428,8 +431,8 @@ func singleFilter(meta *tablekit.TableMeta, sf *otsprotocol.SingleColumnValueFil
 	if oe := checkColumnName(name); oe != nil {
 		return nil, oe
 	}
-	if isKeyName(meta, name) {
-		return nil, paramErr("Filtering on primary key column: '%s' is not supported by the tablekit Tablestore emulator.", name)
+	if !allowKey && isKeyName(meta, name) {
+		return nil, paramErr("Column condition on primary key column: '%s' is not supported by the tablekit Tablestore emulator.", name)
 	}
 	var op tablekit.CompareOp
 	switch sf.GetComparator() {
@@ -486,7 +489,7 @@ func condition(meta *tablekit.TableMeta, c *otsprotocol.Condition) (tablekit.Con
 		return out, paramErr("Invalid row existence expectation: %d.", c.GetRowExistence())
 	}
 	if len(c.ColumnCondition) > 0 {
-		f, oe := decodeFilter(meta, c.ColumnCondition)
+		f, oe := decodeFilter(meta, c.ColumnCondition, false)
 		if oe != nil {
 			return out, oe
 		}
@@ -500,6 +503,15 @@ func condition(meta *tablekit.TableMeta, c *otsprotocol.Condition) (tablekit.Con
 type readSpec struct {
 	opts []tablekit.ReadOption
 	spec tablekit.ReadSpec
+	// keyFilter is a filter naming primary-key columns, which tablekit
+	// does not evaluate: the server reads without it and applies it to
+	// each row (see finish). project is then the requested projection
+	// (nil: all), as spec.Columns is widened by the filter's columns.
+	keyFilter tablekit.Filter
+	project   []string
+	// selective: the read had columns_to_get or a time_range, so a row
+	// left without attribute cells is absent (see finish).
+	selective bool
 }
 
 // readParams are the read fields GetRow, BatchGetRow and GetRange share.
@@ -544,7 +556,6 @@ func decodeRead(meta *tablekit.TableMeta, p readParams) (readSpec, *otsError) {
 			seen[c] = true
 			rs.spec.Columns = append(rs.spec.Columns, c)
 		}
-		rs.opts = append(rs.opts, tablekit.Columns(p.columns...))
 	}
 	if p.timeRange == nil && p.maxVersions == nil {
 		return rs, paramErr("No version condition is specified while querying row.")
@@ -585,14 +596,28 @@ func decodeRead(meta *tablekit.TableMeta, p readParams) (readSpec, *otsError) {
 			rs.spec.MaxVersions = math.MaxInt32
 		}
 	}
+	cols := p.columns
 	if len(p.filter) > 0 {
-		f, oe := decodeFilter(meta, p.filter)
+		f, oe := decodeFilter(meta, p.filter, true)
 		if oe != nil {
 			return rs, oe
 		}
-		rs.spec.Filter = f
-		rs.opts = append(rs.opts, tablekit.WithFilter(f))
+		if namesKey(meta, f) {
+			rs.keyFilter = f
+			rs.project = rs.spec.Columns
+			if rs.spec.Columns != nil {
+				rs.spec.Columns = widen(rs.spec.Columns, meta, f)
+				cols = append(slices.Clone(cols), rs.spec.Columns...)
+			}
+		} else {
+			rs.spec.Filter = f
+			rs.opts = append(rs.opts, tablekit.WithFilter(f))
+		}
 	}
+	if cols != nil {
+		rs.opts = append(rs.opts, tablekit.Columns(cols...))
+	}
+	rs.selective = len(p.columns) > 0 || p.timeRange != nil
 	return rs, nil
 }
 

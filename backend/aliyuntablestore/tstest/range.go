@@ -80,9 +80,13 @@ func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, erro
 	out := binary.LittleEndian.AppendUint32(nil, plainbuffer.Header)
 	next := page.Next
 	n := 0
-	for i, r := range page.Rows {
-		enc := plainbuffer.EncodeRow(wireRow(r.Key, r.Columns))[4:]
-		if i > 0 && len(out)+len(enc) > MaxPageSize {
+	for _, r := range page.Rows {
+		cols, keep := rs.finish(r.Key, r.Columns, false)
+		if !keep {
+			continue
+		}
+		enc := plainbuffer.EncodeRow(wireRow(r.Key, cols))[4:]
+		if n > 0 && len(out)+len(enc) > MaxPageSize {
 			next = r.Key
 			break
 		}

@@ -132,9 +132,9 @@ func (s *Server) singleWrite(ctx context.Context, table string, op otsprotocol.O
 	}
 	incs, err := s.apply(ctx, w)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, condError(w.bw.Condition, err)
 	}
-	return capacity(0, units(w.sizeBytes)), w.returned(incs), nil
+	return capacity(writeCapacity(w)), w.returned(incs), nil
 }
 
 func (s *Server) putRow(ctx context.Context, body []byte) (proto.Message, error) {
@@ -200,7 +200,9 @@ func (s *Server) getRow(ctx context.Context, body []byte) (proto.Message, error)
 	// A missing row is an empty, but set, row field: proto2 requires it.
 	out := []byte{}
 	if found {
-		out = plainbuffer.EncodeRow(wireRow(r.Key, r.Columns))
+		if cols, keep := rs.finish(r.Key, r.Columns, true); keep {
+			out = plainbuffer.EncodeRow(wireRow(r.Key, cols))
+		}
 	}
 	return &otsprotocol.GetRowResponse{Consumed: capacity(units(len(out)), 0), Row: out}, nil
 }

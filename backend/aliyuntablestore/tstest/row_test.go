@@ -218,9 +218,10 @@ func TestConditions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fail(put("a", tablestore.RowExistenceExpectation_EXPECT_EXIST, nil, "v", int64(1)))
+	// Row existence fails with the service's own messages.
+	wantOTS(t, put("a", tablestore.RowExistenceExpectation_EXPECT_EXIST, nil, "v", int64(1)), 403, "OTSConditionCheckFail", "Row does not exist which is expected existent")
 	ok(put("a", tablestore.RowExistenceExpectation_EXPECT_NOT_EXIST, nil, "v", int64(1)))
-	fail(put("a", tablestore.RowExistenceExpectation_EXPECT_NOT_EXIST, nil, "v", int64(2)))
+	wantOTS(t, put("a", tablestore.RowExistenceExpectation_EXPECT_NOT_EXIST, nil, "v", int64(2)), 403, "OTSConditionCheckFail", "Row exists which is expected nonexistent")
 	ok(put("a", tablestore.RowExistenceExpectation_EXPECT_EXIST, nil, "v", int64(2)))
 	// Column conditions.
 	fail(put("a", tablestore.RowExistenceExpectation_IGNORE, tablestore.NewSingleColumnCondition("v", tablestore.CT_EQUAL, int64(1)), "v", int64(3)))
@@ -247,7 +248,7 @@ func TestConditions(t *testing.T) {
 	up.PutColumn("v", int64(1))
 	up.SetCondition(tablestore.RowExistenceExpectation_EXPECT_EXIST)
 	_, err := e.c.UpdateRow(&tablestore.UpdateRowRequest{UpdateRowChange: up})
-	fail(err)
+	wantOTS(t, err, 403, "OTSConditionCheckFail", "Row does not exist which is expected existent")
 	del := &tablestore.DeleteRowChange{TableName: "t", PrimaryKey: pk("k", "a")}
 	del.SetCondition(tablestore.RowExistenceExpectation_EXPECT_EXIST)
 	del.SetColumnCondition(tablestore.NewSingleColumnCondition("v", tablestore.CT_LESS_THAN, int64(6)))

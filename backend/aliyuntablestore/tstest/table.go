@@ -4,9 +4,12 @@ package tstest
 
 import (
 	"context"
+	"crypto/sha1"
+	"fmt"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
 	"github.com/golang/protobuf/proto"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/tablekit/tablekit"
 )
@@ -217,16 +220,35 @@ func (s *Server) describeTable(ctx context.Context, body []byte) (proto.Message,
 			Name: proto.String(dc.name), Type: otsprotocol.DefinedColumnType(dc.typ).Enum(),
 		})
 	}
-	return &otsprotocol.DescribeTableResponse{
+	tm.TableId = proto.String(tableID(m.Name, ex.created))
+	resp := &otsprotocol.DescribeTableResponse{
 		TableMeta:                 tm,
 		ReservedThroughputDetails: ex.throughput(),
 		TableOptions:              wireOptions(m.Options),
 		TableStatus:               otsprotocol.TableStatus_ACTIVE.Enum(),
-		StreamDetails:             &otsprotocol.StreamDetails{EnableStream: proto.Bool(false)},
-		// creation_time is in the SDK's .proto but not in the descriptor
-		// its generated code registers, so it never reaches the wire.
-		CreationTime: proto.Int64(ex.created),
-	}, nil
+		StreamDetails:             &otsprotocol.StreamDetails{EnableStream: proto.Bool(false), LastEnableTime: proto.Int64(0)},
+		SseDetails:                &otsprotocol.SSEDetails{Enable: proto.Bool(false)},
+	}
+	// creation_time (9) is in the SDK's .proto but not in the descriptor
+	// its generated code registers, so it is appended as raw bytes, with
+	// the two fields the service sends that no published .proto names:
+	// inner_info (12) holding a zero varint 1, and a zero varint 13.
+	raw := protowire.AppendTag(nil, 9, protowire.VarintType)
+	raw = protowire.AppendVarint(raw, uint64(ex.created))
+	raw = protowire.AppendTag(raw, 12, protowire.BytesType)
+	raw = protowire.AppendBytes(raw, []byte{1 << 3, 0})
+	raw = protowire.AppendTag(raw, 13, protowire.VarintType)
+	raw = protowire.AppendVarint(raw, 0)
+	resp.XXX_unrecognized = raw
+	return resp, nil
+}
+
+// tableID is the table's id, as the service reports it: a UUID, here
+// derived from the name and creation time (stable across calls, new for a
+// re-created table).
+func tableID(name string, created int64) string {
+	h := sha1.Sum([]byte(fmt.Sprintf("%s\x00%d", name, created)))
+	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 }
 
 func (s *Server) updateTable(ctx context.Context, body []byte) (proto.Message, error) {
