@@ -13,6 +13,7 @@ import (
 
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +27,7 @@ import (
 	"github.com/aliyun/aliyun-tablestore-go-sdk/common"
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 	"github.com/golang/protobuf/proto"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/localengine"
@@ -65,6 +67,35 @@ type Options struct {
 	// Backend stores the tables; default a new localengine.Engine, which
 	// the server closes on Close. A Backend given here is not closed.
 	Backend tablekit.Backend
+
+	// Network limits; zero means the Default* constant of the same name.
+	// ReadTimeout bounds reading a whole request (a client trickling its
+	// body is cut off), WriteTimeout the time from the end of the headers
+	// to the end of the response, IdleTimeout a keep-alive connection's
+	// idle time.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxConns caps the open connections (default DefaultMaxConns). At the
+	// cap a new connection evicts the one that has waited longest for its
+	// request to arrive, or else the longest idle; connections being
+	// served are never evicted.
+	MaxConns int
+	// BodyMemory caps the bytes of request bodies held at once (default
+	// DefaultBodyMemory, at least MaxBodySize); a request whose declared
+	// length does not fit waits for room.
+	BodyMemory int64
+	// MaxDateSkew is how far x-ots-date may be from the wall clock;
+	// default MaxDateSkew (15 minutes, as the service); negative turns
+	// the check off (to replay recorded requests).
+	MaxDateSkew time.Duration
+	// ShutdownTimeout is how long Close waits for requests in flight
+	// before cutting them off; default 30 s.
+	ShutdownTimeout time.Duration
+
+	// AdminAddr, when not empty, starts the test-control endpoint (see
+	// AdminHandler) on its own listener at this address. AdminToken is
+	// the bearer token it requires; it must be set with AdminAddr.
+	AdminAddr  string
+	AdminToken string
 }
 
 // Server is a Tablestore-wire-compatible test server. It is safe for
@@ -74,7 +105,12 @@ type Server struct {
 	ownsB    bool
 	backend  tablekit.Backend
 	client   *tablekit.Client
-	clock    tablekit.Clock
+	clock    tablekit.Clock // the adjustable clock: opts.Clock plus the admin offset
+	adj      *adjClock
+	wallNow  func() time.Time // for the date-skew rule; tests replace it
+	bodyMem  *semaphore.Weighted
+	lim      *connLimiter
+	faults   faultSet
 	ln       net.Listener
 	hs       *http.Server
 	serveErr chan error
@@ -85,6 +121,8 @@ type Server struct {
 
 	mu     sync.Mutex
 	extras map[string]*tableExtra // per-table state the Backend does not keep
+
+	admin *adminServer
 
 	closeOnce sync.Once
 }
@@ -121,7 +159,34 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.AccessKeySecret == "" {
 		opts.AccessKeySecret = DefaultAccessKeySecret
 	}
-	s := &Server{opts: opts, clock: opts.Clock, extras: map[string]*tableExtra{}}
+	if opts.ReadHeaderTimeout == 0 {
+		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if opts.ReadTimeout == 0 {
+		opts.ReadTimeout = DefaultReadTimeout
+	}
+	if opts.WriteTimeout == 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.BodyMemory <= 0 {
+		opts.BodyMemory = DefaultBodyMemory
+	}
+	opts.BodyMemory = max(opts.BodyMemory, MaxBodySize)
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = 30 * time.Second
+	}
+	if opts.AdminAddr != "" && opts.AdminToken == "" {
+		return nil, fmt.Errorf("tstest: AdminAddr %s needs an AdminToken", opts.AdminAddr)
+	}
+	adj := &adjClock{base: opts.Clock}
+	s := &Server{opts: opts, clock: adj, adj: adj, wallNow: time.Now, extras: map[string]*tableExtra{},
+		bodyMem: semaphore.NewWeighted(opts.BodyMemory)}
 	if opts.Backend == nil {
 		s.backend = localengine.New()
 		s.ownsB = true
@@ -130,7 +195,7 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	// Every request re-reads the table's meta through this client, so its
 	// cache is refreshed at each use and a shared Backend is honoured.
-	s.client = tablekit.NewClient(s.backend, tablekit.WithClock(opts.Clock))
+	s.client = tablekit.NewClient(s.backend, tablekit.WithClock(s.clock))
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	s.reqPfx = fmt.Sprintf("%x-%x-%x", rnd[:4], rnd[4:6], time.Now().Unix()&0xffff)
@@ -143,11 +208,30 @@ func NewServer(opts Options) (*Server, error) {
 		s.closeBackend()
 		return nil, fmt.Errorf("tstest: listen on %s: %w", opts.Addr, err)
 	}
-	s.ln = ln
+	s.lim = newConnLimiter(ln, opts.MaxConns)
+	s.ln = s.lim
 	s.endpoint = "http://" + ln.Addr().String()
-	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
+	s.hs = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		ReadTimeout:       opts.ReadTimeout,
+		WriteTimeout:      opts.WriteTimeout,
+		IdleTimeout:       opts.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ConnState:         s.lim.connState,
+		ConnContext:       connContext,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
 	s.serveErr = make(chan error, 1)
-	go func() { s.serveErr <- s.hs.Serve(ln) }()
+	go func() { s.serveErr <- s.hs.Serve(s.ln) }()
+	if opts.AdminAddr != "" {
+		a, err := startAdmin(s, opts.AdminAddr, opts.AdminToken)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.admin = a
+	}
 	return s, nil
 }
 
@@ -197,12 +281,17 @@ func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// Close stops the server and waits for its goroutine. It closes the
-// Backend only when the server created it. Close is idempotent.
+// Close stops the server: it stops accepting connections, lets the
+// requests in flight finish (for up to Options.ShutdownTimeout) and waits
+// for its goroutines. It closes the Backend only when the server created
+// it. Close is idempotent.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
+		if s.admin != nil {
+			s.admin.close()
+		}
 		if s.hs != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 			if err := s.hs.Shutdown(ctx); err != nil {
 				s.hs.Close()
 			}
@@ -244,12 +333,23 @@ func init() {
 
 // ServeHTTP serves one Tablestore API call.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, oerr := s.admit(r)
+	body, authed, oerr := s.admit(r)
 	if oerr != nil {
+		if !authed {
+			// Nothing about the credentials to a caller that failed
+			// authentication: no response signature.
+			s.writeUnsigned(w, oerr)
+			return
+		}
 		s.writeError(w, r, oerr)
 		return
 	}
+	defer markServing(r)()
 	op := strings.TrimPrefix(r.URL.Path, "/")
+	if oe := s.faults.inject(op); oe != nil {
+		s.writeError(w, r, oe)
+		return
+	}
 	resp, err := s.dispatch(r.Context(), op, body)
 	if err != nil {
 		s.writeError(w, r, toOTS(err))
@@ -281,57 +381,62 @@ var headersRequired = []string{
 	"x-ots-date", "x-ots-apiversion", "x-ots-accesskeyid", "x-ots-instancename", "x-ots-contentmd5",
 }
 
-// admit applies Tablestore's transport checks in its order: method,
-// operation, headers, date format, credentials, body MD5, signature. It
-// returns the body.
-func (s *Server) admit(r *http.Request) ([]byte, *otsError) {
+// admit applies Tablestore's transport checks: method, operation,
+// headers, date format and skew, credentials and the signature, all from
+// the headers alone; only then the body, bounded by its declared length
+// and MaxBodySize, and its MD5 (which the signature covers through
+// x-ots-contentmd5). authed reports whether the request passed the
+// signature check. It returns the body.
+func (s *Server) admit(r *http.Request) (body []byte, authed bool, _ *otsError) {
 	if r.Method != http.MethodPost {
-		return nil, &otsError{status: 405, code: "OTSMethodNotAllowed", msg: "Only POST method for requests is supported."}
+		return nil, false, &otsError{status: 405, code: "OTSMethodNotAllowed", msg: "Only POST method for requests is supported."}
 	}
 	op := strings.TrimPrefix(r.URL.Path, "/")
 	if _, ok := operations[op]; !ok {
-		return nil, &otsError{status: 400, code: "OTSUnsupportOperation", msg: fmt.Sprintf("Unsupported operation: '%s'.", op)}
+		return nil, false, &otsError{status: 400, code: "OTSUnsupportOperation", msg: fmt.Sprintf("Unsupported operation: '%s'.", op)}
 	}
 	h := r.Header
 	for _, name := range headersRequired {
 		if h.Get(name) == "" {
-			return nil, paramErr("Missing header: %s.", name)
+			return nil, false, paramErr("Missing header: %s.", name)
 		}
 	}
 	v4 := h.Get("x-ots-signaturev4") != ""
 	if v4 {
 		for _, name := range []string{"x-ots-signregion", "x-ots-signdate"} {
 			if h.Get(name) == "" {
-				return nil, paramErr("Missing header: %s.", name)
+				return nil, false, paramErr("Missing header: %s.", name)
 			}
 		}
 	} else if h.Get("x-ots-signature") == "" {
-		return nil, paramErr("Missing header: %s.", "x-ots-signature")
+		return nil, false, paramErr("Missing header: %s.", "x-ots-signature")
 	}
-	if d := h.Get("x-ots-date"); !validDate(d) {
-		return nil, paramErr("Invalid date format: %s.", d)
+	d := h.Get("x-ots-date")
+	if !validDate(d) {
+		return nil, false, paramErr("Invalid date format: %s.", d)
 	}
 	if h.Get("x-ots-accesskeyid") != s.opts.AccessKeyID {
-		return nil, authErr("The AccessKeyID does not exist.")
+		return nil, false, authErr("The AccessKeyID does not exist.")
 	}
 	if h.Get("x-ots-instancename") != s.opts.InstanceName {
-		return nil, authErr("The instance is not found.")
+		return nil, false, authErr("The instance is not found.")
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodySize+1))
-	if err != nil {
-		return nil, &otsError{status: 400, code: "OTSParameterInvalid", msg: "Failed to read the request body."}
+	if !s.signatureOK(r.URL.Path, h, v4) {
+		return nil, false, authErr("Signature mismatch.")
 	}
-	if len(body) > MaxBodySize {
-		return nil, &otsError{status: 413, code: "OTSRequestBodyTooLarge", msg: "The size of POST data is too large."}
+	// The date is signed: a request re-sent later keeps its old date.
+	if oe := s.checkDate(d); oe != nil {
+		return nil, false, oe
+	}
+	body, oe := s.readBody(r)
+	if oe != nil {
+		return nil, true, oe
 	}
 	sum := md5.Sum(body)
 	if h.Get("x-ots-contentmd5") != base64.StdEncoding.EncodeToString(sum[:]) {
-		return nil, authErr("Mismatch between MD5 value of request body and x-ots-contentmd5 in header.")
+		return nil, true, authErr("Mismatch between MD5 value of request body and x-ots-contentmd5 in header.")
 	}
-	if !s.signatureOK(r.URL.Path, h, v4) {
-		return nil, authErr("Signature mismatch.")
-	}
-	return body, nil
+	return body, true, nil
 }
 
 // The Go SDK formats x-ots-date with the layout "2006-01-02T15:04:05.123Z",
@@ -384,6 +489,30 @@ func (s *Server) requestID() string {
 // id, body MD5, date, content type, and a response signature
 // ("authorization: OTS id:sig") that the Python and Java SDKs verify.
 func (s *Server) write(w http.ResponseWriter, r *http.Request, status int, body []byte) {
+	names := s.xotsHeaders(w, body)
+	mac := hmac.New(sha1.New, []byte(s.opts.AccessKeySecret))
+	io.WriteString(mac, strings.Join(names, "\n")+"\n"+r.URL.Path)
+	w.Header().Set("authorization", "OTS "+s.opts.AccessKeyID+":"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// writeUnsigned sends the error of a request that failed authentication:
+// the x-ots headers without a response signature, which would name the
+// access key ID and prove knowledge of the secret to an unknown caller.
+func (s *Server) writeUnsigned(w http.ResponseWriter, e *otsError) {
+	b, err := proto.Marshal(e.proto())
+	if err != nil {
+		b = nil
+	}
+	s.xotsHeaders(w, b)
+	w.WriteHeader(e.status)
+	w.Write(b)
+}
+
+// xotsHeaders sets the response's x-ots headers and content type and
+// returns the signed lines "name:value", sorted.
+func (s *Server) xotsHeaders(w http.ResponseWriter, body []byte) []string {
 	sum := md5.Sum(body)
 	h := w.Header()
 	xots := map[string]string{
@@ -398,12 +527,8 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, status int, body 
 		names = append(names, k+":"+strings.TrimSpace(v))
 	}
 	sort.Strings(names)
-	mac := hmac.New(sha1.New, []byte(s.opts.AccessKeySecret))
-	io.WriteString(mac, strings.Join(names, "\n")+"\n"+r.URL.Path)
-	h.Set("authorization", "OTS "+s.opts.AccessKeyID+":"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
 	h.Set("Content-Type", "application/x-protobuf")
-	w.WriteHeader(status)
-	w.Write(body)
+	return names
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *otsError) {

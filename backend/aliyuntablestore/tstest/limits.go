@@ -1,0 +1,365 @@
+package tstest
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Defaults of the server's network limits (Options fields of the same
+// names override them).
+const (
+	// DefaultReadHeaderTimeout bounds the time to read a request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds the time to read a whole request, body
+	// included: a client trickling its body is cut off after it.
+	DefaultReadTimeout = 60 * time.Second
+	// DefaultWriteTimeout bounds the time from the end of the request's
+	// headers to the end of the response.
+	DefaultWriteTimeout = 60 * time.Second
+	// DefaultIdleTimeout closes a keep-alive connection idle that long.
+	DefaultIdleTimeout = 120 * time.Second
+	// DefaultMaxConns is the number of connections the server keeps open
+	// at once; see Options.MaxConns.
+	DefaultMaxConns = 1024
+	// DefaultBodyMemory is how many bytes of request bodies the server
+	// holds at once; see Options.BodyMemory.
+	DefaultBodyMemory = 64 << 20
+)
+
+// MaxDateSkew is how far x-ots-date may be from the server's wall clock,
+// as on the service: a signed request cannot be replayed later than this.
+const MaxDateSkew = 15 * time.Minute
+
+// Caps on a filter (a read's filter or a write's column condition), which
+// the service documents at 10 to 32 conditions; the emulator allows 32.
+const (
+	// MaxFilterWidth is the most sub filters of one composite filter.
+	MaxFilterWidth = 32
+	// MaxFilterConditions is the most single-column conditions in a
+	// whole filter.
+	MaxFilterConditions = 32
+)
+
+// checkFilterSize refuses a serialized filter wider than MaxFilterWidth or
+// with more than MaxFilterConditions single-column conditions, before it
+// is decoded into a tablekit filter or run against any row. Nesting is
+// bounded by decodeFilter.
+func checkFilterSize(b []byte) *otsError {
+	n := 0
+	return countConditions(b, &n, 0)
+}
+
+func countConditions(b []byte, n *int, depth int) *otsError {
+	if depth > maxFilterDepth {
+		return paramErr("The filter is nested more than %d levels deep.", maxFilterDepth)
+	}
+	// Read the wire format directly: a filter of 100,000 conditions is
+	// refused after its 33rd, without decoding the rest.
+	typ, inner, ok := filterFields(b)
+	if !ok {
+		return nil // decodeFilter reports the parse error
+	}
+	switch otsprotocol.FilterType(typ) {
+	case otsprotocol.FilterType_FT_SINGLE_COLUMN_VALUE:
+		if *n++; *n > MaxFilterConditions {
+			return paramErr("The filter has more than %d conditions; the limit is %d.", MaxFilterConditions, MaxFilterConditions)
+		}
+	case otsprotocol.FilterType_FT_COMPOSITE_COLUMN_VALUE:
+		// CompositeColumnValueFilter: 1 combinator (varint), 2 sub_filters
+		// (repeated Filter).
+		var subs [][]byte
+		comb := otsprotocol.LogicalOperator(0)
+		for b := inner; len(b) > 0; {
+			num, wt, k := protowire.ConsumeTag(b)
+			if k < 0 {
+				return nil
+			}
+			b = b[k:]
+			switch {
+			case num == 1 && wt == protowire.VarintType:
+				v, k := protowire.ConsumeVarint(b)
+				if k < 0 {
+					return nil
+				}
+				comb, b = otsprotocol.LogicalOperator(v), b[k:]
+			case num == 2 && wt == protowire.BytesType:
+				v, k := protowire.ConsumeBytes(b)
+				if k < 0 {
+					return nil
+				}
+				if subs, b = append(subs, v), b[k:]; len(subs) > MaxFilterWidth {
+					return paramErr("The %v filter has more than %d sub filters; the limit is %d.", comb, MaxFilterWidth, MaxFilterWidth)
+				}
+			default:
+				k := protowire.ConsumeFieldValue(num, wt, b)
+				if k < 0 {
+					return nil
+				}
+				b = b[k:]
+			}
+		}
+		for _, sub := range subs {
+			if oe := countConditions(sub, n, depth+1); oe != nil {
+				return oe
+			}
+		}
+	}
+	return nil
+}
+
+// filterFields reads a serialized otsprotocol.Filter: 1 type (varint),
+// 2 filter (bytes).
+func filterFields(b []byte) (typ uint64, inner []byte, ok bool) {
+	for len(b) > 0 {
+		num, wt, k := protowire.ConsumeTag(b)
+		if k < 0 {
+			return 0, nil, false
+		}
+		b = b[k:]
+		switch {
+		case num == 1 && wt == protowire.VarintType:
+			v, k := protowire.ConsumeVarint(b)
+			if k < 0 {
+				return 0, nil, false
+			}
+			typ, b = v, b[k:]
+		case num == 2 && wt == protowire.BytesType:
+			v, k := protowire.ConsumeBytes(b)
+			if k < 0 {
+				return 0, nil, false
+			}
+			inner, b = v, b[k:]
+		default:
+			k := protowire.ConsumeFieldValue(num, wt, b)
+			if k < 0 {
+				return 0, nil, false
+			}
+			b = b[k:]
+		}
+	}
+	return typ, inner, true
+}
+
+// checkDate applies the skew rule to a well-formed x-ots-date: more than
+// MaxDateSkew (or opts.MaxDateSkew) from the server's wall clock is
+// refused, as the service does.
+func (s *Server) checkDate(d string) *otsError {
+	skew := s.opts.MaxDateSkew
+	if skew < 0 {
+		return nil
+	}
+	if skew == 0 {
+		skew = MaxDateSkew
+	}
+	t, ok := parseDate(d)
+	if !ok || s.wallNow().Sub(t).Abs() > skew {
+		return authErr("Mismatch between system time and x-ots-date: " + d + ".")
+	}
+	return nil
+}
+
+// parseDate reads x-ots-date to the second. The Go SDK's fraction is
+// month/day/hour digits (see isoDate), so only the part before the dot
+// counts.
+func parseDate(d string) (time.Time, bool) {
+	if isoDate.MatchString(d) {
+		t, err := time.Parse("2006-01-02T15:04:05", d[:19])
+		return t, err == nil
+	}
+	t, err := http.ParseTime(d)
+	return t, err == nil
+}
+
+// connLimiter is a listener that keeps at most max connections open. At
+// the cap, a new connection evicts the open connection that has waited
+// longest for a request to arrive in full (a slow or silent client), or
+// failing that the longest-idle keep-alive connection; connections whose
+// request is being served are never evicted. Attackers holding
+// connections open therefore cannot exhaust file descriptors or lock
+// other clients out.
+type connLimiter struct {
+	net.Listener
+	max int
+
+	bytesRead atomic.Int64 // from every connection, for tests
+
+	mu    sync.Mutex
+	conns map[*trackedConn]struct{}
+}
+
+func newConnLimiter(ln net.Listener, max int) *connLimiter {
+	return &connLimiter{Listener: ln, max: max, conns: map[*trackedConn]struct{}{}}
+}
+
+func (l *connLimiter) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc := &trackedConn{Conn: c, l: l, since: time.Now()}
+	l.mu.Lock()
+	var victim *trackedConn
+	if len(l.conns) >= l.max {
+		victim = l.victimLocked()
+		if victim != nil {
+			delete(l.conns, victim)
+		}
+	}
+	l.conns[tc] = struct{}{}
+	l.mu.Unlock()
+	if victim != nil {
+		victim.Conn.Close()
+	}
+	// Past the cap with every connection busy serving: the connection
+	// is accepted and over the cap for as long as those take, never more
+	// than max serving plus the new ones, which are themselves evictable.
+	return tc, nil
+}
+
+// victimLocked picks the connection to evict: the one waiting longest for
+// a request (new, or reading one), else the one idle longest.
+func (l *connLimiter) victimLocked() *trackedConn {
+	var reading, idle *trackedConn
+	for c := range l.conns {
+		switch c.state {
+		case http.StateNew, http.StateActive:
+			if c.serving {
+				continue
+			}
+			if reading == nil || c.since.Before(reading.since) {
+				reading = c
+			}
+		case http.StateIdle:
+			if idle == nil || c.since.Before(idle.since) {
+				idle = c
+			}
+		}
+	}
+	if reading != nil {
+		return reading
+	}
+	return idle
+}
+
+// open returns the number of open connections.
+func (l *connLimiter) open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.conns)
+}
+
+// trackedConn is a connection of a connLimiter with its state; the fields
+// after l are guarded by l.mu.
+type trackedConn struct {
+	net.Conn
+	l       *connLimiter
+	state   http.ConnState
+	serving bool      // a handler is running a request read in full
+	since   time.Time // start of the current state
+}
+
+func (c *trackedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.l.bytesRead.Add(int64(n))
+	return n, err
+}
+
+func (c *trackedConn) Close() error {
+	c.l.mu.Lock()
+	delete(c.l.conns, c)
+	c.l.mu.Unlock()
+	return c.Conn.Close()
+}
+
+// connState is the http.Server's ConnState hook.
+func (l *connLimiter) connState(nc net.Conn, st http.ConnState) {
+	c, ok := nc.(*trackedConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st == http.StateClosed || st == http.StateHijacked {
+		delete(l.conns, c)
+		return
+	}
+	if c.state != st {
+		c.state, c.since = st, time.Now()
+	}
+}
+
+func (l *connLimiter) setServing(c *trackedConn, on bool) {
+	l.mu.Lock()
+	c.serving = on
+	c.since = time.Now()
+	l.mu.Unlock()
+}
+
+type connKey struct{}
+
+// connContext is the http.Server's ConnContext hook: it lets ServeHTTP find
+// its connection.
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*trackedConn); ok {
+		return context.WithValue(ctx, connKey{}, tc)
+	}
+	return ctx
+}
+
+// markServing records that r has been read in full and is being served,
+// so its connection is not evicted; the returned func ends that.
+func markServing(r *http.Request) func() {
+	tc, ok := r.Context().Value(connKey{}).(*trackedConn)
+	if !ok {
+		return func() {}
+	}
+	tc.l.setServing(tc, true)
+	return func() { tc.l.setServing(tc, false) }
+}
+
+// readBody reads r's body once its headers passed every check: at most
+// MaxBodySize bytes, no more than the declared Content-Length, holding a
+// share of the server's body memory while it reads so that many large
+// bodies at once wait instead of growing the heap.
+func (s *Server) readBody(r *http.Request) ([]byte, *otsError) {
+	n := r.ContentLength
+	if n > MaxBodySize {
+		return nil, &otsError{status: 413, code: "OTSRequestBodyTooLarge", msg: "The size of POST data is too large."}
+	}
+	if n < 0 { // chunked: unknown length, reserve the most
+		n = MaxBodySize
+	}
+	if s.bodyMem != nil && n > 0 {
+		if err := s.bodyMem.Acquire(r.Context(), n); err != nil {
+			return nil, &otsError{status: 408, code: "OTSRequestTimeout", msg: "Request timeout."}
+		}
+		defer s.bodyMem.Release(n)
+	}
+	var body []byte
+	var err error
+	if r.ContentLength >= 0 {
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r.Body, MaxBodySize+1))
+		if err == nil && len(body) > MaxBodySize {
+			return nil, &otsError{status: 413, code: "OTSRequestBodyTooLarge", msg: "The size of POST data is too large."}
+		}
+	}
+	if err != nil {
+		if strings.Contains(err.Error(), "timeout") {
+			return nil, &otsError{status: 408, code: "OTSRequestTimeout", msg: "Request timeout."}
+		}
+		return nil, &otsError{status: 400, code: "OTSParameterInvalid", msg: "Failed to read the request body."}
+	}
+	return body, nil
+}

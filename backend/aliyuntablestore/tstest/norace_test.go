@@ -1,0 +1,5 @@
+//go:build !race
+
+package tstest
+
+const raceEnabled = false
