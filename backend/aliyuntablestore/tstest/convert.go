@@ -368,6 +368,9 @@ const maxFilterDepth = 32
 // Filters of reads may name primary-key columns (the service evaluates
 // them; see keyFilter); column conditions of writes may not.
 func decodeFilter(meta *tablekit.TableMeta, b []byte, allowKey bool) (tablekit.Filter, *otsError) {
+	if oe := checkFilterSize(b); oe != nil { // limits.go
+		return nil, oe
+	}
 	var f otsprotocol.Filter
 	if err := proto.Unmarshal(b, &f); err != nil {
 		return nil, errParse
