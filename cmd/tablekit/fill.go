@@ -19,7 +19,7 @@ type fillOptions struct {
 	existing bool
 	// final are the options the table has when the rows are in; nil keeps
 	// the options of an existing table and gives a created one m.Options.
-	final *tablekit.TableOptions
+	final     *tablekit.TableOptions
 	workers   int     // concurrent batch writes (default 4)
 	batchRows int     // rows per batch (default and maximum tablekit.MaxBatchWrite)
 	maxRate   float64 // rows per second, 0 for no limit
