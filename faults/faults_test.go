@@ -1,0 +1,353 @@
+package faults_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/conformance"
+	"github.com/tablekit/tablekit/faults"
+	"github.com/tablekit/tablekit/fileengine"
+	"github.com/tablekit/tablekit/localengine"
+)
+
+// harness runs the conformance suite on an engine wrapped by a disabled
+// injector: the wrapper must be transparent.
+type harness struct {
+	open func(t testing.TB) (tablekit.Backend, error)
+}
+
+func (h harness) NewBackend(_ context.Context, t testing.TB, _ tablekit.Clock) (tablekit.Backend, error) {
+	b, err := h.open(t)
+	if err != nil {
+		return nil, err
+	}
+	inj := faults.New(1, faults.Rule{Err: tablekit.ErrUnavailable}) // would fail every call
+	inj.Disable()
+	return inj.Wrap(b), nil
+}
+
+// ShareBackend gives another client the same engine behind a Close that
+// leaves it open, wrapped again.
+func (h harness) ShareBackend(_ context.Context, _ testing.TB, _ tablekit.Clock, b tablekit.Backend) (tablekit.Backend, error) {
+	u, ok := b.(interface{ Unwrap() tablekit.Backend })
+	if !ok {
+		return nil, fmt.Errorf("ShareBackend: %T is not a faults wrapper", b)
+	}
+	inj := faults.New(1)
+	switch e := u.Unwrap().(type) {
+	case *localengine.Engine:
+		return inj.Wrap(sharedLocal{e}), nil
+	case *fileengine.Engine:
+		return inj.Wrap(sharedFile{e}), nil
+	case sharedLocal, sharedFile:
+		return b, nil
+	}
+	return nil, fmt.Errorf("ShareBackend: %T", u.Unwrap())
+}
+
+type sharedLocal struct{ *localengine.Engine }
+
+func (sharedLocal) Close() error { return nil }
+
+type sharedFile struct{ *fileengine.Engine }
+
+func (sharedFile) Close() error { return nil }
+
+// TestConformanceFaultsOff runs the SPEC suite through disabled wrappers
+// of the local engine (no batch calls) and of the file engine (a
+// BatchWriter with As).
+func TestConformanceFaultsOff(t *testing.T) {
+	t.Run("localengine", func(t *testing.T) {
+		conformance.RunTests(t, harness{open: func(testing.TB) (tablekit.Backend, error) { return localengine.New(), nil }})
+	})
+	t.Run("fileengine", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("the file engine's run is the long one; the local engine's covers -short")
+		}
+		conformance.RunTests(t, harness{open: func(t testing.TB) (tablekit.Backend, error) {
+			return fileengine.Open(t.TempDir(), &fileengine.Options{NoSync: true})
+		}})
+	})
+}
+
+// Backends with every combination of the optional interfaces, built on the
+// local engine.
+type (
+	plain   struct{ *localengine.Engine }
+	withR   struct{ *localengine.Engine }
+	withW   struct{ *localengine.Engine }
+	withA   struct{ *localengine.Engine }
+	withRW  struct{ *localengine.Engine }
+	withRA  struct{ *localengine.Engine }
+	withWA  struct{ *localengine.Engine }
+	withRWA struct{ *localengine.Engine }
+)
+
+func getEach(ctx context.Context, e *localengine.Engine, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
+	out := make([]tablekit.GetRowResult, len(reqs))
+	for i, r := range reqs {
+		out[i].Row, out[i].Err = e.GetRow(ctx, r)
+	}
+	return out, nil
+}
+
+func writeEach(ctx context.Context, e *localengine.Engine, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
+	out := make([]tablekit.WriteResult, len(reqs))
+	for i, r := range reqs {
+		out[i].Update, out[i].Err = e.Write(ctx, r)
+	}
+	return out, nil
+}
+
+func (b withR) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
+	return getEach(ctx, b.Engine, r)
+}
+func (b withRW) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
+	return getEach(ctx, b.Engine, r)
+}
+func (b withRA) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
+	return getEach(ctx, b.Engine, r)
+}
+func (b withRWA) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
+	return getEach(ctx, b.Engine, r)
+}
+func (b withW) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
+	return writeEach(ctx, b.Engine, r)
+}
+func (b withRW) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
+	return writeEach(ctx, b.Engine, r)
+}
+func (b withWA) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
+	return writeEach(ctx, b.Engine, r)
+}
+func (b withRWA) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
+	return writeEach(ctx, b.Engine, r)
+}
+
+type engineRef struct{ e *localengine.Engine }
+
+func (withA) As(t any) bool   { return asEngine(t) }
+func (withRA) As(t any) bool  { return asEngine(t) }
+func (withWA) As(t any) bool  { return asEngine(t) }
+func (withRWA) As(t any) bool { return asEngine(t) }
+
+func asEngine(t any) bool {
+	if p, ok := t.(*engineRef); ok {
+		p.e = &localengine.Engine{}
+		return true
+	}
+	return false
+}
+
+func shape(b tablekit.Backend) string {
+	_, r := b.(tablekit.BatchReader)
+	_, w := b.(tablekit.BatchWriter)
+	_, a := b.(interface{ As(any) bool })
+	return fmt.Sprintf("reader=%v writer=%v as=%v", r, w, a)
+}
+
+// The wrapper has exactly the optional interfaces of what it wraps, and
+// reaches the wrapped backend's As.
+func TestWrapKeepsOptionalInterfaces(t *testing.T) {
+	e := localengine.New()
+	inj := faults.New(1)
+	for _, b := range []tablekit.Backend{plain{e}, withR{e}, withW{e}, withA{e}, withRW{e}, withRA{e}, withWA{e}, withRWA{e}} {
+		w := inj.Wrap(b)
+		if got, want := shape(w), shape(b); got != want {
+			t.Errorf("%T wrapped: %s, want %s", b, got, want)
+		}
+		if u := w.(interface{ Unwrap() tablekit.Backend }).Unwrap(); u != b {
+			t.Errorf("%T: Unwrap = %T", b, u)
+		}
+		db := tablekit.NewClient(w)
+		var ref engineRef
+		if got, want := db.As(&ref), shape(b) == shape(withA{}) || shape(b) == shape(withRWA{}) || shape(b) == shape(withRA{}) || shape(b) == shape(withWA{}); got != want || got && ref.e == nil {
+			t.Errorf("%T: As = %v, want %v", b, got, want)
+		}
+	}
+}
+
+var schema = tablekit.KeySchema{{Name: "id", Type: tablekit.TypeInteger}}
+
+func key(i int) tablekit.PrimaryKey { return tablekit.Key("id", tablekit.Integer(int64(i))) }
+
+// setup makes table "t" on a new engine and returns a client through the
+// injector and a clean client on the same engine.
+func setup(t *testing.T, inj *faults.Injector, b tablekit.Backend) (faulty, clean *tablekit.Client) {
+	t.Helper()
+	inj.Disable()
+	faulty = tablekit.NewClient(inj.Wrap(b))
+	t.Cleanup(func() { faulty.Close() })
+	if err := faulty.CreateTable(context.Background(), tablekit.TableMeta{Name: "t", Key: schema}); err != nil {
+		t.Fatal(err)
+	}
+	inj.Enable()
+	clean = tablekit.NewClient(sharedLocalOrFile(b))
+	return faulty, clean
+}
+
+func sharedLocalOrFile(b tablekit.Backend) tablekit.Backend {
+	switch e := b.(type) {
+	case *localengine.Engine:
+		return sharedLocal{e}
+	case *fileengine.Engine:
+		return sharedFile{e}
+	}
+	panic(fmt.Sprintf("%T", b))
+}
+
+func TestErrorsOfEachKind(t *testing.T) {
+	ctx := context.Background()
+	for _, code := range []error{tablekit.ErrThrottled, tablekit.ErrUnavailable, tablekit.ErrPermissionDenied, context.DeadlineExceeded} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			inj := faults.New(7, faults.Rule{Ops: faults.OpWrite, Table: "t", Err: code})
+			db, clean := setup(t, inj, localengine.New())
+			err := db.Table("t").PutRow(ctx, key(1), []tablekit.Column{{Name: "v", Value: tablekit.Integer(1)}})
+			if !errors.Is(err, code) {
+				t.Fatalf("PutRow = %v, want %v", err, code)
+			}
+			if _, isContext := code.(interface{ Timeout() bool }); !isContext && !errors.Is(err, faults.ErrInjected) {
+				t.Errorf("PutRow = %v, does not match ErrInjected", err)
+			}
+			var te *tablekit.Error
+			if errors.As(err, &te) && (te.Op != "PutRow" || te.Table != "t") {
+				t.Errorf("error names op %q table %q", te.Op, te.Table)
+			}
+			if _, found, err := clean.Table("t").GetRow(ctx, key(1)); err != nil || found {
+				t.Fatalf("a failed write was applied: found=%v err=%v", found, err)
+			}
+			// Reads are not matched by the rule.
+			if _, _, err := db.Table("t").GetRow(ctx, key(1)); err != nil {
+				t.Fatalf("GetRow = %v", err)
+			}
+			if inj.Hits(0) != 1 {
+				t.Errorf("hits %d", inj.Hits(0))
+			}
+		})
+	}
+}
+
+func TestLatencyAndTimeout(t *testing.T) {
+	ctx := context.Background()
+	inj := faults.New(1, faults.Rule{Ops: faults.OpGetRow, Latency: 30 * time.Millisecond})
+	db, _ := setup(t, inj, localengine.New())
+	start := time.Now()
+	if _, _, err := db.Table("t").GetRow(ctx, key(1)); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 30*time.Millisecond {
+		t.Errorf("GetRow took %v, want ≥ 30ms", d)
+	}
+	short, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+	defer cancel()
+	if _, _, err := db.Table("t").GetRow(short, key(1)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("GetRow with a 5ms deadline = %v", err)
+	}
+}
+
+func TestLostAnswer(t *testing.T) {
+	ctx := context.Background()
+	inj := faults.New(1, faults.Rule{Ops: faults.OpWrite, Lost: true, Times: 1})
+	db, clean := setup(t, inj, localengine.New())
+	err := db.Table("t").PutRow(ctx, key(1), nil, tablekit.ExpectNotExist)
+	if !errors.Is(err, tablekit.ErrUnavailable) || !errors.Is(err, faults.ErrInjected) {
+		t.Fatalf("PutRow = %v, want injected ErrUnavailable", err)
+	}
+	if _, found, err := clean.Table("t").GetRow(ctx, key(1)); err != nil || !found {
+		t.Fatalf("the write whose answer was lost was not applied: found=%v err=%v", found, err)
+	}
+	// Its retry now fails its condition: the program must read to know.
+	if err := db.Table("t").PutRow(ctx, key(1), nil, tablekit.ExpectNotExist); !errors.Is(err, tablekit.ErrConditionFailed) {
+		t.Fatalf("retry = %v, want ErrConditionFailed", err)
+	}
+}
+
+// hitPattern is which of 200 writes a rule with Prob 0.3 hits.
+func hitPattern(t *testing.T, seed uint64, parallel bool) (string, int) {
+	ctx := context.Background()
+	inj := faults.New(seed, faults.Rule{Ops: faults.OpWrite, Prob: 0.3, Err: tablekit.ErrThrottled})
+	db, _ := setup(t, inj, localengine.New())
+	out := make([]byte, 200)
+	writes := make([]tablekit.BatchWrite, 200)
+	for i := range writes {
+		writes[i] = tablekit.BatchWrite{Table: "t", Kind: tablekit.WritePut, Key: key(i)}
+	}
+	if parallel { // the local engine has no batch call: the Client writes 8 rows at a time
+		res, err := db.BatchWriteRow(ctx, writes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range res {
+			out[i] = '.'
+			if r.Err != nil {
+				out[i] = 'x'
+			}
+		}
+	} else {
+		for i := range writes {
+			out[i] = '.'
+			if err := db.Table("t").PutRow(ctx, key(i), nil); err != nil {
+				out[i] = 'x'
+			}
+		}
+	}
+	return string(out), inj.Hits(0)
+}
+
+func TestDeterministic(t *testing.T) {
+	a, hits := hitPattern(t, 42, false)
+	b, _ := hitPattern(t, 42, true)
+	c, _ := hitPattern(t, 43, false)
+	if a != b {
+		t.Errorf("same seed, different faults in order and in parallel:\n%s\n%s", a, b)
+	}
+	if a == c {
+		t.Errorf("seeds 42 and 43 gave the same faults")
+	}
+	if hits < 40 || hits > 80 {
+		t.Errorf("Prob 0.3 hit %d of 200 writes", hits)
+	}
+}
+
+// A batch call with a per-row rule: the hit rows fail on their own and are
+// not applied, the others are applied.
+func TestPartialBatchFailure(t *testing.T) {
+	ctx := context.Background()
+	fe, err := fileengine.Open(t.TempDir(), &fileengine.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inj := faults.New(3, faults.Rule{Ops: faults.OpBatchWriteRow, Rows: 0.25, Err: tablekit.ErrThrottled})
+	db, clean := setup(t, inj, fe)
+	writes := make([]tablekit.BatchWrite, 200)
+	for i := range writes {
+		writes[i] = tablekit.BatchWrite{Table: "t", Kind: tablekit.WritePut, Key: key(i)}
+	}
+	res, err := db.BatchWriteRow(ctx, writes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for i, r := range res {
+		_, found, gerr := clean.Table("t").GetRow(ctx, key(i))
+		if gerr != nil {
+			t.Fatal(gerr)
+		}
+		switch {
+		case r.Err != nil && (!errors.Is(r.Err, tablekit.ErrThrottled) || found):
+			t.Errorf("row %d: %v, found=%v", i, r.Err, found)
+		case r.Err == nil && !found:
+			t.Errorf("row %d: succeeded but not written", i)
+		}
+		if r.Err != nil {
+			failed++
+		}
+	}
+	if failed < 30 || failed > 70 || failed != inj.Hits(0) {
+		t.Errorf("%d of 200 rows failed (hits %d), want about 50", failed, inj.Hits(0))
+	}
+}
