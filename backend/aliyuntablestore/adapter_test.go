@@ -68,7 +68,7 @@ func TestDeadlineAbortsStalledRequest(t *testing.T) {
 
 // A cancelled call returns at once even while it waits between retries,
 // and nothing more is sent after the cancellation: with the adapter's own
-// retries (New) and with the SDK's (FromClient, whose back-off sleep
+// retries (Open) and with the SDK's (New, whose back-off sleep
 // cannot be woken, so the call returns from a goroutine).
 func TestCancelDuringRetryBackoff(t *testing.T) {
 	srv := newServer(t)
@@ -86,7 +86,11 @@ func TestCancelDuringRetryBackoff(t *testing.T) {
 				b = openAt(t, srv, p.URL, cfg)
 			} else {
 				cfg.Transport = aliyuntablestore.ContextTransport(nil)
-				b = aliyuntablestore.FromClient(tablestore.NewClientWithConfig(p.URL, srv.InstanceName(), srv.AccessKeyID(), srv.AccessKeySecret(), "", cfg))
+				var err error
+				b, err = aliyuntablestore.New(tablestore.NewClientWithConfig(p.URL, srv.InstanceName(), srv.AccessKeyID(), srv.AccessKeySecret(), "", cfg), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
 			}
 			var notified atomic.Int64
 			b.Client().SetRetryNotify(func(traceID, requestID string, err error, action string, backoff time.Duration) {
@@ -182,9 +186,9 @@ func TestBatchPartialRetry(t *testing.T) {
 	}
 }
 
-// FromClient over a client built without ContextTransport still returns
+// New over a client built without ContextTransport still returns
 // at the deadline; with ContextTransport it also aborts the request.
-func TestFromClientDeadline(t *testing.T) {
+func TestNewClientDeadline(t *testing.T) {
 	srv := newServer(t)
 	createUsers(t, srv)
 	p := newProxy(t, srv)
@@ -200,9 +204,12 @@ func TestFromClientDeadline(t *testing.T) {
 				cfg.Transport = aliyuntablestore.ContextTransport(nil)
 			}
 			c := tablestore.NewClientWithConfig(p.URL, srv.InstanceName(), srv.AccessKeyID(), srv.AccessKeySecret(), "", cfg)
-			b := aliyuntablestore.FromClient(c)
+			b, err := aliyuntablestore.New(c, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if b.Client() != c {
-				t.Fatal("Client() is not the client given to FromClient")
+				t.Fatal("Client() is not the client given to New")
 			}
 			db := tablekit.NewClient(b)
 			tbl := db.Table("users")
@@ -214,7 +221,7 @@ func TestFromClientDeadline(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
 			start := time.Now()
-			_, _, err := tbl.GetRow(ctx, userKey("a"))
+			_, _, err = tbl.GetRow(ctx, userKey("a"))
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 			}
@@ -379,7 +386,7 @@ func TestErrorMapping(t *testing.T) {
 		}
 	})
 	t.Run("AuthFailed", func(t *testing.T) {
-		bad, err := aliyuntablestore.New(srv.Endpoint(), srv.InstanceName(), srv.AccessKeyID(), "wrong secret")
+		bad, err := aliyuntablestore.Open(ctx, &aliyuntablestore.Options{Endpoint: srv.Endpoint(), Instance: srv.InstanceName(), AccessKeyID: srv.AccessKeyID(), AccessKeySecret: "wrong secret"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -506,11 +513,11 @@ func TestBatchRowErrors(t *testing.T) {
 
 func TestNewRefusesBadEndpoint(t *testing.T) {
 	for _, ep := range []string{"", "127.0.0.1:80", "ftp://x", "http://"} {
-		if _, err := aliyuntablestore.New(ep, "i", "a", "s"); !errors.Is(err, tablekit.ErrInvalidArgument) {
-			t.Errorf("New(%q): err = %v, want ErrInvalidArgument", ep, err)
+		if _, err := aliyuntablestore.Open(context.Background(), &aliyuntablestore.Options{Endpoint: ep, Instance: "i", AccessKeyID: "a", AccessKeySecret: "s"}); !errors.Is(err, tablekit.ErrInvalidArgument) {
+			t.Errorf("Open(%q): err = %v, want ErrInvalidArgument", ep, err)
 		}
 	}
-	if _, err := aliyuntablestore.New("http://127.0.0.1:1", "", "a", "s"); !errors.Is(err, tablekit.ErrInvalidArgument) {
+	if _, err := aliyuntablestore.Open(context.Background(), &aliyuntablestore.Options{Endpoint: "http://127.0.0.1:1", AccessKeyID: "a", AccessKeySecret: "s"}); !errors.Is(err, tablekit.ErrInvalidArgument) {
 		t.Errorf("New with no instance: err = %v, want ErrInvalidArgument", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"time"
 
@@ -22,10 +23,10 @@ import (
 type Backend struct {
 	c *tablestore.TableStoreClient
 	// transport is the adapter's own transport, closed by Close; nil when
-	// the client came from FromClient.
+	// the client came from New.
 	transport *ctxTransport
 	// retry is the retry policy the adapter runs in place of the SDK's for
-	// the clients it builds; nil for FromClient, whose client retries.
+	// the clients it builds; nil for New, whose client retries.
 	retry *retryPolicy
 }
 
@@ -99,7 +100,7 @@ const (
 	DefaultMaxRetryTime = 2 * time.Second
 )
 
-// DefaultConfig returns the SDK configuration [New] uses: the SDK's
+// DefaultConfig returns the SDK configuration [Open] uses: the SDK's
 // defaults with RetryTimes = DefaultRetryTimes and MaxRetryTime =
 // DefaultMaxRetryTime.
 func DefaultConfig() *tablestore.TableStoreConfig {
@@ -109,33 +110,72 @@ func DefaultConfig() *tablestore.TableStoreConfig {
 	return c
 }
 
-// New opens a backend on a Tablestore instance, as tablestore.NewClient
-// does: endpoint is the instance's URL (https://<instance>.<region>.ots.aliyuncs.com).
-func New(endpoint, instanceName, accessKeyID, accessKeySecret string) (*Backend, error) {
-	return NewWithConfig(endpoint, instanceName, accessKeyID, accessKeySecret, "", nil)
+// Environment variables [Open] reads the credentials from when
+// Options.AccessKeyID and Options.AccessKeySecret are both empty.
+const (
+	EnvAccessKeyID     = "TABLESTORE_ACCESS_KEY_ID"
+	EnvAccessKeySecret = "TABLESTORE_ACCESS_KEY_SECRET"
+	EnvSecurityToken   = "TABLESTORE_SECURITY_TOKEN" // optional: an STS token
+)
+
+// Options configures a Backend. Every field configures the SDK client
+// [Open] builds, so [New], whose client is already configured, refuses
+// each one with ErrInvalidArgument naming it rather than ignore it.
+type Options struct {
+	// Endpoint is the instance's URL,
+	// https://<instance>.<region>.ots.aliyuncs.com (required).
+	Endpoint string
+	// Instance is the instance name (required).
+	Instance string
+	// AccessKeyID, AccessKeySecret and SecurityToken (an STS token, or
+	// empty) are the credentials. When AccessKeyID and AccessKeySecret are
+	// both empty, Open reads all three from the environment variables
+	// EnvAccessKeyID, EnvAccessKeySecret and EnvSecurityToken.
+	AccessKeyID, AccessKeySecret, SecurityToken string
+	// Config tunes the SDK (nil means [DefaultConfig]); it is copied, and
+	// its Transport (or, when nil, a transport built from its pool and
+	// timeout settings as the SDK builds one) is wrapped in
+	// [ContextTransport] so that contexts reach the wire. Its RetryTimes,
+	// MaxRetryTime, DefaultRetryInterval and MaxRetryInterval govern the
+	// retries, which the adapter runs instead of the SDK.
+	Config *tablestore.TableStoreConfig
 }
 
-// NewWithConfig opens a backend as tablestore.NewClientWithConfig does.
-// securityToken is an STS token or "". config tunes the SDK (nil means
-// [DefaultConfig]); it is copied, and its Transport (or, when nil, a
-// transport built from its pool and timeout settings as the SDK builds
-// one) is wrapped in [ContextTransport] so that contexts reach the wire.
-// Its RetryTimes, MaxRetryTime, DefaultRetryInterval and MaxRetryInterval
-// govern the retries, which the adapter runs instead of the SDK.
-func NewWithConfig(endpoint, instanceName, accessKeyID, accessKeySecret, securityToken string, config *tablestore.TableStoreConfig) (*Backend, error) {
-	u, err := url.Parse(endpoint)
+// Open opens a backend on a Tablestore instance, as
+// tablestore.NewClientWithConfig opens a client. No error it returns
+// contains a credential.
+func Open(ctx context.Context, opts *Options) (*Backend, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	u, err := url.Parse(o.Endpoint)
 	if err != nil {
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "the endpoint is not a URL")
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "aliyuntablestore: Options.Endpoint is not a URL")
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "endpoint %q must be an http:// or https:// URL", u.Redacted())
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "aliyuntablestore: Options.Endpoint %s must be an http:// or https:// URL with a host and no user information", driver.ShowURL(u))
 	}
-	if instanceName == "" {
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "the instance name is empty")
+	if o.Instance == "" {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "aliyuntablestore: Options.Instance is empty")
+	}
+	if o.AccessKeyID == "" && o.AccessKeySecret == "" {
+		o.AccessKeyID = os.Getenv(EnvAccessKeyID)
+		o.AccessKeySecret = os.Getenv(EnvAccessKeySecret)
+		o.SecurityToken = os.Getenv(EnvSecurityToken)
+		if o.AccessKeyID == "" || o.AccessKeySecret == "" {
+			return nil, tablekit.Errorf(tablekit.ErrInvalidArgument,
+				"aliyuntablestore: no credentials: set Options.AccessKeyID and Options.AccessKeySecret, or the environment variables %s and %s", EnvAccessKeyID, EnvAccessKeySecret)
+		}
+	} else if o.AccessKeyID == "" || o.AccessKeySecret == "" {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "aliyuntablestore: Options.AccessKeyID and Options.AccessKeySecret must be given together")
 	}
 	var cfg tablestore.TableStoreConfig
-	if config != nil {
-		cfg = *config
+	if o.Config != nil {
+		cfg = *o.Config
 	} else {
 		cfg = *DefaultConfig()
 	}
@@ -148,22 +188,44 @@ func NewWithConfig(endpoint, instanceName, accessKeyID, accessKeySecret, securit
 	// The adapter runs the retries itself (see retryPolicy).
 	retry := newRetryPolicy(&cfg)
 	cfg.RetryTimes = 0
-	c := tablestore.NewClientWithConfig(endpoint, instanceName, accessKeyID, accessKeySecret, securityToken, &cfg)
+	c := tablestore.NewClientWithConfig(o.Endpoint, o.Instance, o.AccessKeyID, o.AccessKeySecret, o.SecurityToken, &cfg)
 	return &Backend{c: c, transport: t, retry: retry}, nil
 }
 
-// FromClient returns a backend over an existing SDK client, which stays
-// the caller's: Close does not close it, and the client keeps its own
-// retries. Contexts are honoured (a call returns ctx.Err() as soon as its
-// context ends, from a goroutine of its own), but the HTTP request in
-// flight is aborted only if the client was built with [ContextTransport]
-// as its TableStoreConfig.Transport.
-func FromClient(c *tablestore.TableStoreClient) *Backend {
-	return &Backend{c: c}
+// New returns a backend over an existing SDK client, which stays the
+// caller's: Close does not close it, and the client keeps its own retries.
+// Contexts are honoured (a call returns ctx.Err() as soon as its context
+// ends, from a goroutine of its own), but the HTTP request in flight is
+// aborted only if the client was built with [ContextTransport] as its
+// TableStoreConfig.Transport. opts must be nil or empty: each of its
+// fields configures a client Open builds.
+func New(c *tablestore.TableStoreClient, opts *Options) (*Backend, error) {
+	if c == nil {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "aliyuntablestore.New: nil *tablestore.TableStoreClient")
+	}
+	if opts != nil {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{
+			{"Endpoint", opts.Endpoint != ""},
+			{"Instance", opts.Instance != ""},
+			{"AccessKeyID", opts.AccessKeyID != ""},
+			{"AccessKeySecret", opts.AccessKeySecret != ""},
+			{"SecurityToken", opts.SecurityToken != ""},
+			{"Config", opts.Config != nil},
+		} {
+			if f.set {
+				return nil, tablekit.Errorf(tablekit.ErrInvalidArgument,
+					"aliyuntablestore.New: Options.%s configures the client Open builds and cannot apply to an existing client", f.name)
+			}
+		}
+	}
+	return &Backend{c: c}, nil
 }
 
 // Client returns the native SDK client, for what tablekit does not cover.
-// For a backend from [New] or [NewWithConfig] its RetryTimes is 0 (the
+// For a backend from [Open] its RetryTimes is 0 (the
 // adapter runs the retries), so calls made on it directly are not retried.
 func (b *Backend) Client() *tablestore.TableStoreClient { return b.c }
 

@@ -34,14 +34,14 @@ import (
 //
 // The SDK sleeps between its own retries (time.Sleep, up to
 // MaxRetryInterval) and cannot be woken. So for the clients it builds (New,
-// NewWithConfig) the adapter sets the SDK's RetryTimes to 0 and runs the
+// Open) the adapter sets the SDK's RetryTimes to 0 and runs the
 // same retry policy itself (retryPolicy: the SDK's exported
 // ShouldRetryViaErrorAndAction, its transport-error rules and its back-off
 // formula, within the configured RetryTimes and MaxRetryTime), sleeping
 // with a timer that the context interrupts. Calls then run on the caller's
 // goroutine and return ctx.Err() at once, leaving nothing behind.
 //
-// A client given to FromClient keeps its own retries; there, and for
+// A client given to New keeps its own retries; there, and for
 // ListTable (whose request carries no trace ID), a call whose context can
 // end runs on a goroutine of its own and the adapter returns ctx.Err() as
 // soon as the context is done; that goroutine ends when the SDK returns,
@@ -245,9 +245,9 @@ func protect(fn func() error) (err error) {
 
 // ContextTransport returns an http.RoundTripper that ties every request the
 // adapter sends to the context of the adapter call that sent it, on top of
-// base (nil means a transport built like the SDK's own). [NewWithConfig]
+// base (nil means a transport built like the SDK's own). [Open]
 // installs it; install it yourself in TableStoreConfig.Transport when you
-// build the *tablestore.TableStoreClient you pass to [FromClient], so that
+// build the *tablestore.TableStoreClient you pass to [New], so that
 // an ended context also aborts the HTTP request in flight. Requests that
 // do not come from an adapter call pass through unchanged.
 func ContextTransport(base http.RoundTripper) http.RoundTripper {

@@ -33,7 +33,7 @@ type endpoint struct {
 }
 
 func (h *tstestHarness) open(e *endpoint) (tablekit.Backend, error) {
-	b, err := aliyuntablestore.New(e.url, e.srv.InstanceName(), e.srv.AccessKeyID(), e.srv.AccessKeySecret())
+	b, err := aliyuntablestore.Open(context.Background(), &aliyuntablestore.Options{Endpoint: e.url, Instance: e.srv.InstanceName(), AccessKeyID: e.srv.AccessKeyID(), AccessKeySecret: e.srv.AccessKeySecret()})
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,7 @@ func TestWrongSecretIsPermissionDenied(t *testing.T) {
 	ct := &countingTransport{base: http.DefaultTransport}
 	cfg := aliyuntablestore.DefaultConfig()
 	cfg.Transport = ct
-	bad, err := aliyuntablestore.NewWithConfig(srv.Endpoint(), srv.InstanceName(), srv.AccessKeyID(), "not-the-secret", "", cfg)
+	bad, err := aliyuntablestore.Open(context.Background(), &aliyuntablestore.Options{Endpoint: srv.Endpoint(), Instance: srv.InstanceName(), AccessKeyID: srv.AccessKeyID(), AccessKeySecret: "not-the-secret", Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

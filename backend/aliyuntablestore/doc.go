@@ -2,13 +2,19 @@
 // Tablestore (OTS), over the official Go SDK
 // github.com/aliyun/aliyun-tablestore-go-sdk v1.9.3 (package tablestore).
 //
-//	b, err := aliyuntablestore.New("https://myinstance.cn-hangzhou.ots.aliyuncs.com", "myinstance", akID, akSecret)
+//	b, err := aliyuntablestore.Open(ctx, &aliyuntablestore.Options{
+//		Endpoint: "https://myinstance.cn-hangzhou.ots.aliyuncs.com",
+//		Instance: "myinstance",
+//		// credentials from TABLESTORE_ACCESS_KEY_ID, TABLESTORE_ACCESS_KEY_SECRET
+//		// and the optional TABLESTORE_SECURITY_TOKEN when left empty
+//	})
 //	...
 //	db := tablekit.NewClient(b)
 //
-// [New] and [NewWithConfig] open a backend as tablestore.NewClient and
-// tablestore.NewClientWithConfig open a client; [FromClient] wraps a
-// *tablestore.TableStoreClient you already have. The native client stays
+// [Open] opens a backend as tablestore.NewClientWithConfig opens a client;
+// [New] wraps a *tablestore.TableStoreClient you already have (and refuses
+// any [Options] field, all of which configure a client Open builds, rather
+// than ignore it). The native client stays
 // reachable for what tablekit does not cover (secondary indexes, search,
 // streams), through the tablekit.Client:
 //
@@ -83,9 +89,8 @@
 // call with the caller's context: when the context ends, net/http aborts
 // the request in flight, and the error the transport then returns is one
 // the SDK does not retry. The SDK's own retries sleep with time.Sleep,
-// which nothing can wake, so for the clients it builds ([New],
-// [NewWithConfig]) the adapter sets the SDK's RetryTimes to 0 and runs the
-// SDK's retry policy itself — the same codes (the SDK's exported
+// which nothing can wake, so for the clients it builds ([Open]) the
+// adapter sets the SDK's RetryTimes to 0 and runs the SDK's retry policy itself — the same codes (the SDK's exported
 // ShouldRetryViaErrorAndAction), the same transport-error rules, the same
 // back-off intervals (run by driver.Backoff and driver.Sleep), within the
 // configured RetryTimes and MaxRetryTime, the client's
@@ -96,7 +101,7 @@
 // (busy, throttled: not applied) are sent again, alone, within the same
 // attempt budget.
 //
-// A client given to [FromClient] keeps its own retries; there, and for
+// A client given to [New] keeps its own retries; there, and for
 // ListTable (whose SDK call takes no per-call settings, so its request
 // cannot be tied to the context), a call whose context can end runs on a
 // goroutine of its own and returns ctx.Err() at once; the goroutine ends
@@ -112,7 +117,7 @@
 // nothing.
 //
 // Retries. There is one retry layer, never two: the adapter's for its own
-// clients, the SDK's for FromClient clients. [DefaultConfig] lowers the
+// clients, the SDK's for clients given to New. [DefaultConfig] lowers the
 // SDK's 10 attempts within 5 s to [DefaultRetryTimes] retries within
 // [DefaultMaxRetryTime]; the caller's context bounds them further. The
 // SDK's policy resends a request at once when the connection fails (EOF,
@@ -164,7 +169,7 @@
 //     conformance suite checks them against tstest, not the real service.
 //   - Tables with an auto-increment primary-key column are refused by
 //     DescribeTable with ErrUnimplemented.
-//   - A client built elsewhere and given to [FromClient] honours contexts
+//   - A client built elsewhere and given to [New] honours contexts
 //     (the call returns at once) but its HTTP requests are aborted only if
 //     its TableStoreConfig.Transport is a [ContextTransport].
 //   - If a server returns a column incremented several times in one

@@ -17,20 +17,23 @@ import (
 // tstest server; in production the endpoint is the instance's URL, such as
 // https://myinstance.cn-hangzhou.ots.aliyuncs.com.
 func Example() {
+	ctx := context.Background()
 	srv, err := tstest.NewServer(tstest.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer srv.Close()
 
-	b, err := aliyuntablestore.New(srv.Endpoint(), srv.InstanceName(), srv.AccessKeyID(), srv.AccessKeySecret())
+	b, err := aliyuntablestore.Open(ctx, &aliyuntablestore.Options{
+		Endpoint: srv.Endpoint(), Instance: srv.InstanceName(),
+		AccessKeyID: srv.AccessKeyID(), AccessKeySecret: srv.AccessKeySecret(),
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
 	db := tablekit.NewClient(b)
 	defer db.Close()
 
-	ctx := context.Background()
 	err = db.CreateTable(ctx, tablekit.TableMeta{
 		Name: "users",
 		Key:  tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}},

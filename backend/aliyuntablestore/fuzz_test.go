@@ -60,7 +60,7 @@ func FuzzMalformedAnswers(f *testing.F) {
 	defer srv.Close()
 	cfg := aliyuntablestore.DefaultConfig()
 	cfg.RetryTimes = 0
-	b, err := aliyuntablestore.NewWithConfig(srv.URL, "i", "a", "s", "", cfg)
+	b, err := aliyuntablestore.Open(context.Background(), &aliyuntablestore.Options{Endpoint: srv.URL, Instance: "i", AccessKeyID: "a", AccessKeySecret: "s", Config: cfg})
 	if err != nil {
 		f.Fatal(err)
 	}

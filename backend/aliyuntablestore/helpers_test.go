@@ -34,7 +34,7 @@ func newServer(t testing.TB) *tstest.Server {
 // openAt opens the adapter on endpoint with srv's credentials.
 func openAt(t testing.TB, srv *tstest.Server, endpoint string, cfg *tablestore.TableStoreConfig) *aliyuntablestore.Backend {
 	t.Helper()
-	b, err := aliyuntablestore.NewWithConfig(endpoint, srv.InstanceName(), srv.AccessKeyID(), srv.AccessKeySecret(), "", cfg)
+	b, err := aliyuntablestore.Open(context.Background(), &aliyuntablestore.Options{Endpoint: endpoint, Instance: srv.InstanceName(), AccessKeyID: srv.AccessKeyID(), AccessKeySecret: srv.AccessKeySecret(), Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

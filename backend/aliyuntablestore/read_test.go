@@ -56,7 +56,7 @@ func testReadShapes(t *testing.T, strict bool) {
 		defer p.Close()
 		endpoint = p.URL
 	}
-	b, err := aliyuntablestore.New(endpoint, srv.InstanceName(), srv.AccessKeyID(), srv.AccessKeySecret())
+	b, err := aliyuntablestore.Open(context.Background(), &aliyuntablestore.Options{Endpoint: endpoint, Instance: srv.InstanceName(), AccessKeyID: srv.AccessKeyID(), AccessKeySecret: srv.AccessKeySecret()})
 	if err != nil {
 		t.Fatal(err)
 	}

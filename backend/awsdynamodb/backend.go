@@ -3,6 +3,7 @@ package awsdynamodb
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -26,53 +28,58 @@ const (
 	defaultMetaTable   = "tablekit.meta"
 )
 
-// Option configures a Backend.
-type Option func(*options)
+// Options configures a Backend; a nil *Options means the defaults. The
+// fields marked "Open only" configure the client Open builds; [New], whose
+// client is already configured, refuses them with ErrInvalidArgument
+// naming the field rather than ignore them (an endpoint meant for an
+// emulator must never be dropped on the way to real AWS).
+type Options struct {
+	// AWS is the SDK configuration Open builds the client from (Open
+	// only). nil means the default AWS configuration and credential chain
+	// (config.LoadDefaultConfig: environment, shared config and
+	// credentials files, SSO, web identity, container and EC2 roles).
+	AWS *aws.Config
+	// Region overrides the configuration's region (Open only).
+	Region string
+	// Endpoint points the client at a DynamoDB-compatible server
+	// (dynalite, DynamoDB Local, LocalStack), e.g. "http://127.0.0.1:8000"
+	// (Open only).
+	Endpoint string
+	// ClientOptions are passed to dynamodb.NewFromConfig (Open only).
+	ClientOptions []func(*dynamodb.Options)
 
+	// Shards is the number of shard keys (N) of tables this backend
+	// creates (default DefaultShards, 1..MaxShards). N is recorded in the
+	// table's metadata at CreateTable and never changes. More shards
+	// spread a table's writes over more DynamoDB partition keys (each
+	// partition key is capped near 1000 WCU / 3000 RCU); fewer make a
+	// range across partition keys cheaper, since it is a merge of N
+	// Queries.
+	Shards int
+	// ShardsFunc, when not nil, chooses N per table at CreateTable (a
+	// result of 0 means Shards).
+	ShardsFunc func(table string) int
+	// TablePrefix prefixes every DynamoDB table name the backend uses, the
+	// metadata table included, so that several applications can share an
+	// account. It must use only [a-zA-Z0-9_.-] and be at most 200 bytes.
+	TablePrefix string
+	// MetaTable is the name of the DynamoDB table that holds every table's
+	// schema and options (default: TablePrefix followed by
+	// "tablekit.meta").
+	MetaTable string
+	// Concurrency bounds how many DynamoDB calls one batch operation runs
+	// at once (default DefaultConcurrency).
+	Concurrency int
+}
+
+// options is the checked form of Options the backend keeps.
 type options struct {
 	shards      int
 	shardsFor   func(table string) int
 	prefix      string
 	metaTable   string
-	endpoint    string
 	concurrency int
-	clientOpts  []func(*dynamodb.Options)
 }
-
-// WithShards sets the number of shard keys (N) of tables this backend
-// creates (default DefaultShards, 1..MaxShards). N is recorded in the
-// table's metadata at CreateTable and never changes. More shards spread a
-// table's writes over more DynamoDB partition keys (each partition key is
-// capped near 1000 WCU / 3000 RCU); fewer make a range across partition keys
-// cheaper, since it is a merge of N Queries.
-func WithShards(n int) Option { return func(o *options) { o.shards = n } }
-
-// WithShardsFunc chooses N per table at CreateTable (a result of 0 means the
-// WithShards default).
-func WithShardsFunc(f func(table string) int) Option { return func(o *options) { o.shardsFor = f } }
-
-// WithTablePrefix prefixes every DynamoDB table name the backend uses, the
-// metadata table included, so that several applications can share an
-// account. It must use only [a-zA-Z0-9_.-] and be at most 200 bytes.
-func WithTablePrefix(p string) Option { return func(o *options) { o.prefix = p } }
-
-// WithMetaTable sets the name of the DynamoDB table that holds every table's
-// schema and options (default: the prefix followed by "tablekit.meta").
-func WithMetaTable(name string) Option { return func(o *options) { o.metaTable = name } }
-
-// WithEndpoint points the client Open builds at a DynamoDB-compatible server
-// (dynalite, DynamoDB Local, LocalStack), e.g. "http://127.0.0.1:8000". It has
-// no effect on New, whose client is already configured.
-func WithEndpoint(url string) Option { return func(o *options) { o.endpoint = url } }
-
-// WithClientOptions passes options to dynamodb.NewFromConfig in Open.
-func WithClientOptions(fns ...func(*dynamodb.Options)) Option {
-	return func(o *options) { o.clientOpts = append(o.clientOpts, fns...) }
-}
-
-// WithConcurrency bounds how many DynamoDB calls one batch operation runs at
-// once (default DefaultConcurrency).
-func WithConcurrency(n int) Option { return func(o *options) { o.concurrency = n } }
 
 // Backend is a tablekit.Backend on Amazon DynamoDB. It is safe for
 // concurrent use.
@@ -105,25 +112,49 @@ var (
 
 // New returns a Backend that uses client, which the caller configures
 // (region, credentials, endpoint, retries, HTTP client) and keeps owning:
-// Close does not touch it.
-func New(client *dynamodb.Client, opts ...Option) (*Backend, error) {
+// Close does not touch it. opts may not set the fields marked "Open only".
+func New(client *dynamodb.Client, opts *Options) (*Backend, error) {
 	if client == nil {
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: nil *dynamodb.Client")
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb.New: nil *dynamodb.Client")
 	}
-	o := options{shards: DefaultShards, concurrency: DefaultConcurrency}
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"AWS", o.AWS != nil},
+		{"Region", o.Region != ""},
+		{"Endpoint", o.Endpoint != ""},
+		{"ClientOptions", len(o.ClientOptions) > 0},
+	} {
+		if f.set {
+			return nil, tablekit.Errorf(tablekit.ErrInvalidArgument,
+				"awsdynamodb.New: Options.%s configures the client Open builds and cannot apply to an existing client; configure the *dynamodb.Client instead", f.name)
 		}
 	}
+	return newBackend(client, &o)
+}
+
+// newBackend checks the adapter's own options and builds the Backend.
+func newBackend(client *dynamodb.Client, opts *Options) (*Backend, error) {
+	o := options{shards: opts.Shards, shardsFor: opts.ShardsFunc, prefix: opts.TablePrefix, metaTable: opts.MetaTable, concurrency: opts.Concurrency}
+	if o.shards == 0 {
+		o.shards = DefaultShards
+	}
+	if o.concurrency == 0 {
+		o.concurrency = DefaultConcurrency
+	}
 	if o.shards < 1 || o.shards > MaxShards {
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: WithShards(%d): shards must be 1-%d", o.shards, MaxShards)
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: Options.Shards %d: shards must be 1-%d", o.shards, MaxShards)
 	}
 	if o.concurrency < 1 {
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: WithConcurrency(%d) must be at least 1", o.concurrency)
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: Options.Concurrency %d must be at least 1", o.concurrency)
 	}
 	if len(o.prefix) > 200 || !validNative(o.prefix) {
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: table prefix %q must be at most 200 bytes of [a-zA-Z0-9_.-]", o.prefix)
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: Options.TablePrefix %q must be at most 200 bytes of [a-zA-Z0-9_.-]", o.prefix)
 	}
 	meta := o.metaTable
 	if meta == "" {
@@ -135,24 +166,42 @@ func New(client *dynamodb.Client, opts ...Option) (*Backend, error) {
 	return &Backend{client: client, opts: o, meta: meta, tables: map[string]*tableInfo{}}, nil
 }
 
-// Open returns a Backend with a client built from cfg (see
-// config.LoadDefaultConfig) and the options; WithEndpoint overrides the
-// endpoint. When cfg has no HTTPClient, Open gives the client an HTTP
-// transport of its own (the SDK's default settings), whose connections
-// Close closes; an HTTPClient in cfg stays the caller's.
-func Open(ctx context.Context, cfg aws.Config, opts ...Option) (*Backend, error) {
+// Open returns a Backend with a client it builds from opts.AWS (nil: the
+// default configuration and credential chain), opts.Region,
+// opts.Endpoint and opts.ClientOptions. When the configuration has no
+// HTTPClient, Open gives the client an HTTP transport of its own (the
+// SDK's default settings), whose connections Close closes; an HTTPClient
+// in opts.AWS stays the caller's.
+func Open(ctx context.Context, opts *Options) (*Backend, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var o options
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	var cfg aws.Config
+	if o.AWS != nil {
+		cfg = o.AWS.Copy()
+	} else {
+		var err error
+		cfg, err = config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, err, "awsdynamodb.Open: loading the default AWS configuration")
 		}
 	}
-	fns := slices.Clone(o.clientOpts)
-	if o.endpoint != "" {
-		ep := o.endpoint
+	if o.Region != "" {
+		cfg.Region = o.Region
+	}
+	if cfg.Region == "" {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb.Open: no AWS region: set Options.Region (?region= in a dynamodb:// URL), AWS_REGION, or a region in the shared config")
+	}
+	fns := slices.Clone(o.ClientOptions)
+	if o.Endpoint != "" {
+		if err := checkEndpoint(o.Endpoint); err != nil {
+			return nil, err
+		}
+		ep := o.Endpoint
 		fns = append(fns, func(do *dynamodb.Options) { do.BaseEndpoint = aws.String(ep) })
 	}
 	var tr *http.Transport
@@ -166,7 +215,7 @@ func Open(ctx context.Context, cfg aws.Config, opts ...Option) (*Backend, error)
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
-	b, err := New(dynamodb.NewFromConfig(cfg, fns...), opts...)
+	b, err := newBackend(dynamodb.NewFromConfig(cfg, fns...), &o)
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +223,20 @@ func Open(ctx context.Context, cfg aws.Config, opts ...Option) (*Backend, error)
 		b.idle = tr.CloseIdleConnections
 	}
 	return b, nil
+}
+
+// checkEndpoint refuses an endpoint that is not an http(s) URL with a
+// host, and one carrying user information, without quoting a password.
+func checkEndpoint(ep string) error {
+	u, err := url.Parse(ep)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		shown := "(unparsable)"
+		if err == nil {
+			shown = driver.ShowURL(u)
+		}
+		return tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: Options.Endpoint %s must be an http:// or https:// URL with a host and no user information", shown)
+	}
+	return nil
 }
 
 func validNative(s string) bool {

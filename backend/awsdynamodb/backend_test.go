@@ -144,7 +144,7 @@ func TestRangesMatchLocalEngine(t *testing.T) {
 		for si, schema := range schemas {
 			t.Run(fmt.Sprintf("N=%d/schema%d", shards, si), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(shards), uint64(si)))
-				b := newBackend(t, awsdynamodb.WithShards(shards))
+				b := newBackend(t, &awsdynamodb.Options{Shards: shards})
 				clock := tablekit.NewManualClock(time.UnixMilli(1_700_000_000_000))
 				db, tbl := newTable(t, b, clock, tablekit.TableOptions{}, schema...)
 				ref := tablekit.NewClient(localengine.New(), tablekit.WithClock(clock))
@@ -271,7 +271,7 @@ func TestRangeInOnePartitionIsOneQuery(t *testing.T) {
 	ctx := context.Background()
 	ct := newCountingTransport()
 	const shards = 8
-	b, err := awsdynamodb.New(newClient(t, &http.Client{Transport: ct}), awsdynamodb.WithShards(shards))
+	b, err := awsdynamodb.New(newClient(t, &http.Client{Transport: ct}), &awsdynamodb.Options{Shards: shards})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestRangeInOnePartitionIsOneQuery(t *testing.T) {
 
 func TestNamesAndMetadata(t *testing.T) {
 	ctx := context.Background()
-	b := newBackend(t, awsdynamodb.WithShards(5))
+	b := newBackend(t, &awsdynamodb.Options{Shards: 5})
 	db := tablekit.NewClient(b)
 	short := fmt.Sprintf("x%d", tableSeq.Add(1)%10) // 2 bytes: below DynamoDB's 3
 	long := "L" + strings.Repeat("n", 254)          // 255 bytes
@@ -534,7 +534,7 @@ func TestConcurrentIncrementsLoseNothing(t *testing.T) {
 
 func TestTTLHiddenAndExpiryAttribute(t *testing.T) {
 	ctx := context.Background()
-	b := newBackend(t, awsdynamodb.WithShards(2))
+	b := newBackend(t, &awsdynamodb.Options{Shards: 2})
 	start := time.Date(2016, 7, 20, 0, 0, 0, 0, time.UTC)
 	clock := tablekit.NewManualClock(start)
 	_, tbl := newTable(t, b, clock, tablekit.TableOptions{TTL: 86400})
@@ -589,7 +589,7 @@ func TestTTLHiddenAndExpiryAttribute(t *testing.T) {
 
 func TestBatchOrderAndResults(t *testing.T) {
 	ctx := context.Background()
-	b := newBackend(t, awsdynamodb.WithShards(4))
+	b := newBackend(t, &awsdynamodb.Options{Shards: 4})
 	db, tbl := newTable(t, b, nil, tablekit.TableOptions{})
 	k := func(i int) tablekit.PrimaryKey {
 		return tablekit.Key("pk", tablekit.String(fmt.Sprint("p", i%5))).Add("sk", tablekit.Integer(int64(i)))
@@ -756,9 +756,9 @@ func TestTableWithoutIncarnation(t *testing.T) {
 // refuses it when the new schema does not take it.
 func TestRecreatedTableIsANewTable(t *testing.T) {
 	ctx := context.Background()
-	b := newBackend(t, awsdynamodb.WithShards(2))
+	b := newBackend(t, &awsdynamodb.Options{Shards: 2})
 	a := tablekit.NewClient(b)
-	other := newBackend(t, awsdynamodb.WithShards(2)) // another process
+	other := newBackend(t, &awsdynamodb.Options{Shards: 2}) // another process
 	c := tablekit.NewClient(other, tablekit.WithMetaCacheTTL(time.Hour))
 	name := uniqueName("recreated")
 	schema := tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}}
@@ -828,7 +828,7 @@ func TestRecreatedTableIsANewTable(t *testing.T) {
 func TestStaleOptionsNeverTrimNewerVersions(t *testing.T) {
 	ctx := context.Background()
 	clock := tablekit.NewManualClock(time.UnixMilli(1_700_000_000_000))
-	b := newBackend(t, awsdynamodb.WithShards(1)) // every item in shard 0
+	b := newBackend(t, &awsdynamodb.Options{Shards: 1}) // every item in shard 0
 	a := tablekit.NewClient(b, tablekit.WithClock(clock))
 	other := newBackend(t)
 	c := tablekit.NewClient(other, tablekit.WithClock(clock), tablekit.WithMetaCacheTTL(time.Hour))
@@ -915,7 +915,7 @@ func TestCloseReleasesConnections(t *testing.T) {
 	ctx := context.Background()
 	needDynalite(t)
 	before := runtime.NumGoroutine()
-	b := newBackend(t, awsdynamodb.WithShards(4))
+	b := newBackend(t, &awsdynamodb.Options{Shards: 4})
 	db, tbl := newTable(t, b, nil, tablekit.TableOptions{})
 	var ws []tablekit.BatchWrite
 	for i := range 40 {
@@ -948,7 +948,7 @@ func TestCloseReleasesConnections(t *testing.T) {
 
 	// A client the caller passed to New keeps its connections.
 	raw := newClient(t, nil)
-	nb, err := awsdynamodb.New(raw)
+	nb, err := awsdynamodb.New(raw, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

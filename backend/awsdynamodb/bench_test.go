@@ -88,7 +88,7 @@ func rawTable(b *testing.B, c *dynamodb.Client) string {
 func BenchmarkPoint(b *testing.B) {
 	ctx := context.Background()
 	c := newClient(b, nil)
-	be, err := awsdynamodb.New(c)
+	be, err := awsdynamodb.New(c, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func BenchmarkWholeTableRange(b *testing.B) {
 	const parts, per = 200, 10
 	for _, shards := range []int{1, 4, 16, 64} {
 		b.Run(fmt.Sprintf("N=%d", shards), func(b *testing.B) {
-			be, err := awsdynamodb.New(newClient(b, nil), awsdynamodb.WithShards(shards), awsdynamodb.WithConcurrency(16))
+			be, err := awsdynamodb.New(newClient(b, nil), &awsdynamodb.Options{Shards: shards, Concurrency: 16})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 func TestConformance(t *testing.T) {
 	needDynalite(t)
 	conformance.RunTests(t, conformance.WithNarrowLimits(conformance.HarnessFunc(func(ctx context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
-		return awsdynamodb.Open(ctx, awsConfig(nil), awsdynamodb.WithEndpoint(endpoint), awsdynamodb.WithShards(4))
+		cfg := awsConfig(nil)
+		return awsdynamodb.Open(ctx, &awsdynamodb.Options{AWS: &cfg, Endpoint: endpoint, Shards: 4})
 	}), "DynamoDB items are at most 400 KB and sort keys at most 1024 bytes"))
 }

@@ -2,10 +2,15 @@
 // DynamoDB-compatible servers such as dynalite), built on
 // github.com/aws/aws-sdk-go-v2/service/dynamodb.
 //
-//	cfg, _ := config.LoadDefaultConfig(ctx)
-//	be, err := awsdynamodb.Open(ctx, cfg)                      // or awsdynamodb.New(existingClient)
+//	be, err := awsdynamodb.Open(ctx, nil) // default AWS configuration and credential chain
+//	// or awsdynamodb.Open(ctx, &awsdynamodb.Options{Region: "eu-west-1", Endpoint: "http://127.0.0.1:8000"})
+//	// or awsdynamodb.New(existingClient, &awsdynamodb.Options{Shards: 16})
 //	db := tablekit.NewClient(be)
 //	defer db.Close()
+//
+// [New] refuses the [Options] fields that configure the client Open builds
+// (AWS, Region, Endpoint, ClientOptions) rather than ignore them: an
+// endpoint meant for an emulator is never silently dropped.
 //
 // The native client is the escape hatch to what tablekit does not cover:
 //
@@ -13,8 +18,8 @@
 //	if db.As(&client) { … }  // or be.Client()
 //
 // Close closes the idle connections of the HTTP transport Open built (when
-// cfg has no HTTPClient of the caller's); it never closes a client given
-// to New, nor an HTTP client given in cfg.
+// Options.AWS has no HTTPClient of the caller's); it never closes a client
+// given to New, nor an HTTP client given in Options.AWS.
 //
 // # Errors
 //
@@ -39,7 +44,7 @@
 //
 // Each portable table is one DynamoDB table (PAY_PER_REQUEST), its
 // physical name: the portable name behind an optional prefix
-// ([WithTablePrefix]), then a '.' and the table's incarnation (16 hex
+// ([Options.TablePrefix]), then a '.' and the table's incarnation (16 hex
 // digits that tablekit.Client.CreateTable draws anew for every creation):
 // table "orders" is DynamoDB table "orders.5f0c1d2e3a4b6978". Names
 // shorter than 3 bytes are padded with '-', names longer than 255 are cut
@@ -65,7 +70,7 @@
 // DynamoDB hashes partition keys, so rows of different partition keys come
 // back in no order. SPEC's ordered GetRange over the whole table uses write
 // sharding: every table has a fixed number N of shard keys, chosen at
-// CreateTable ([WithShards], default 8) and recorded in its metadata. An
+// CreateTable ([Options.Shards], default 8) and recorded in its metadata. An
 // item is
 //
 //	.s   N  partition key: shard = FNV-1a-64(keycodec(first key column)) mod N
@@ -168,7 +173,7 @@
 // DeleteTable interrupted after removing the item), CreateTable fails with
 // ErrAlreadyExists naming the DynamoDB table, releases the name in the
 // metadata table and leaves the table and its items alone; delete it by
-// hand or pick another [WithTablePrefix]. A table still being deleted
+// hand or pick another [Options.TablePrefix]. A table still being deleted
 // (status DELETING) is waited for. The backend caches each incarnation's
 // physical name and shard count (they never change); a request whose
 // incarnation is not the cached one reads the metadata item again.
@@ -199,7 +204,7 @@
 // BatchGetRow groups keys per table in BatchGetItem calls of at most 100;
 // BatchWriteRow sends unconditional puts and deletes in BatchWriteItem calls
 // of at most 25 and every other write through the optimistic path. The calls
-// run in parallel ([WithConcurrency], default 8); UnprocessedKeys and
+// run in parallel ([Options.Concurrency], default 8); UnprocessedKeys and
 // UnprocessedItems are retried with capped, jittered exponential backoff
 // until done or the context ends, and calls that failed outright with a
 // throttling, server or transport error (after the SDK's own retries) are

@@ -12,8 +12,8 @@ import (
 )
 
 // Open the adapter on a DynamoDB-compatible server (here the package's
-// dynalite; for AWS, pass config.LoadDefaultConfig's result and no
-// endpoint), create a table with 4 shard keys and read one partition key's
+// dynalite; for AWS, leave AWS nil for the default configuration and
+// credential chain, and set no endpoint), create a table with 4 shard keys and read one partition key's
 // rows in order.
 func Example() {
 	ctx := context.Background()
@@ -22,7 +22,7 @@ func Example() {
 		return
 	}
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("id", "secret", "")}
-	be, err := awsdynamodb.Open(ctx, cfg, awsdynamodb.WithEndpoint(endpoint), awsdynamodb.WithShards(4))
+	be, err := awsdynamodb.Open(ctx, &awsdynamodb.Options{AWS: &cfg, Endpoint: endpoint, Shards: 4})
 	if err != nil {
 		fmt.Println(err)
 		return

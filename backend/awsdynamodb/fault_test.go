@@ -251,7 +251,7 @@ func TestBatchWriteSurvivesFaults(t *testing.T) {
 	ft := newFaultTransport(1)
 	// The SDK's own retries are off, so that every injected throttle and
 	// dropped connection reaches the adapter's retry loop.
-	b, err := awsdynamodb.New(newClient(t, &http.Client{Transport: ft}, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }), awsdynamodb.WithShards(4))
+	b, err := awsdynamodb.New(newClient(t, &http.Client{Transport: ft}, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }), &awsdynamodb.Options{Shards: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestBatchWriteSurvivesFaults(t *testing.T) {
 	// Read the whole table and check, through a clean client with the SDK's
 	// usual retries: this reads what was stored, it does not test the fault
 	// path (the faulted client's connections may have been cut under it).
-	vb, err := awsdynamodb.New(newClient(t, nil), awsdynamodb.WithShards(4))
+	vb, err := awsdynamodb.New(newClient(t, nil), &awsdynamodb.Options{Shards: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +389,7 @@ func TestBatchWriteSurvivesFaults(t *testing.T) {
 func TestBatchWriteRetriesUntilContextEnds(t *testing.T) {
 	ft := newFaultTransport(2)
 	ft.throttle, ft.dropBefore, ft.after = 0, 0, 0
-	b, err := awsdynamodb.New(newClient(t, &http.Client{Transport: ft}), awsdynamodb.WithShards(2))
+	b, err := awsdynamodb.New(newClient(t, &http.Client{Transport: ft}), &awsdynamodb.Options{Shards: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +424,7 @@ func TestNativeErrorsMapPerSpec(t *testing.T) {
 	ctx := context.Background()
 	ft := newFaultTransport(3)
 	ft.throttle, ft.unprocessed, ft.dropBefore, ft.after = 0, 0, 0, 0
-	b, err := awsdynamodb.New(newClient(t, &http.Client{Transport: ft}, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }))
+	b, err := awsdynamodb.New(newClient(t, &http.Client{Transport: ft}, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

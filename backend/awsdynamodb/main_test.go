@@ -67,11 +67,18 @@ func newClient(tb testing.TB, hc aws.HTTPClient, fns ...func(*dynamodb.Options))
 	return dynamodb.NewFromConfig(awsConfig(hc), fns...)
 }
 
-// newBackend opens the adapter on dynalite with opts.
-func newBackend(tb testing.TB, opts ...awsdynamodb.Option) *awsdynamodb.Backend {
+// newBackend opens the adapter on dynalite with opts (nil for the
+// defaults); their AWS and Endpoint are set here.
+func newBackend(tb testing.TB, opts ...*awsdynamodb.Options) *awsdynamodb.Backend {
 	tb.Helper()
 	ep := needDynalite(tb)
-	b, err := awsdynamodb.Open(context.Background(), awsConfig(nil), append([]awsdynamodb.Option{awsdynamodb.WithEndpoint(ep)}, opts...)...)
+	var o awsdynamodb.Options
+	if len(opts) > 0 && opts[0] != nil {
+		o = *opts[0]
+	}
+	cfg := awsConfig(nil)
+	o.AWS, o.Endpoint = &cfg, ep
+	b, err := awsdynamodb.Open(context.Background(), &o)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func (tr *ttlTransport) log() []string {
 func TestRaisingTTLTurnsNativeTTLOff(t *testing.T) {
 	ctx := context.Background()
 	tr := &ttlTransport{base: http.DefaultTransport, enabled: map[string]bool{}}
-	b, err := awsdynamodb.New(newClient(t, &http.Client{Transport: tr}))
+	b, err := awsdynamodb.New(newClient(t, &http.Client{Transport: tr}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

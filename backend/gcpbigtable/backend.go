@@ -53,15 +53,24 @@ const DefaultGCMargin = 24 * time.Hour
 // collides with a data table.
 const DefaultMetaTable = "tablekit.meta"
 
-// Config configures a Backend. The zero Config is ready to use.
-type Config struct {
-	// AppProfile is the app profile of data operations when Open creates
-	// the client (New uses the client's own). Empty means the instance's
-	// default profile.
+// Options configures a Backend. A nil *Options means the defaults, and
+// for [Open] the instance named by nothing: Open needs Project and
+// Instance. The fields marked "Open only" configure the clients Open
+// builds; [New] refuses them (its clients are already configured) rather
+// than ignore them.
+type Options struct {
+	// Project and Instance name the Bigtable instance (Open only,
+	// required).
+	Project, Instance string
+	// AppProfile is the app profile of data operations (Open only). Empty
+	// means the instance's default profile.
 	AppProfile string
-	// ClientConfig is passed to bigtable.NewClientWithConfig by Open;
+	// ClientConfig is passed to bigtable.NewClientWithConfig (Open only);
 	// AppProfile, when set, overrides its AppProfile.
 	ClientConfig bigtable.ClientConfig
+	// ClientOptions are passed to both clients (Open only): credentials,
+	// endpoint, connection pool.
+	ClientOptions []option.ClientOption
 	// MetaTable is the id of the metadata table (default DefaultMetaTable).
 	MetaTable string
 	// GC chooses the garbage-collection policies (default GCFull).
@@ -80,7 +89,7 @@ type Backend struct {
 	admin     *bigtable.AdminClient
 	owned     bool               // Close closes the clients
 	conns     []*grpc.ClientConn // connections Open dialled itself, closed by Close
-	cfg       Config
+	cfg       Options
 	meta      *bigtable.Table
 	metaMu    sync.Mutex
 	metaOK    bool     // the metadata table is known to exist
@@ -103,18 +112,34 @@ var (
 // default of 4 MiB.
 const maxMessage = 1 << 28
 
-// Open connects to a Bigtable instance: it creates a data client (with
-// cfg.ClientConfig and cfg.AppProfile) and an admin client from opts, and
-// closes both on Close.
+// Open connects to the Bigtable instance opts.Project/opts.Instance: it
+// creates a data client (with opts.ClientConfig and opts.AppProfile) and an
+// admin client from opts.ClientOptions, and closes both on Close. Without
+// ClientOptions giving credentials, the clients use application-default
+// credentials.
 //
-// When BIGTABLE_EMULATOR_HOST is set (and opts hold no connection of their
-// own), the clients talk to that emulator, without credentials, exactly as
-// bigtable.NewClient does; but Open dials the connections itself, with the
-// same 256 MiB message limits the Bigtable client gives the connections it
-// dials for an explicit endpoint (the connection the client would dial for
-// the emulator keeps gRPC's 4 MiB default, and a row over 4 MiB could not
-// be read).
-func Open(ctx context.Context, project, instance string, cfg Config, opts ...option.ClientOption) (*Backend, error) {
+// When BIGTABLE_EMULATOR_HOST is set (and ClientOptions hold no connection
+// of their own), the clients talk to that emulator, without credentials,
+// exactly as bigtable.NewClient does; but Open dials the connections
+// itself, with the same 256 MiB message limits the Bigtable client gives
+// the connections it dials for an explicit endpoint (the connection the
+// client would dial for the emulator keeps gRPC's 4 MiB default, and a row
+// over 4 MiB could not be read).
+func Open(ctx context.Context, opts *Options) (*Backend, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var cfg Options
+	if opts != nil {
+		cfg = *opts
+	}
+	if cfg.Project == "" || cfg.Instance == "" {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "gcpbigtable.Open: Options.Project and Options.Instance are required (got %q/%q)", cfg.Project, cfg.Instance)
+	}
+	if err := checkOptions(&cfg); err != nil {
+		return nil, err
+	}
+	project, instance := cfg.Project, cfg.Instance
 	cc := cfg.ClientConfig
 	if cfg.AppProfile != "" {
 		cc.AppProfile = cfg.AppProfile
@@ -125,8 +150,9 @@ func Open(ctx context.Context, project, instance string, cfg Config, opts ...opt
 			c.Close()
 		}
 	}
-	dataOpts, adminOpts := opts, opts
-	if addr := os.Getenv("BIGTABLE_EMULATOR_HOST"); addr != "" && !hasConn(opts) {
+	copts := cfg.ClientOptions
+	dataOpts, adminOpts := copts, copts
+	if addr := os.Getenv("BIGTABLE_EMULATOR_HOST"); addr != "" && !hasConn(copts) {
 		for _, o := range []*[]option.ClientOption{&dataOpts, &adminOpts} {
 			conn, err := dialEmulator(addr)
 			if err != nil {
@@ -134,7 +160,7 @@ func Open(ctx context.Context, project, instance string, cfg Config, opts ...opt
 				return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, err, "connecting to the Bigtable emulator at BIGTABLE_EMULATOR_HOST")
 			}
 			conns = append(conns, conn)
-			*o = append([]option.ClientOption{option.WithGRPCConn(conn)}, opts...)
+			*o = append([]option.ClientOption{option.WithGRPCConn(conn)}, copts...)
 		}
 	}
 	client, err := bigtable.NewClientWithConfig(ctx, project, instance, cc, dataOpts...)
@@ -148,10 +174,35 @@ func Open(ctx context.Context, project, instance string, cfg Config, opts ...opt
 		closeConns()
 		return nil, wrap(ctx, err, "opening the Bigtable admin client for %s/%s", project, instance)
 	}
-	b := New(client, admin, cfg)
+	b := newBackend(client, admin, cfg)
 	b.owned = true
 	b.conns = conns
 	return b, nil
+}
+
+// checkOptions refuses settings out of range and fills in the defaults.
+func checkOptions(o *Options) error {
+	switch o.GC {
+	case GCFull, GCVersionsOnly, GCOff:
+	default:
+		return tablekit.Errorf(tablekit.ErrInvalidArgument, "gcpbigtable: Options.GC %d is not a GCMode", o.GC)
+	}
+	if o.GCMargin < 0 {
+		return tablekit.Errorf(tablekit.ErrInvalidArgument, "gcpbigtable: Options.GCMargin %v is negative", o.GCMargin)
+	}
+	if o.Concurrency < 0 {
+		return tablekit.Errorf(tablekit.ErrInvalidArgument, "gcpbigtable: Options.Concurrency %d is negative", o.Concurrency)
+	}
+	if o.MetaTable == "" {
+		o.MetaTable = DefaultMetaTable
+	}
+	if o.GCMargin == 0 {
+		o.GCMargin = DefaultGCMargin
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = 16
+	}
+	return nil
 }
 
 // dialEmulator dials the emulator at addr (host:port, with or without a
@@ -181,17 +232,40 @@ func hasConn(opts []option.ClientOption) bool {
 // New returns a Backend over existing clients, which the caller keeps
 // owning (Close leaves them open). admin may be nil: then CreateTable,
 // UpdateTable and DeleteTable fail with ErrUnimplemented and everything
-// else works.
-func New(client *bigtable.Client, admin *bigtable.AdminClient, cfg Config) *Backend {
-	if cfg.MetaTable == "" {
-		cfg.MetaTable = DefaultMetaTable
+// else works. opts (nil for the defaults) may not set the fields marked
+// "Open only": the clients are already configured, and New refuses such a
+// field with ErrInvalidArgument naming it rather than ignore it.
+func New(client *bigtable.Client, admin *bigtable.AdminClient, opts *Options) (*Backend, error) {
+	if client == nil {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "gcpbigtable.New: nil *bigtable.Client")
 	}
-	if cfg.GCMargin <= 0 {
-		cfg.GCMargin = DefaultGCMargin
+	var cfg Options
+	if opts != nil {
+		cfg = *opts
 	}
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 16
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"Project", cfg.Project != ""},
+		{"Instance", cfg.Instance != ""},
+		{"AppProfile", cfg.AppProfile != ""},
+		{"ClientConfig", !reflect.ValueOf(cfg.ClientConfig).IsZero()},
+		{"ClientOptions", len(cfg.ClientOptions) > 0},
+	} {
+		if f.set {
+			return nil, tablekit.Errorf(tablekit.ErrInvalidArgument,
+				"gcpbigtable.New: Options.%s configures the clients Open builds and cannot apply to existing clients", f.name)
+		}
 	}
+	if err := checkOptions(&cfg); err != nil {
+		return nil, err
+	}
+	return newBackend(client, admin, cfg), nil
+}
+
+// newBackend builds the Backend over clients; cfg has passed checkOptions.
+func newBackend(client *bigtable.Client, admin *bigtable.AdminClient, cfg Options) *Backend {
 	b := &Backend{client: client, admin: admin, cfg: cfg, tables: map[tableKey]*bigtable.Table{}}
 	b.meta = client.Open(cfg.MetaTable)
 	var seed [8]byte

@@ -130,9 +130,9 @@ func setupBench(b *testing.B) {
 			return
 		}
 		bench.srv = srv
-		cfg := gcpbigtable.Config{GC: gcpbigtable.GCOff}
+		cfg := gcpbigtable.Options{Project: "proj", Instance: "inst", GC: gcpbigtable.GCOff, ClientOptions: emulatorOptions(srv)}
 		cfg.ClientConfig.MetricsProvider = bigtable.NoopMetricsProvider{}
-		bench.b, err = gcpbigtable.Open(ctx, "proj", "inst", cfg, emulatorOptions(srv)...)
+		bench.b, err = gcpbigtable.Open(ctx, &cfg)
 		if err != nil {
 			bench.err = err
 			return

@@ -21,7 +21,7 @@ import (
 
 var base = time.UnixMilli(1468944000000) // 2016-07-20 00:00:00 UTC
 
-func newDB(t *testing.T, cfg gcpbigtable.Config, clock tablekit.Clock) (*tablekit.Client, *gcpbigtable.Backend) {
+func newDB(t *testing.T, cfg gcpbigtable.Options, clock tablekit.Clock) (*tablekit.Client, *gcpbigtable.Backend) {
 	t.Helper()
 	srv := newServer(t)
 	b := openBackend(t, srv, cfg)
@@ -39,7 +39,7 @@ var schema2 = tablekit.KeySchema{{Name: "pk", Type: tablekit.TypeString}, {Name:
 func TestRawLayout(t *testing.T) {
 	ctx := context.Background()
 	clock := tablekit.NewManualClock(base)
-	db, b := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, clock)
+	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, clock)
 	long := "orders_" + strings.Repeat("x", 60)
 	meta := tablekit.TableMeta{Name: long, Key: schema2, Options: tablekit.TableOptions{MaxVersions: 3, TTL: 86400 * 2}}
 	if err := db.CreateTable(ctx, meta); err != nil {
@@ -233,7 +233,7 @@ func TestGC(t *testing.T) {
 	// The old version is written when it is still visible; at realNow it has
 	// been expired for 30 s and is older than TTL + margin on the wall clock.
 	clock := tablekit.NewManualClock(realNow.Add(-(ttl + 30) * time.Second))
-	db, b := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCFull, GCMargin: time.Second}, clock)
+	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCFull, GCMargin: time.Second}, clock)
 	meta := tablekit.TableMeta{Name: "gc", Key: schema2, Options: tablekit.TableOptions{TTL: ttl, MaxVersions: 2}}
 	if err := db.CreateTable(ctx, meta); err != nil {
 		t.Fatal(err)
@@ -321,7 +321,7 @@ func TestGC(t *testing.T) {
 // TestGCOff checks that GCOff leaves the family without a policy.
 func TestGCOff(t *testing.T) {
 	ctx := context.Background()
-	db, b := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
+	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "off", Key: schema2, Options: tablekit.TableOptions{TTL: 86400, MaxVersions: 2}}); err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func TestGCOff(t *testing.T) {
 // TestNativeErrors checks that the gRPC status stays reachable.
 func TestNativeErrors(t *testing.T) {
 	ctx := context.Background()
-	db, b := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
+	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "gone", Key: schema2}); err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ func TestNativeErrors(t *testing.T) {
 
 // TestContext checks that a cancelled context comes back as itself.
 func TestContext(t *testing.T) {
-	db, _ := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
+	db, _ := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
 	if err := db.CreateTable(context.Background(), tablekit.TableMeta{Name: "ctx", Key: schema2}); err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func TestContext(t *testing.T) {
 // increment may be lost.
 func TestConcurrentWriters(t *testing.T) {
 	ctx := context.Background()
-	db, _ := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
+	db, _ := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "cc", Key: schema2}); err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +479,7 @@ func TestConcurrentWriters(t *testing.T) {
 // per-row result each.
 func TestBatchWrite(t *testing.T) {
 	ctx := context.Background()
-	db, _ := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
+	db, _ := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
 	for _, n := range []string{"b1", "b2"} {
 		if err := db.CreateTable(ctx, tablekit.TableMeta{Name: n, Key: schema2}); err != nil {
 			t.Fatal(err)
@@ -535,7 +535,7 @@ func TestOpenCloseLeavesNothing(t *testing.T) {
 	srv := newServer(t)
 	before := runtime.NumGoroutine()
 	for range 3 {
-		b := openBackend(t, srv, gcpbigtable.Config{})
+		b := openBackend(t, srv, gcpbigtable.Options{})
 		if _, err := b.ListTables(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -559,7 +559,7 @@ func TestOpenCloseLeavesNothing(t *testing.T) {
 func TestHiddenVersionsStayHidden(t *testing.T) {
 	ctx := context.Background()
 	clock := tablekit.NewManualClock(base)
-	db, b := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, clock)
+	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, clock)
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "hid", Key: schema2, Options: tablekit.TableOptions{MaxVersions: 2}}); err != nil {
 		t.Fatal(err)
 	}

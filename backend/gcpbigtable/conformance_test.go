@@ -17,7 +17,7 @@ import (
 func TestConformance(t *testing.T) {
 	srv := newServer(t)
 	conformance.RunTests(t, conformance.HarnessFunc(func(ctx context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
-		cfg := gcpbigtable.Config{GC: gcpbigtable.GCOff}
+		cfg := gcpbigtable.Options{GC: gcpbigtable.GCOff}
 		return openBackend(t, srv, cfg), nil
 	}))
 }

@@ -25,9 +25,9 @@ func TestEmulatorHostReadsLargeRows(t *testing.T) {
 	ctx := context.Background()
 	srv := newServer(t)
 	t.Setenv("BIGTABLE_EMULATOR_HOST", srv.Addr)
-	cfg := gcpbigtable.Config{GC: gcpbigtable.GCOff}
+	cfg := gcpbigtable.Options{Project: "proj", Instance: "inst", GC: gcpbigtable.GCOff}
 	cfg.ClientConfig.MetricsProvider = bigtable.NoopMetricsProvider{}
-	b, err := gcpbigtable.Open(ctx, "proj", "inst", cfg)
+	b, err := gcpbigtable.Open(ctx, &cfg)
 	if err != nil {
 		t.Fatalf("Open from BIGTABLE_EMULATOR_HOST: %v", err)
 	}
@@ -61,7 +61,7 @@ func TestEmulatorHostReadsLargeRows(t *testing.T) {
 		}
 	}
 	check("BIGTABLE_EMULATOR_HOST", db)
-	explicit := tablekit.NewClient(openBackend(t, srv, gcpbigtable.Config{GC: gcpbigtable.GCOff}))
+	explicit := tablekit.NewClient(openBackend(t, srv, gcpbigtable.Options{GC: gcpbigtable.GCOff}))
 	check("explicit endpoint", explicit)
 
 	// The premise: the raw client from the variable alone refuses the row.
@@ -78,7 +78,7 @@ func TestEmulatorHostReadsLargeRows(t *testing.T) {
 
 // TestAs checks the native clients Client.As offers.
 func TestAs(t *testing.T) {
-	db, b := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
+	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
 	var c *bigtable.Client
 	if !db.As(&c) || c != b.Client() || c == nil {
 		t.Errorf("As(**bigtable.Client) = %p, want %p", c, b.Client())
@@ -91,7 +91,11 @@ func TestAs(t *testing.T) {
 	if db.As(&s) || db.As(nil) {
 		t.Errorf("As offered something other than the two clients")
 	}
-	noAdmin := tablekit.NewClient(gcpbigtable.New(b.Client(), nil, gcpbigtable.Config{}))
+	nb, err := gcpbigtable.New(b.Client(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noAdmin := tablekit.NewClient(nb)
 	if a = nil; noAdmin.As(&a) || a != nil {
 		t.Errorf("As(**bigtable.AdminClient) without an admin client = %v", a)
 	}
@@ -113,7 +117,7 @@ func staleClient(b *gcpbigtable.Backend, clock tablekit.Clock) *tablekit.Client 
 func TestStaleOptionsNeverTrim(t *testing.T) {
 	ctx := context.Background()
 	clock := tablekit.NewManualClock(base)
-	db, b := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, clock)
+	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, clock)
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "stale", Key: schema2}); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +197,7 @@ func TestStaleOptionsNeverTrim(t *testing.T) {
 // cells.
 func TestUpdateTableConditions(t *testing.T) {
 	ctx := context.Background()
-	db, b := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
+	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "upd", Key: schema2}); err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +253,7 @@ func TestUpdateTableConditions(t *testing.T) {
 // DeleteTable.
 func TestLegacyTable(t *testing.T) {
 	ctx := context.Background()
-	db, b := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
+	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "other", Key: schema2}); err != nil { // makes the metadata table
 		t.Fatal(err)
 	}
@@ -303,7 +307,7 @@ func TestLegacyTable(t *testing.T) {
 func TestBackendAfterClose(t *testing.T) {
 	ctx := context.Background()
 	srv := newServer(t)
-	b := openBackend(t, srv, gcpbigtable.Config{GC: gcpbigtable.GCOff})
+	b := openBackend(t, srv, gcpbigtable.Options{GC: gcpbigtable.GCOff})
 	db := tablekit.NewClient(b, tablekit.WithClock(tablekit.NewManualClock(base)))
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "after", Key: schema2}); err != nil {
 		t.Fatal(err)

@@ -2,8 +2,11 @@
 // (cloud.google.com/go/bigtable). Open it from a project and instance, or
 // wrap clients you already have with New, and hand it to tablekit.NewClient:
 //
-//	b, err := gcpbigtable.Open(ctx, "my-project", "my-instance", gcpbigtable.Config{AppProfile: "batch"})
+//	b, err := gcpbigtable.Open(ctx, &gcpbigtable.Options{Project: "my-project", Instance: "my-instance", AppProfile: "batch"})
 //	db := tablekit.NewClient(b)
+//
+// [New] (existing clients) refuses the Options fields that only configure
+// the clients Open builds, so a setting is never silently ignored.
 //
 // tablekit.Client.As offers the native clients: a **bigtable.Client
 // target gets the data client, a **bigtable.AdminClient the admin client
@@ -87,7 +90,7 @@
 // leave a row; no write leaves a row holding m:rev but no c cell and no
 // m:keyonly (an update that deletes a row's last data deletes the row).
 //
-// The metadata table (id "tablekit.meta", see [Config.MetaTable]) has one
+// The metadata table (id "tablekit.meta", see [Options.MetaTable]) has one
 // row per table, keyed by the portable name, family "t":
 //
 //	t:schema       {"bigtable_table":"orders.5f0c9a1e22b4d7c8","key":[{"name":"customer","type":"String"},{"name":"ts","type":"Integer"}]}
@@ -211,7 +214,7 @@
 //
 // BatchWriteRow sends all blind writes of a table as one MutateRows
 // (ApplyBulk) call and runs the others as single-row calls, all in
-// parallel (driver.Parallel, Config.Concurrency at once), with a result
+// parallel (driver.Parallel, Options.Concurrency at once), with a result
 // per row (the Client never sends two writes of one row in one call).
 // BatchGetRow groups reads by table and selection, one ReadRows over a
 // RowList per group, groups in parallel.
@@ -277,7 +280,7 @@
 // # Garbage collection
 //
 // With [GCFull] (the default) family c gets MaxVersions(MaxVersions) and,
-// for a table with a TTL, MaxAge(TTL + [Config.GCMargin]) in a union;
+// for a table with a TTL, MaxAge(TTL + [Options.GCMargin]) in a union;
 // UpdateTable updates it. MaxVersions GC deletes exactly what reads already
 // hide. MaxAge compares cell timestamps with Bigtable's wall clock, so the
 // margin (default one day) keeps a cell until well after it became

@@ -26,10 +26,15 @@ func Example() {
 	}
 	defer srv.Close()
 
-	b, err := gcpbigtable.Open(ctx, "my-project", "my-instance",
-		gcpbigtable.Config{ClientConfig: bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}}},
-		option.WithEndpoint(srv.Addr), option.WithoutAuthentication(),
-		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
+	b, err := gcpbigtable.Open(ctx, &gcpbigtable.Options{
+		Project:      "my-project",
+		Instance:     "my-instance",
+		ClientConfig: bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}},
+		ClientOptions: []option.ClientOption{
+			option.WithEndpoint(srv.Addr), option.WithoutAuthentication(),
+			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())),
+		},
+	})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -41,10 +41,12 @@ func emulatorOptions(srv *bttest.Server) []option.ClientOption {
 }
 
 // openBackend opens a Backend on srv with Open, closed when t ends.
-func openBackend(t testing.TB, srv *bttest.Server, cfg gcpbigtable.Config) *gcpbigtable.Backend {
+func openBackend(t testing.TB, srv *bttest.Server, cfg gcpbigtable.Options) *gcpbigtable.Backend {
 	t.Helper()
+	cfg.Project, cfg.Instance = "proj", "inst"
 	cfg.ClientConfig.MetricsProvider = bigtable.NoopMetricsProvider{}
-	b, err := gcpbigtable.Open(context.Background(), "proj", "inst", cfg, emulatorOptions(srv)...)
+	cfg.ClientOptions = emulatorOptions(srv)
+	b, err := gcpbigtable.Open(context.Background(), &cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

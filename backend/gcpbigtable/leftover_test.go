@@ -42,7 +42,7 @@ func rawRows(t *testing.T, tbl *bigtable.Table) []string {
 func TestNoBookkeepingOnlyRows(t *testing.T) {
 	ctx := context.Background()
 	clock := tablekit.NewManualClock(base)
-	db, b := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, clock)
+	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, clock)
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "lo", Key: schema2, Options: tablekit.TableOptions{MaxVersions: 2}}); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestNoBookkeepingOnlyRows(t *testing.T) {
 // Bigtable table (another incarnation), empty.
 func TestInterruptedDeleteTable(t *testing.T) {
 	ctx := context.Background()
-	db, b := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
+	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
 	meta := tablekit.TableMeta{Name: "half", Key: schema2}
 	k := key2("a", 1)
 	create := func() string {

@@ -20,7 +20,7 @@ import (
 // the ones a predicate on "m:rev is absent" alone would get wrong.
 func TestOptimisticSeesInterleavedWrites(t *testing.T) {
 	ctx := context.Background()
-	db, b := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
+	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "occ", Key: schema2}); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func rowKeyOf(k tablekit.PrimaryKey) string {
 // alone), and a conditional write then sees it absent.
 func TestStampLeavesNoRow(t *testing.T) {
 	ctx := context.Background()
-	db, b := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
+	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "st", Key: schema2}); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 // reads as written.
 func TestReadValuesStayPut(t *testing.T) {
 	ctx := context.Background()
-	db, _ := newDB(t, gcpbigtable.Config{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
+	db, _ := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "vals", Key: schema2}); err != nil {
 		t.Fatal(err)
 	}
