@@ -76,7 +76,7 @@ import (
 const (
 	benchRows  = 1_000_000
 	benchKeys  = 1 << 16 // keys (range starts) prepared; each side uses a quarter
-	benchSides = 4
+	benchSides = 6
 	benchBlock = 64 // operations per side between switches in the interleaved runs
 )
 
@@ -86,6 +86,8 @@ const (
 	sideBare
 	sideEngine
 	sideClient
+	sideScan       // tablekit.Table.Scan, the no-copy range read
+	sideEngineScan // Engine.ScanRange
 )
 
 var (
@@ -111,7 +113,7 @@ func benchKey(i int) tablekit.PrimaryKey {
 func perm(i int) int { return int((uint64(i) * 2654435761) % benchRows) }
 
 // pick returns side s's i-th index into the prepared keys: each side cycles
-// through its own quarter of them.
+// through its own share of them.
 func pick(s, i int) int { return (i*benchSides + s) % benchKeys }
 
 func benchSetup(b *testing.B) {
@@ -228,9 +230,13 @@ func runInterleaved(b *testing.B, sides []side) {
 	}
 	b.ReportMetric(per(sum), "ns/op") // the timed work alone, without prep
 	bare := spent[slices.IndexFunc(sides, func(s side) bool { return s.name == "bare" })]
+	floor := spent[slices.IndexFunc(sides, func(s side) bool { return s.name == "map" })]
 	for k, s := range sides {
-		if s.name == "engine" || s.name == "client" {
+		switch s.name {
+		case "engine", "client":
 			b.ReportMetric(float64(spent[k])/float64(bare), s.name+"/bare")
+		case "scan", "enginescan":
+			b.ReportMetric(float64(spent[k])/float64(floor), s.name+"/map")
 		}
 	}
 }
@@ -427,6 +433,8 @@ func BenchmarkLocalRange100(b *testing.B) {
 	benchSetup(b)
 	ctx := context.Background()
 	req := &tablekit.GetRangeRequest{Meta: benchMeta, End: benchEnd, Limit: 100, Read: tablekit.ReadSpec{MaxVersions: 1}, Now: benchNow}
+	sreq := new(tablekit.GetRangeRequest)
+	*sreq = *req
 	var ents []*entry
 	runSides(b,
 		side{name: "map", op: func(i int) {
@@ -454,6 +462,25 @@ func BenchmarkLocalRange100(b *testing.B) {
 			res, err := benchClient.GetRange(ctx, benchStarts[pick(sideClient, i)], benchEnd, tablekit.Limit(100))
 			if err != nil || len(res.Rows) != 100 {
 				b.Fatal(err)
+			}
+		}},
+		side{name: "scan", op: func(i int) {
+			n := 0
+			for r, err := range benchClient.Scan(ctx, benchStarts[pick(sideScan, i)], benchEnd, tablekit.Limit(100)) {
+				if err != nil || len(r.Columns) != 1 {
+					b.Fatal(err)
+				}
+				n++
+			}
+			if n != 100 {
+				b.Fatal(n)
+			}
+		}},
+		side{name: "enginescan", op: func(i int) {
+			sreq.Start = benchStarts[pick(sideEngineScan, i)]
+			n := 0
+			if _, err := benchEngine.ScanRange(ctx, sreq, func(r *tablekit.Row) bool { n += len(r.Columns); return true }); err != nil || n != 100 {
+				b.Fatal(n, err)
 			}
 		}},
 	)

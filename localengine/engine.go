@@ -246,106 +246,50 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 
 // GetRange implements tablekit.Backend.
 //
-// It works in two steps. Under the table's read lock it walks the map and
-// notes, in scratch space kept in a pool, the entries of the rows the page
-// returns and how many cells they return (rowmodel.ReadLen, which copies
-// nothing unless a filter needs the cells). Then, unlocked, it evaluates
-// those rows again straight into exactly sized slices, one for the rows,
-// one for all their key parts and one for all their cells, each row a
-// capped window of them: the caller owns what it gets, and nothing is
-// copied twice. Entries never change once stored, and the evaluation
-// depends only on the entry and the request, so the second one gives what
-// the first did.
+// It works in two steps. It walks the range (see walk: a bounded number of
+// map steps per hold of the table's read lock, every row's evaluation
+// unlocked) and notes, in scratch space kept in a pool, the entries of the
+// rows the page returns and how many cells they return
+// (rowmodel.ReadLen, which copies nothing unless a filter needs the
+// cells). Then it evaluates those rows again straight into exactly sized
+// slices, one for the rows, one for all their key parts and one for all
+// their cells, each row a capped window of them: the caller owns what it
+// gets, and nothing is copied twice. Entries never change once stored, and
+// the evaluation depends only on the entry and the request, so the second
+// one gives what the first did.
 func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
 	t, err := e.table(ctx, req.Meta.Name)
 	if err != nil {
 		return nil, err
 	}
-	var sbuf, ebuf [128]byte
-	startB, startExact, startTop := keycodec.AppendBound(sbuf[:0], req.Start)
-	endB, endExact, endTop := keycodec.AppendBound(ebuf[:0], req.End)
-	start, end := bytesView(startB), bytesView(endB) // the map keeps no pivot
 	sc := scratchPool.Get().(*rangeScratch)
-	next, opts, err := t.collect(req, sc, start, end, startExact, startTop, endExact, endTop)
-	if err != nil {
-		sc.reset()
-		scratchPool.Put(sc)
-		return nil, err
-	}
-	page := sc.page(req, opts, next)
-	sc.reset()
-	scratchPool.Put(sc)
-	return page, nil
-}
-
-// collect walks the range under the table's read lock, gathering into sc
-// the rows the page returns; it returns the entry the next page starts at,
-// if the walk stopped at the limit or at maxScan.
-func (t *table) collect(req *tablekit.GetRangeRequest, sc *rangeScratch, start, end string, startExact, startTop, endExact, endTop bool) (next *entry, opts tablekit.TableOptions, err error) {
-	limit := max(req.Limit, 1)
-	scanned := 0
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	cur, err := t.current(req.Meta)
-	if err != nil {
-		return nil, opts, err
-	}
-	opts = cur.Options
-	visit := func(ent *entry) bool {
-		if len(sc.ents) >= limit || scanned >= maxScan {
-			next = ent
-			return false
-		}
-		scanned++
-		if n, found := rowmodel.ReadLen(&ent.row, opts, &req.Read, req.Now); found {
+	defer sc.release()
+	next, opts, err := t.walk(ctx, req, sc, func(ent *entry, opts *tablekit.TableOptions) (bool, bool) {
+		n, found := rowmodel.ReadLen(&ent.row, *opts, &req.Read, req.Now)
+		if found {
 			sc.ents = append(sc.ents, ent)
 			sc.cells += n
 		}
-		return true
+		return found, true
+	})
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case !req.Backward && startTop: // InfMax in the first column: nothing is above it
-	case !req.Backward:
-		// [start, end): start bound inclusive either way; end exclusive either way.
-		t.rows.Ascend(start, func(k string, ent *entry) bool {
-			if !endTop && k >= end {
-				return false
-			}
-			return visit(ent)
-		})
-	default:
-		// Backward: from start down to end, exclusive of end. An exact start is
-		// inclusive; an infinite one is an exclusive byte bound.
-		iter := func(k string, ent *entry) bool {
-			if !startExact && !startTop && k >= start {
-				return true
-			}
-			switch {
-			case endExact && k <= end: // exclusive end key
-				return false
-			case !endExact && (endTop || k < end): // below an infinite end
-				return false
-			}
-			return visit(ent)
-		}
-		if startTop {
-			t.rows.Reverse(iter)
-		} else {
-			t.rows.Descend(start, iter)
-		}
-	}
-	return next, opts, nil
+	return sc.page(req, opts, next), nil
 }
 
 // bytesView returns b as a string without copying; b must not change while
 // the string is in use.
 func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// rangeScratch is what one GetRange collects under the lock: the entries
-// of the rows it returns and their number of cells.
+// rangeScratch is what one GetRange collects: the entries of the rows it
+// returns and their number of cells; and the walk's batch of entries.
+// ScanRange keeps its reused row in it too.
 type rangeScratch struct {
 	ents  []*entry
 	cells int
+	batch []*entry
+	row   tablekit.Row
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(rangeScratch) }}
@@ -382,9 +326,15 @@ func (sc *rangeScratch) page(req *tablekit.GetRangeRequest, opts tablekit.TableO
 	return p
 }
 
-func (sc *rangeScratch) reset() {
-	clear(sc.ents) // drop the references, for the garbage collector
-	sc.ents, sc.cells = sc.ents[:0], 0
+// release clears sc (dropping its references, for the garbage collector)
+// and returns it to the pool.
+func (sc *rangeScratch) release() {
+	clear(sc.ents)
+	clear(sc.batch)
+	clear(sc.row.Columns[:cap(sc.row.Columns)])
+	sc.ents, sc.cells, sc.batch = sc.ents[:0], 0, sc.batch[:0]
+	sc.row.Key, sc.row.Columns = nil, sc.row.Columns[:0]
+	scratchPool.Put(sc)
 }
 
 // Write implements tablekit.Backend: it applies one write to its row under

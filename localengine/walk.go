@@ -1,0 +1,183 @@
+package localengine
+
+import (
+	"context"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/keycodec"
+	"github.com/tablekit/tablekit/rowmodel"
+)
+
+// lockBatch bounds how many entries one hold of a table's read lock walks.
+// A range read takes the lock, copies the pointers of the next entries
+// (at most lockBatch of them: a few microseconds of map steps) and lets it
+// go; it evaluates those rows (visibility, selection, filter) unlocked, and
+// takes the lock again to go on after the last one. So a long scan, or one
+// whose filter is slow, holds writers off for one batch at a time, never
+// for its whole length. Entries are immutable, so a row evaluated unlocked
+// is the row as it was when the batch was taken; a range read is
+// consistent per row, not across rows (SPEC §11).
+const lockBatch = 256
+
+// walker is a position in one range read: where the next batch starts.
+type walker struct {
+	t                                      *table
+	req                                    *tablekit.GetRangeRequest
+	start, end                             string // encoded bounds (views of the caller's buffers)
+	startExact, startTop, endExact, endTop bool
+	last                                   string // map key of the last entry taken; the next batch starts after it
+	resumed                                bool   // last is set
+	done                                   bool   // no entry follows the last batch
+}
+
+// batch appends to buf the next (at most n) entries of the range, under
+// the table's read lock. The first batch also checks that req addresses
+// the table as it is and returns its options.
+func (w *walker) batch(buf []*entry, n int, opts *tablekit.TableOptions) ([]*entry, error) {
+	t := w.t
+	take := func(k string, ent *entry) bool {
+		buf = append(buf, ent)
+		w.last = k // the map's own key: immutable, safe to keep unlocked
+		return len(buf) < n
+	}
+	before := len(buf)
+	t.mu.RLock()
+	defer func() {
+		t.mu.RUnlock()
+		w.done = w.done || len(buf)-before < n
+		w.resumed = w.resumed || len(buf) > before
+	}()
+	if !w.resumed {
+		cur, err := t.current(w.req.Meta)
+		if err != nil {
+			return buf, err
+		}
+		*opts = cur.Options
+	}
+	switch {
+	case !w.req.Backward && w.startTop && !w.resumed: // InfMax in the first column: nothing is above it
+		w.done = true
+	case !w.req.Backward:
+		// [start, end): start bound inclusive either way; end exclusive either way.
+		from := w.start
+		if w.resumed {
+			from = w.last
+		}
+		t.rows.Ascend(from, func(k string, ent *entry) bool {
+			if w.resumed && k == w.last {
+				return true
+			}
+			if !w.endTop && k >= w.end {
+				return false
+			}
+			return take(k, ent)
+		})
+	default:
+		// Backward: from start down to end, exclusive of end. An exact start is
+		// inclusive; an infinite one is an exclusive byte bound.
+		iter := func(k string, ent *entry) bool {
+			if w.resumed && k >= w.last {
+				return true
+			}
+			if !w.startExact && !w.startTop && k >= w.start {
+				return true
+			}
+			switch {
+			case w.endExact && k <= w.end: // exclusive end key
+				return false
+			case !w.endExact && (w.endTop || k < w.end): // below an infinite end
+				return false
+			}
+			return take(k, ent)
+		}
+		switch {
+		case w.resumed:
+			t.rows.Descend(w.last, iter)
+		case w.startTop:
+			t.rows.Reverse(iter)
+		default:
+			t.rows.Descend(w.start, iter)
+		}
+	}
+	return buf, nil
+}
+
+// walk goes through req's range in order, in batches taken under the
+// table's read lock (see lockBatch), and calls visit, unlocked, with each
+// entry and the table's options; visit reports whether the read returns the
+// entry's row (found) and whether to go on (cont). The walk ends after
+// req.Limit rows were found, after maxScan entries, at the end of the
+// range, or when visit says so (stopped). next is the entry the next page
+// starts at, nil when the range is exhausted (or the walk was stopped).
+func (t *table) walk(ctx context.Context, req *tablekit.GetRangeRequest, sc *rangeScratch, visit func(ent *entry, opts *tablekit.TableOptions) (found, cont bool)) (next *entry, opts tablekit.TableOptions, err error) {
+	var sbuf, ebuf [128]byte
+	startB, startExact, startTop := keycodec.AppendBound(sbuf[:0], req.Start)
+	endB, endExact, endTop := keycodec.AppendBound(ebuf[:0], req.End)
+	w := walker{t: t, req: req, start: bytesView(startB), end: bytesView(endB), // the map keeps no pivot
+		startExact: startExact, startTop: startTop, endExact: endExact, endTop: endTop}
+	limit := max(req.Limit, 1)
+	found, scanned := 0, 0
+	n := 0
+	for {
+		// A batch takes what the page still needs, and one more entry for
+		// Next; after rows fail the filter, twice the last batch, up to
+		// lockBatch.
+		n = min(max(limit-found+1, 2*n), lockBatch, maxScan-scanned+1)
+		if sc.batch, err = w.batch(sc.batch[:0], n, &opts); err != nil {
+			return nil, opts, err
+		}
+		for _, ent := range sc.batch {
+			if found >= limit || scanned >= maxScan {
+				return ent, opts, nil
+			}
+			scanned++
+			f, cont := visit(ent, &opts)
+			if f {
+				found++
+			}
+			if !cont {
+				return nil, opts, nil
+			}
+		}
+		if w.done {
+			return nil, opts, nil
+		}
+		if scanned > 0 && scanned%(4*lockBatch) == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, opts, err
+			}
+		}
+	}
+}
+
+// ScanRange implements tablekit.RangeScanner: the rows of GetRange's page,
+// handed to fn one at a time in a Row that ScanRange reuses for the next
+// row. Its cells are copied into a buffer kept between calls; its key is
+// the stored entry's own (never changed once stored: the Row is lent
+// read-only, as RangeScanner says); strings are shared with the store.
+// It allocates nothing per row; only Next, when there is one, is a new
+// key.
+func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(*tablekit.Row) bool) (tablekit.PrimaryKey, error) {
+	t, err := e.table(ctx, req.Meta.Name)
+	if err != nil {
+		return nil, err
+	}
+	sc := scratchPool.Get().(*rangeScratch)
+	defer sc.release()
+	row := &sc.row
+	next, _, err := t.walk(ctx, req, sc, func(ent *entry, opts *tablekit.TableOptions) (bool, bool) {
+		cells, found := rowmodel.AppendRead(row.Columns[:0], &ent.row, *opts, &req.Read, req.Now)
+		row.Columns = cells
+		if !found {
+			return false, true
+		}
+		// The stored key is immutable: lent as it is, capped so that an
+		// append cannot reach the entry's array.
+		row.Key = ent.key[:len(ent.key):len(ent.key)]
+		return true, fn(row)
+	})
+	if err != nil || next == nil {
+		return nil, err
+	}
+	return next.key.Clone(), nil
+}

@@ -1,0 +1,190 @@
+package tablekit
+
+import (
+	"context"
+	"iter"
+	"math"
+	"slices"
+)
+
+// RangeScanner is implemented by a backend that can show a range's rows to
+// its caller without copying each one out (the local engine: its rows are
+// in memory already). [Table.Scan] uses it; with a backend that does not
+// implement it, Scan reads pages with GetRange. Adapters need not
+// implement it.
+type RangeScanner interface {
+	// ScanRange reads the page that GetRange would return for req, with the
+	// same rows in the same order and the same Next, but hands each row to
+	// fn instead of returning them. The Row fn gets, its key and its cells
+	// are lent for the call only: fn must neither modify nor keep them,
+	// since the backend may reuse them for the next row. When fn returns
+	// false, ScanRange returns at once, with a nil Next. next is the
+	// caller's, as a RangePage's Next is.
+	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(*Row) bool) (next PrimaryKey, err error)
+}
+
+// Scan streams the rows of a range as [Table.Rows] does (same options,
+// same rows, same errors), but without copying each row out of the
+// backend where it can avoid it: the Row it yields is valid only until the
+// loop's next iteration, as bufio.Scanner's bytes are. Its key, its
+// Columns and the slices they hold may then be reused for the next row;
+// the strings and byte values they hold may be kept (they are
+// immutable). Do not modify the Row; call [Row.Clone] to keep one.
+//
+// With the local engine, which implements [RangeScanner], a row costs no
+// allocation, so a large range read does not make the garbage collector
+// work in proportion to the rows read: at 1,000,000 rows a 100-row Scan
+// costs a small multiple of walking the engine's map, where Rows and
+// GetRange pay for the copy (localengine/BENCHMARKS.md). With other
+// backends Scan is Rows with the same lifetime rule.
+//
+// Keeping a row past its iteration is a bug that reuse hides: the kept
+// row silently shows a later row. Modifying one is worse: the backend may
+// lend its stored memory (the local engine lends its stored keys). Built
+// with the race detector (go test -race) or with the build tag
+// tablekit_scancheck, Scan catches both in tests: it yields each row in
+// memory of its own, panics if the loop's body changed it, and once the
+// iteration ends overwrites ("poisons") it, so that a kept row reads as
+// names and String values equal to [ScanPoison].
+func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
+	s, ok := t.c.b.(RangeScanner)
+	if !ok {
+		rows := t.Rows(ctx, start, end, opts...)
+		return func(yield func(Row, error) bool) {
+			for r, err := range rows {
+				if !yieldScanned(yield, &r, err) {
+					return
+				}
+			}
+		}
+	}
+	return func(yield func(Row, error) bool) {
+		cur, o, err := t.newCursor(ctx, start, end, opts, true)
+		if err != nil {
+			yield(Row{}, annotate(err, "GetRange", t.name))
+			return
+		}
+		page := 1000
+		if o.pageSize > 0 {
+			page = o.pageSize
+		}
+		remaining := math.MaxInt
+		if o.limit > 0 {
+			remaining = o.limit
+		}
+		for !cur.done && remaining > 0 {
+			n, stop, err := cur.scan(ctx, s, min(page, remaining), yield)
+			if stop {
+				return
+			}
+			if err != nil {
+				yield(Row{}, err)
+				return
+			}
+			remaining -= n
+		}
+	}
+}
+
+// scan is next for a RangeScanner: it passes at most want rows of one
+// backend page to yield and returns how many it passed, and stop when
+// yield or ctx ended the loop (ctx's error then was yielded).
+func (rc *rangeCursor) scan(ctx context.Context, s RangeScanner, want int, yield func(Row, error) bool) (n int, stop bool, err error) {
+	if rc.done {
+		return 0, false, nil
+	}
+	limit := min(want, MaxPageRows)
+	if rc.skip != nil {
+		limit++ // the resume key itself, dropped below
+	}
+	rc.req.Limit = limit
+	rc.req.Now = rc.c.now()
+	skip, more := rc.skip, false
+	fn := func(r *Row) bool {
+		if skip != nil {
+			k := skip
+			skip = nil
+			if CompareKeys(r.Key, k) == 0 {
+				return true
+			}
+		}
+		if n == want {
+			// One row more than wanted (the resume key was gone): the next
+			// page starts at it.
+			rc.req.Start, more = r.Key.Clone(), true
+			return false
+		}
+		if err := ctx.Err(); err != nil {
+			yield(Row{}, err)
+			stop = true
+			return false
+		}
+		n++
+		if !yieldScanned(yield, r, nil) {
+			stop = true
+			return false
+		}
+		return true
+	}
+	next, err := s.ScanRange(ctx, &rc.req, fn)
+	if err != nil && n == 0 && !stop && isStale(err) && ctx.Err() == nil {
+		// As in next: go on with the table's new metadata if the key schema
+		// still fits.
+		if m := rc.c.refresh(ctx, rc.table, rc.req.Meta); m != nil && slices.Equal(m.Key, rc.req.Meta.Key) {
+			rc.req.Meta = m
+			skip = rc.skip
+			next, err = s.ScanRange(ctx, &rc.req, fn)
+		}
+	}
+	if stop {
+		return n, true, nil
+	}
+	if err != nil {
+		return n, false, rc.c.backendErr(err, "GetRange", rc.table)
+	}
+	rc.skip = nil
+	switch {
+	case more:
+	case next == nil:
+		rc.done = true
+	default:
+		rc.req.Start = next
+	}
+	return n, false, nil
+}
+
+// ScanPoison is what the column names, key part names and String values of
+// a Row that [Table.Scan] yielded read as once its iteration is over, in a
+// build that checks (-race or the tablekit_scancheck tag).
+const ScanPoison = "tablekit: Row used after its Scan iteration"
+
+// yieldScanned yields r (and err). In a checking build it yields a copy
+// and poisons the copy once yield returns.
+func yieldScanned(yield func(Row, error) bool, r *Row, err error) bool {
+	if !scanCheck || err != nil {
+		return yield(*r, err)
+	}
+	c := r.Clone()
+	ok := yield(c, nil)
+	if !c.Key.Equal(r.Key) || !slices.Equal(c.Columns, r.Columns) {
+		panic("tablekit: a Row that Table.Scan yielded was modified: Scan's rows are read-only (Clone one to change it)")
+	}
+	poison := Column{Name: ScanPoison, Value: String(ScanPoison), Version: -1}
+	for i := range c.Key {
+		c.Key[i] = KeyPart{Name: ScanPoison, Value: String(ScanPoison)}
+	}
+	for i := range c.Columns {
+		c.Columns[i] = poison
+	}
+	return ok
+}
+
+// Clone returns a copy of r that shares no slice with it (only immutable
+// strings).
+func (r Row) Clone() Row {
+	out := Row{Key: r.Key.Clone()}
+	if r.Columns != nil {
+		out.Columns = append([]Column(nil), r.Columns...)
+	}
+	return out
+}
