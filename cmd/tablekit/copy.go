@@ -207,6 +207,9 @@ func copyTable(ctx context.Context, src, dst *tablekit.Client, name string, cp *
 			start = resume
 		}
 		resumed := tc.Started
+		if resumed && !cfg.quiet {
+			fmt.Fprintf(out, "%s: resuming after %d rows (checkpoint %s)\n", name, tc.Rows, cp.path)
+		}
 		cp.mu.Lock()
 		tc.Started = true
 		cp.mu.Unlock()
