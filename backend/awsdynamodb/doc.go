@@ -12,6 +12,10 @@
 // (AWS, Region, Endpoint, ClientOptions) rather than ignore them: an
 // endpoint meant for an emulator is never silently dropped.
 //
+// Importing the package registers the dynamodb:// URL scheme ([Scheme]):
+// tablekit.Open(ctx, "dynamodb://?region=eu-west-1&shards=16") opens the
+// same backend with the default credential chain.
+//
 // The native client is the escape hatch to what tablekit does not cover:
 //
 //	var client *dynamodb.Client

@@ -8,6 +8,10 @@
 // [New] (existing clients) refuses the Options fields that only configure
 // the clients Open builds, so a setting is never silently ignored.
 //
+// Importing the package registers the bigtable:// URL scheme ([Scheme]),
+// so that tablekit.Open(ctx, "bigtable://my-project/my-instance?app_profile=batch")
+// opens the same backend; BIGTABLE_EMULATOR_HOST is honoured there too.
+//
 // tablekit.Client.As offers the native clients: a **bigtable.Client
 // target gets the data client, a **bigtable.AdminClient the admin client
 // (when there is one). [Backend.Client], [Backend.AdminClient] and
