@@ -14,14 +14,20 @@
 // [Open] opens a backend as tablestore.NewClientWithConfig opens a client;
 // [New] wraps a *tablestore.TableStoreClient you already have (and refuses
 // any [Options] field, all of which configure a client Open builds, rather
-// than ignore it). The native client stays
-// reachable for what tablekit does not cover (secondary indexes, search,
-// streams), through the tablekit.Client:
+// than ignore it). The native client stays reachable for what tablekit
+// does not cover (secondary indexes, search, streams), through the
+// tablekit.Client:
 //
 //	var c *tablestore.TableStoreClient
 //	if db.As(&c) {
 //		// c is the backend's SDK client ([Backend.Client])
 //	}
+//
+// Importing the package registers the tablestore:// URL scheme ([Scheme]):
+// tablekit.Open(ctx, "tablestore://myinstance?region=cn-hangzhou") opens
+// the same backend, with the credentials taken only from the environment
+// variables TABLESTORE_ACCESS_KEY_ID, TABLESTORE_ACCESS_KEY_SECRET and
+// TABLESTORE_SECURITY_TOKEN (optional), never from the URL.
 //
 // # How tablekit maps onto Tablestore
 //
