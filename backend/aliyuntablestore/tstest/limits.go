@@ -180,12 +180,14 @@ func parseDate(d string) (time.Time, bool) {
 }
 
 // connLimiter is a listener that keeps at most max connections open. At
-// the cap, a new connection evicts the open connection that has waited
-// longest for a request to arrive in full (a slow or silent client), or
-// failing that the longest-idle keep-alive connection; connections whose
+// the cap, a new connection evicts another: first the one that has waited
+// longest for its first request to arrive in full (a slow or silent
+// client), then the longest-idle connection that has been served before,
+// then the one waiting longest for a later request. Connections whose
 // request is being served are never evicted. Attackers holding
-// connections open therefore cannot exhaust file descriptors or lock
-// other clients out.
+// connections open therefore cannot exhaust file descriptors, and a
+// client's keep-alive connection, once it has been served, outlives any
+// number of them.
 type connLimiter struct {
 	net.Listener
 	max int
@@ -225,29 +227,28 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 	return tc, nil
 }
 
-// victimLocked picks the connection to evict: the one waiting longest for
-// a request (new, or reading one), else the one idle longest.
+// victimLocked picks the connection to evict (see connLimiter), or nil
+// when every connection is serving.
 func (l *connLimiter) victimLocked() *trackedConn {
-	var reading, idle *trackedConn
+	var best *trackedConn
+	bestRank := 0
 	for c := range l.conns {
-		switch c.state {
-		case http.StateNew, http.StateActive:
-			if c.serving {
-				continue
-			}
-			if reading == nil || c.since.Before(reading.since) {
-				reading = c
-			}
-		case http.StateIdle:
-			if idle == nil || c.since.Before(idle.since) {
-				idle = c
-			}
+		var rank int
+		switch {
+		case c.serving:
+			continue
+		case !c.served:
+			rank = 3 // never completed a request
+		case c.state == http.StateIdle:
+			rank = 2
+		default:
+			rank = 1 // a served client reading its next request
+		}
+		if rank > bestRank || rank == bestRank && c.since.Before(best.since) {
+			best, bestRank = c, rank
 		}
 	}
-	if reading != nil {
-		return reading
-	}
-	return idle
+	return best
 }
 
 // open returns the number of open connections.
@@ -264,6 +265,7 @@ type trackedConn struct {
 	l       *connLimiter
 	state   http.ConnState
 	serving bool      // a handler is running a request read in full
+	served  bool      // a request has been read in full before
 	since   time.Time // start of the current state
 }
 
@@ -300,6 +302,7 @@ func (l *connLimiter) connState(nc net.Conn, st http.ConnState) {
 func (l *connLimiter) setServing(c *trackedConn, on bool) {
 	l.mu.Lock()
 	c.serving = on
+	c.served = true
 	c.since = time.Now()
 	l.mu.Unlock()
 }
