@@ -33,7 +33,7 @@ type Client struct {
 	clock    Clock
 	cacheTTL time.Duration
 	closed   atomic.Bool
-	tel      telemetry // observer and logger (observe.go)
+	tel      *telemetry // observer and logger (observe.go); nil when none
 
 	// meta maps a table name to its *cachedMeta. Every operation reads it,
 	// so a hit takes no lock and reads no clock: a timer marks an entry
@@ -114,7 +114,7 @@ func (c *Client) now() int64 { return c.clock.Now().UnixMilli() }
 // Incarnation and Generation are set by the call.
 func (c *Client) CreateTable(ctx context.Context, meta TableMeta) (err error) {
 	const op = "CreateTable"
-	ctx, st := c.begin(ctx, op, meta.Name, 0)
+	ctx, st := c.begin(ctx, op, meta.Name)
 	defer func() { st.end(Outcome{Err: err}) }()
 	if err := c.checkOpen(op, meta.Name); err != nil {
 		return err
@@ -148,7 +148,7 @@ const maxUpdateAttempts = 8
 // is atomic across clients: each change applies to the options it read.
 func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOptions) (err error) {
 	const op = "UpdateTable"
-	ctx, st := c.begin(ctx, op, table, 0)
+	ctx, st := c.begin(ctx, op, table)
 	defer func() { st.end(Outcome{Err: err}) }()
 	if err := c.checkOpen(op, table); err != nil {
 		return err
@@ -200,7 +200,7 @@ func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOption
 // DescribeTable returns a table's schema and options, read from the backend.
 func (c *Client) DescribeTable(ctx context.Context, table string) (_ TableMeta, err error) {
 	const op = "DescribeTable"
-	ctx, st := c.begin(ctx, op, table, 0)
+	ctx, st := c.begin(ctx, op, table)
 	defer func() { st.end(Outcome{Err: err}) }()
 	if err := c.checkOpen(op, table); err != nil {
 		return TableMeta{}, err
@@ -221,7 +221,7 @@ func (c *Client) DescribeTable(ctx context.Context, table string) (_ TableMeta, 
 
 // ListTables returns every table's name in ascending order.
 func (c *Client) ListTables(ctx context.Context) (_ []string, err error) {
-	ctx, st := c.begin(ctx, "ListTables", "", 0)
+	ctx, st := c.begin(ctx, "ListTables", "")
 	defer func() { st.end(Outcome{Err: err}) }()
 	if err := c.checkOpen("ListTables", ""); err != nil {
 		return nil, err
@@ -237,7 +237,7 @@ func (c *Client) ListTables(ctx context.Context) (_ []string, err error) {
 // DeleteTable deletes a table and all its rows.
 func (c *Client) DeleteTable(ctx context.Context, table string) (err error) {
 	const op = "DeleteTable"
-	ctx, st := c.begin(ctx, op, table, 0)
+	ctx, st := c.begin(ctx, op, table)
 	defer func() { st.end(Outcome{Err: err}) }()
 	if err := c.checkOpen(op, table); err != nil {
 		return err
@@ -362,7 +362,7 @@ func (t *Table) Name() string { return t.name }
 // then cols are written. A column with Version 0 is written at the clock's
 // now. With no columns the row exists as a key-only row.
 func (t *Table) PutRow(ctx context.Context, key PrimaryKey, cols []Column, opts ...WriteOption) error {
-	ctx, st := t.c.begin(ctx, "PutRow", t.name, 0)
+	ctx, st := t.c.begin(ctx, "PutRow", t.name)
 	_, err := t.c.write(ctx, "PutRow", t.name, WritePut, key, cols, nil, writeCond(opts))
 	st.endWrite(err, key, cols, nil)
 	return err
@@ -371,7 +371,7 @@ func (t *Table) PutRow(ctx context.Context, key PrimaryKey, cols []Column, opts 
 // UpdateRow applies changes to the row at key in order, creating the row if
 // it is absent. It returns the new value of every incremented column.
 func (t *Table) UpdateRow(ctx context.Context, key PrimaryKey, changes []Change, opts ...WriteOption) (UpdateResult, error) {
-	ctx, st := t.c.begin(ctx, "UpdateRow", t.name, 0)
+	ctx, st := t.c.begin(ctx, "UpdateRow", t.name)
 	res, err := t.c.write(ctx, "UpdateRow", t.name, WriteUpdate, key, nil, changes, writeCond(opts))
 	st.endWrite(err, key, nil, changes)
 	if err != nil || res == nil {
@@ -382,7 +382,7 @@ func (t *Table) UpdateRow(ctx context.Context, key PrimaryKey, changes []Change,
 
 // DeleteRow removes the row at key. Deleting a missing row is not an error.
 func (t *Table) DeleteRow(ctx context.Context, key PrimaryKey, opts ...WriteOption) error {
-	ctx, st := t.c.begin(ctx, "DeleteRow", t.name, 0)
+	ctx, st := t.c.begin(ctx, "DeleteRow", t.name)
 	_, err := t.c.write(ctx, "DeleteRow", t.name, WriteDelete, key, nil, nil, writeCond(opts))
 	st.endWrite(err, key, nil, nil)
 	return err
@@ -391,7 +391,7 @@ func (t *Table) DeleteRow(ctx context.Context, key PrimaryKey, opts ...WriteOpti
 // GetRow reads the row at key. found is false when the row does not exist
 // (or fails the filter); that is not an error.
 func (t *Table) GetRow(ctx context.Context, key PrimaryKey, opts ...ReadOption) (row Row, found bool, err error) {
-	ctx, st := t.c.begin(ctx, "GetRow", t.name, 0)
+	ctx, st := t.c.begin(ctx, "GetRow", t.name)
 	r, err := t.c.getRow(ctx, t.name, key, opts)
 	if st != nil {
 		st.endRead(r, err)
@@ -513,7 +513,7 @@ const batchParallelism = 8
 // for the whole call (an empty or oversized batch, a failed backend call).
 func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) (out []BatchGetResult, err error) {
 	const op = "BatchGetRow"
-	ctx, st := c.begin(ctx, op, batchTable(c, gets, func(g BatchGet) string { return g.Table }), len(gets))
+	ctx, st := c.beginBatch(ctx, op, batchTable(c, gets, func(g BatchGet) string { return g.Table }), len(gets))
 	defer func() { st.endBatchGet(out, err) }()
 	reqs, idx, errs, err := prepareBatch(ctx, c, op, MaxBatchGet, gets,
 		func(g BatchGet) string { return g.Table },
@@ -574,7 +574,7 @@ func (c *Client) batchGet(ctx context.Context, reqs []*GetRowRequest) ([]GetRowR
 // one result per write, in order.
 func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) (out []BatchWriteResult, err error) {
 	const op = "BatchWriteRow"
-	ctx, st := c.begin(ctx, op, batchTable(c, writes, func(w BatchWrite) string { return w.Table }), len(writes))
+	ctx, st := c.beginBatch(ctx, op, batchTable(c, writes, func(w BatchWrite) string { return w.Table }), len(writes))
 	defer func() { st.endBatchWrite(writes, out, err) }()
 	reqs, idx, errs, err := prepareBatch(ctx, c, op, MaxBatchWrite, writes,
 		func(w BatchWrite) string { return w.Table },

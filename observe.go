@@ -103,8 +103,8 @@ type Retry struct {
 // [Observer]). Without it, or with a nil o, nothing is observed.
 func WithObserver(o Observer) ClientOption {
 	return func(cl *Client) {
-		cl.tel.obs = o
-		cl.tel.system = systemName(cl.b)
+		cl.telemetry().obs = o
+		cl.tel.active()
 	}
 }
 
@@ -114,8 +114,8 @@ func WithObserver(o Observer) ClientOption {
 // as attributes. A nil l logs nothing.
 func WithLogger(l *slog.Logger) ClientOption {
 	return func(cl *Client) {
-		cl.tel.log = l
-		cl.tel.system = systemName(cl.b)
+		cl.telemetry().log = l
+		cl.tel.active()
 	}
 }
 
@@ -154,11 +154,27 @@ func ReportRetry(ctx context.Context, r Retry) {
 // staleRetry is the reason type of a retry with new table metadata.
 const staleRetry = "stale_metadata"
 
-// telemetry is what a Client reports to: nothing unless configured.
+// telemetry is what a Client reports to. A Client without observer and
+// logger has none (a nil *telemetry).
 type telemetry struct {
+	cl     *Client
 	obs    Observer
 	log    *slog.Logger
 	system string
+}
+
+func (c *Client) telemetry() *telemetry {
+	if c.tel == nil {
+		c.tel = &telemetry{cl: c, system: systemName(c.b)}
+	}
+	return c.tel
+}
+
+// active drops the telemetry when nothing is left to report to.
+func (t *telemetry) active() {
+	if t.obs == nil && t.log == nil {
+		t.cl.tel = nil
+	}
 }
 
 type opStateKey struct{}
@@ -184,15 +200,41 @@ func (s *opState) Value(key any) any {
 // begin starts observing an operation. Without an observer or a logger it
 // returns ctx and nil, and end on nil does nothing: that is the whole cost
 // of telemetry when none is configured.
-func (c *Client) begin(ctx context.Context, name, table string, batch int) (context.Context, *opState) {
-	if c.tel.obs == nil && c.tel.log == nil {
+func (c *Client) begin(ctx context.Context, name, table string) (context.Context, *opState) {
+	if c.tel == nil {
 		return ctx, nil
 	}
-	return c.tel.begin(ctx, name, table, batch)
+	return c.start(ctx, name, table)
 }
 
-func (t *telemetry) begin(ctx context.Context, name, table string, batch int) (context.Context, *opState) {
-	op := Operation{System: t.system, Name: name, Table: table, BatchSize: batch}
+// beginBatch is begin for a batch of n entries.
+func (c *Client) beginBatch(ctx context.Context, name, table string, n int) (context.Context, *opState) {
+	if c.tel == nil {
+		return ctx, nil
+	}
+	return c.tel.open(ctx, Operation{Name: name, Table: table, BatchSize: n})
+}
+
+// start is begin's slow path, kept out of line (so that begin inlines)
+// and in one piece (so that an unobserved operation costs one call).
+//
+//go:noinline
+func (c *Client) start(ctx context.Context, name, table string) (context.Context, *opState) {
+	t := c.tel
+	if t.obs == nil {
+		return t.state(ctx, Operation{System: t.system, Name: name, Table: table}, nil)
+	}
+	op := Operation{System: t.system, Name: name, Table: table}
+	ctx, ob := t.obs.StartOperation(ctx, op)
+	if ob == nil && t.log == nil {
+		return ctx, nil
+	}
+	return t.state(ctx, op, ob)
+}
+
+// open is start for any operation.
+func (t *telemetry) open(ctx context.Context, op Operation) (context.Context, *opState) {
+	op.System = t.system
 	var ob Observation
 	if t.obs != nil {
 		ctx, ob = t.obs.StartOperation(ctx, op)
@@ -200,6 +242,11 @@ func (t *telemetry) begin(ctx context.Context, name, table string, batch int) (c
 	if ob == nil && t.log == nil {
 		return ctx, nil
 	}
+	return t.state(ctx, op, ob)
+}
+
+// state makes the state of an observed operation.
+func (t *telemetry) state(ctx context.Context, op Operation, ob Observation) (context.Context, *opState) {
 	st := &opState{Context: ctx, tel: t, op: op, obs: ob}
 	return st, st
 }
@@ -307,9 +354,12 @@ func writeBytes(key PrimaryKey, cols []Column, changes []Change) int {
 
 // endWrite ends a single-row write; s may be nil.
 func (s *opState) endWrite(err error, key PrimaryKey, cols []Column, changes []Change) {
-	if s == nil {
-		return
+	if s != nil {
+		s.endWriteSlow(err, key, cols, changes)
 	}
+}
+
+func (s *opState) endWriteSlow(err error, key PrimaryKey, cols []Column, changes []Change) {
 	o := Outcome{Err: err}
 	if err == nil {
 		o.Rows, o.Bytes = 1, writeBytes(key, cols, changes)
@@ -371,7 +421,7 @@ func (s *opState) endBatchWrite(writes []BatchWrite, out []BatchWriteResult, err
 // batchTable is the table of a batch's entries, or "" when they address
 // several (or the client observes nothing).
 func batchTable[E any](c *Client, entries []E, table func(E) string) string {
-	if len(entries) == 0 || (c.tel.obs == nil && c.tel.log == nil) {
+	if len(entries) == 0 || c.tel == nil {
 		return ""
 	}
 	t := table(entries[0])

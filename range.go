@@ -160,7 +160,7 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 // calls; bound it with the context's deadline, or stream with [Table.Rows].
 func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) (res RangeResult, err error) {
 	const op = "GetRange"
-	ctx, st := t.c.begin(ctx, op, t.name, 0)
+	ctx, st := t.c.begin(ctx, op, t.name)
 	if st != nil {
 		defer func() { st.endRows(len(res.Rows), rowsSize(res.Rows), err) }()
 	}
@@ -207,7 +207,7 @@ func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...Ran
 // middle of a page.
 func (t *Table) Rows(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
-		ctx, st := t.c.begin(ctx, "Rows", t.name, 0)
+		ctx, st := t.c.begin(ctx, "Rows", t.name)
 		yield, done := st.observeRows(yield)
 		defer done()
 		cur, o, err := t.newCursor(ctx, start, end, opts, true)

@@ -3,6 +3,9 @@ package tkotel_test
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel"
@@ -291,7 +294,18 @@ func TestRetriesAndThrottling(t *testing.T) {
 
 // With the global providers unset, an Observer from New() records nothing
 // and hands the Client no observation; once the program sets them, it does.
+// It runs in a child process, since the global providers cannot be unset
+// (and the benchmarks need them unset).
 func TestGlobalProviders(t *testing.T) {
+	if os.Getenv("TKOTEL_GLOBAL_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestGlobalProviders$", "-test.v")
+		cmd.Env = append(os.Environ(), "TKOTEL_GLOBAL_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestGlobalProviders") {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return
+	}
 	ctx := context.Background()
 	obs := tkotel.New()
 	op := tablekit.Operation{System: "tablekit.local", Name: "PutRow", Table: "events"}
