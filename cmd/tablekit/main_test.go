@@ -29,7 +29,8 @@ func TestMain(m *testing.M) {
 	}
 	tmpRoot = dir
 	tkBinary = filepath.Join(dir, "tablekit")
-	build := exec.Command("go", "build", "-o", tkBinary, ".")
+	// No symbol table or DWARF: the binary links faster.
+	build := exec.Command("go", "build", "-ldflags=-s -w", "-o", tkBinary, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building tablekit:", err)
@@ -51,8 +52,14 @@ type result struct {
 // stdin from in.
 func tk(t *testing.T, url, in string, args ...string) result {
 	t.Helper()
+	return tkEnv(t, nil, url, in, args...)
+}
+
+// tkEnv is tk with more environment variables (NAME=VALUE).
+func tkEnv(t *testing.T, env []string, url, in string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(tkBinary, args...)
-	cmd.Env = append(os.Environ(), "TABLEKIT_URL="+url)
+	cmd.Env = append(append(os.Environ(), "TABLEKIT_URL="+url), env...)
 	cmd.Stdin = strings.NewReader(in)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
