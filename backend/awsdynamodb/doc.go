@@ -152,9 +152,18 @@
 // (small first pages, doubling, prefetched when a buffer runs low): a
 // GetRange call reads the Limit+1 items it needs plus what the shards' first
 // pages over-fetch (about twice a shard's share, at least 16 items each),
-// never the whole range. More shards spread writes
-// (each DynamoDB partition key takes about 1000 WCU/3000 RCU) but make
-// cross-partition ranges cost N Queries per page; see the benchmarks.
+// never the whole range. A read with a filter is sized by what it may
+// have to examine instead: first pages of at least 1,024 items (shared
+// among the shards), doubling up to the scan cap (MaxScanRows), so
+// GetRange(Limit(1), WithFilter(...)) over 12,000 rows that only the last
+// passes costs 6 Queries with one shard (32 with 8), about as long as
+// reading the range whole, where it was one Query per two rows (4–5 s;
+// BenchmarkFilteredRange). Filters are evaluated on the client: a row's
+// cells are one attribute, so no FilterExpression can see a column (see
+// How a table looks in DynamoDB), and SPEC §10's typed comparisons would
+// not map onto DynamoDB's anyway. More shards spread writes (each DynamoDB
+// partition key takes about 1000 WCU/3000 RCU) but make cross-partition
+// ranges cost N Queries per page; see the benchmarks.
 //
 // # Metadata
 //

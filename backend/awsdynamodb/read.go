@@ -188,8 +188,13 @@ func (b *Backend) batchGet(ctx context.Context, native string, keys []map[string
 // sort-key order, fetched page by page: a stream's first page is small (about
 // twice its share of the rows wanted), later pages double, and a stream's
 // next page is requested in the background when its buffer runs low, so the
-// merge rarely waits. A GetRange call reads at most about Limit+1 items per
-// stream plus the scan cap, never the whole range.
+// merge rarely waits. Pages are sized by what the page may have to examine,
+// not by the rows it still wants: a read with a filter (evaluated here, on
+// the client; see the package doc) starts at filterPage items or more and
+// its pages double up to the scan cap, so a page whose rows the filter
+// mostly rejects costs a handful of Queries, not one per row. A GetRange
+// call reads at most about Limit+1 items per stream plus the scan cap, never
+// the whole range.
 
 // maxScan bounds how many stored rows one GetRange page examines.
 const maxScan = tablekit.MaxScanRows
@@ -315,7 +320,7 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 			shards[i] = i
 		}
 	}
-	m := newMerger(ctx, b, ti.native, &rb, shards, limit+1) // one more item tells where the next page starts
+	m := newMerger(ctx, b, ti.native, &rb, shards, limit+1, req.Read.Filter != nil) // one more item tells where the next page starts
 	defer m.close()
 	if err := m.start(); err != nil {
 		return nil, b.tableErr(ctx, err, req.Meta.Name, "Query")
@@ -367,6 +372,9 @@ type merger struct {
 	native string
 	rb     *rangeBounds
 	want   int // items the page needs: its limit, plus one for Next
+	// lossy is set when the page may drop many of the items it reads (a
+	// filter): it may then examine up to the scan cap.
+	lossy bool
 	// scanned counts the items advanced past (the rows the page examined).
 	scanned int
 	all     []*cursor // every cursor, for close
@@ -392,12 +400,20 @@ type pageResult struct {
 	err   error
 }
 
-func newMerger(ctx context.Context, b *Backend, native string, rb *rangeBounds, shards []int, want int) *merger {
-	first := want
-	if len(shards) > 1 {
-		first = min(want, max((2*want+len(shards)-1)/len(shards), 16))
+// filterPage is the least first Query page of a range read with a filter
+// (shared among the shards it touches).
+const filterPage = 1024
+
+func newMerger(ctx context.Context, b *Backend, native string, rb *rangeBounds, shards []int, want int, lossy bool) *merger {
+	size := want
+	if lossy {
+		size = max(want, filterPage)
 	}
-	m := &merger{b: b, native: native, rb: rb, want: want}
+	first := size
+	if len(shards) > 1 {
+		first = min(size, max((2*size+len(shards)-1)/len(shards), 16))
+	}
+	m := &merger{b: b, native: native, rb: rb, want: want, lossy: lossy}
 	m.qctx, m.cancel = context.WithCancel(ctx)
 	m.all = make([]*cursor, len(shards))
 	for i, sh := range shards {
@@ -516,7 +532,7 @@ func (m *merger) head(c *cursor) (ok bool, err error) {
 			switch m.rb.in(sk) {
 			case 0:
 				// Prefetch the next page when this one runs low.
-				if left := len(c.items) - c.pos; !c.done && c.pending == nil && left <= len(c.items)/4 && left < m.want-m.scanned {
+				if left := len(c.items) - c.pos; !c.done && c.pending == nil && left <= len(c.items)/4 && left < m.need() {
 					m.fetch(c)
 				}
 				c.item, c.sk = it, sk
@@ -543,7 +559,7 @@ func (m *merger) head(c *cursor) (ok bool, err error) {
 }
 
 // query runs c's next Query.
-func (m *merger) query(c *cursor) pageResult {
+func (m *merger) query(c *cursor, limit int32) pageResult {
 	cond, vals := m.rb.keyCondition(c.shard)
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(m.native),
@@ -552,7 +568,7 @@ func (m *merger) query(c *cursor) pageResult {
 		ExpressionAttributeValues: vals,
 		ScanIndexForward:          aws.Bool(!m.rb.backward),
 		ConsistentRead:            aws.Bool(true),
-		Limit:                     aws.Int32(c.limit),
+		Limit:                     aws.Int32(limit),
 		ExclusiveStartKey:         c.lek,
 	}
 	if len(vals) > 1 {
@@ -569,7 +585,8 @@ func (m *merger) query(c *cursor) pageResult {
 func (m *merger) fetch(c *cursor) {
 	ch := make(chan pageResult, 1)
 	c.pending = ch
-	go func() { ch <- m.query(c) }()
+	limit := m.pageLimit(c)
+	go func() { ch <- m.query(c, limit) }()
 }
 
 // next makes c's next page current: the one being fetched, or, when none
@@ -580,15 +597,39 @@ func (m *merger) next(c *cursor) error {
 		r = <-c.pending
 		c.pending = nil
 	} else {
-		r = m.query(c)
+		r = m.query(c, m.pageLimit(c))
 	}
 	if r.err != nil {
 		return r.err
 	}
 	c.items, c.pos, c.lek = r.items, 0, r.lek
 	c.done = len(r.lek) == 0
-	c.limit = min(c.limit*2, int32(min(m.want, 1<<20)))
+	c.limit = min(c.limit*2, int32(m.maxItems()))
 	return nil
+}
+
+// maxItems is the most items a page may consume: its rows and Next, or with a
+// filter the scan cap and Next.
+func (m *merger) maxItems() int {
+	if m.lossy {
+		return max(m.want, maxScan+1)
+	}
+	return m.want
+}
+
+// pageLimit is the Limit of c's next Query: its page size, but with a
+// filter no more than the scan cap leaves (items past it are never looked
+// at).
+func (m *merger) pageLimit(c *cursor) int32 {
+	if !m.lossy {
+		return c.limit
+	}
+	return min(c.limit, int32(max(m.need(), 1)))
+}
+
+// need is how many more items the page may consume.
+func (m *merger) need() int {
+	return m.maxItems() - m.scanned
 }
 
 // pageReader turns the items of one range page into rows. The rows share

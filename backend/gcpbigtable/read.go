@@ -584,10 +584,11 @@ func rangeSpan(req *tablekit.GetRangeRequest) span {
 }
 
 // GetRange implements tablekit.Backend. It streams the range with ReadRows
-// (ReverseScan when backward) and LimitRows(limit+1): the extra row, never
-// returned, is the Next key. A client-side filter can reject rows, so when
-// a stream ends at its limit without filling the page the scan continues
-// after the last key seen, up to maxScan rows per page.
+// (ReverseScan when backward); the first row past the page, never
+// returned, is the Next key. Each ReadRows call is sized by what the page
+// may have to examine, not by the rows it still wants (see streamLimit),
+// so a page whose rows a filter mostly rejects is one call that examines
+// up to maxScan rows, not one call per row returned.
 func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
 	sp := rangeSpan(req)
 	page := &tablekit.RangePage{}
@@ -602,9 +603,9 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 	rr := rowReader{rows: limit}
 	scanned := 0
 	var decodeErr error
+	want := 0
 	for {
-		want := limit - len(page.Rows) + 1
-		want = min(want, maxScan-scanned+1)
+		want = streamLimit(exact(&req.Read), limit-len(page.Rows), maxScan-scanned, want)
 		seen, stop := 0, false
 		last := ""
 		ropts := []bigtable.ReadOption{filter, bigtable.LimitRows(int64(want))}
@@ -651,4 +652,32 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 			sp.lo, sp.loOpen = last, true
 		}
 	}
+}
+
+// minStream is the least LimitRows of a ReadRows call that continues a
+// page after rows were dropped.
+const minStream = 64
+
+// streamLimit returns the LimitRows of a range page's next ReadRows call:
+// need is how many rows the page still wants, budget how many more stored
+// rows it may examine, prev the previous call's limit (0 for the first).
+//
+// A read whose answer is the server's selection (exact) drops only rows
+// with nothing visible, so it asks for need+1 rows (the extra one is Next)
+// and, when rows were dropped after all, continues with at least twice the
+// previous call. A read with a client-side filter may have to examine its
+// whole budget to fill even one row, so it asks for the budget (+1) at
+// once: one call per page whatever the filter keeps. The stream is cut as
+// soon as the page is full, so the rows asked for but never consumed cost
+// only what is already in flight; bttest, like Bigtable, reads a range
+// in one pass per call whatever the limit, so many small calls over a long
+// range cost far more than one cut short.
+func streamLimit(exact bool, need, budget, prev int) int {
+	n := need + 1
+	if !exact {
+		n = budget + 1
+	} else if prev > 0 {
+		n = max(n, 2*prev, minStream)
+	}
+	return min(n, budget+1)
 }

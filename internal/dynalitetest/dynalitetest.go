@@ -346,7 +346,9 @@ func listTables(ctx context.Context, endpoint string) error {
 }
 
 // repoRoot is the nearest directory at or above the working directory (for
-// tests: the package directory) that contains go.mod.
+// tests: the package directory) that contains go.mod, preferring one that
+// also holds node_modules (a nested module, such as ycsb/, uses the
+// repository's install).
 func repoRoot() (string, error) {
 	var starts []string
 	if wd, err := os.Getwd(); err == nil {
@@ -356,6 +358,16 @@ func repoRoot() (string, error) {
 		starts = append(starts, filepath.Dir(file))
 	}
 	for _, dir := range starts {
+		for d := dir; ; d = filepath.Dir(d) {
+			_, errMod := os.Stat(filepath.Join(d, "go.mod"))
+			_, errNode := os.Stat(filepath.Join(d, "node_modules"))
+			if errMod == nil && errNode == nil {
+				return d, nil
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
 		for {
 			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 				return dir, nil
