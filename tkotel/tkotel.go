@@ -20,8 +20,8 @@
 //   - db.operation.batch.size: the entries of a batch call;
 //   - db.response.returned_rows: the rows a read returned;
 //   - tablekit.rows, tablekit.bytes: the rows read or written and their
-//     size; tablekit.retries; tablekit.failed_rows: a batch's entries that
-//     failed on their own;
+//     size (row operations only); tablekit.retries; tablekit.failed_rows:
+//     a batch's entries that failed on their own;
 //   - error.type: the portable error code ("throttled", "unavailable",
 //     "condition_failed", "deadline_exceeded", ...), with the span's
 //     status set to Error.
@@ -243,6 +243,15 @@ func isRead(name string) bool {
 	return false
 }
 
+// isTableOp reports whether an operation is on a table, not its rows.
+func isTableOp(name string) bool {
+	switch name {
+	case "CreateTable", "DescribeTable", "ListTables", "UpdateTable", "DeleteTable":
+		return true
+	}
+	return false
+}
+
 // End implements tablekit.Observation: it ends the span and records the
 // metrics.
 func (ob *observation) End(ctx context.Context, out tablekit.Outcome) {
@@ -276,7 +285,9 @@ func (ob *observation) End(ctx context.Context, out tablekit.Outcome) {
 	if read && out.Err == nil {
 		attrs = append(attrs, semconv.DBResponseReturnedRowsKey.Int(out.Rows))
 	}
-	attrs = append(attrs, attribute.Int("tablekit.rows", out.Rows), attribute.Int("tablekit.bytes", out.Bytes))
+	if !isTableOp(ob.op.Name) {
+		attrs = append(attrs, attribute.Int("tablekit.rows", out.Rows), attribute.Int("tablekit.bytes", out.Bytes))
+	}
 	if out.Retries > 0 {
 		attrs = append(attrs, attribute.Int("tablekit.retries", out.Retries))
 	}
