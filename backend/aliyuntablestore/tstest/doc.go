@@ -59,6 +59,24 @@
 // allow_update=false. Search, SQL, timeseries and tunnel APIs answer
 // OTSUnsupportOperation.
 //
+// Safe to expose (limits.go): a request is authenticated from its headers
+// (credentials, signature, and x-ots-date within MaxDateSkew of the wall
+// clock, with the service's "Mismatch between system time and x-ots-date"
+// error) before its body is read; the body is bounded by its declared
+// length, MaxBodySize and Options.BodyMemory. Read, write and idle
+// timeouts cut off slow clients, Options.MaxConns caps the open
+// connections, answers to failed authentications carry no response
+// signature, and filters are capped at MaxFilterWidth sub filters and
+// MaxFilterConditions conditions. The data lives in the Backend: in memory
+// by default, durable with a fileengine.Engine.
+//
+// Test control (admin.go): SetClock and AdvanceClock move the server's
+// clock (TTL and the version window follow it), Reset deletes every table,
+// SetFault makes a share of an operation's calls fail with OTSServerBusy,
+// OTSQuotaExhausted, OTSTimeout or OTSServerUnavailable. AdminHandler
+// serves the same over HTTP, behind a bearer token, on its own listener
+// when Options.AdminAddr is set, for tests written in other languages.
+//
 // Command cmd/tablestore-emulator runs a Server as a standalone program for
 // tests written in any language.
 package tstest
