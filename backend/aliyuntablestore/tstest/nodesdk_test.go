@@ -179,3 +179,24 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
+
+// TestNodeProbe runs testdata/node/probe.test.js, which covers the table
+// API from the Node.js SDK; every test in it must pass.
+func TestNodeProbe(t *testing.T) {
+	node, _ := nodeTools(t)
+	srv, err := NewServer(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	probe, err := filepath.Abs(filepath.Join("testdata", "node", "probe.test.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runMocha(t, node, srv, []string{probe})
+	t.Logf("Node.js probe: %d passing, %d failing", res.Stats.Passes, res.Stats.Failures)
+	if res.Stats.Tests == 0 {
+		t.Fatal("the probe ran no test")
+	}
+	checkFailures(t, res, nil)
+}
