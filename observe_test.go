@@ -148,6 +148,16 @@ func TestObserverSeesEveryOperation(t *testing.T) {
 	if rows := rec.find(t, "Rows"); rows.out.Rows != n || n != 3 {
 		t.Fatalf("Rows yielded %d, observed %+v", n, *rows.out)
 	}
+	n = 0
+	for _, err := range tbl.Scan(ctx, tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if scan := rec.find(t, "Scan"); scan.out.Rows != n || n != 3 || scan.out.Bytes == 0 {
+		t.Fatalf("Scan yielded %d, observed %+v", n, *scan.out)
+	}
 	res, err := tbl.GetRange(ctx, tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax), tablekit.Limit(2))
 	if err != nil {
 		t.Fatal(err)

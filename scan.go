@@ -59,6 +59,9 @@ func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOp
 		}
 	}
 	return func(yield func(Row, error) bool) {
+		ctx, st := t.c.begin(ctx, "Scan", t.name) // observe.go
+		yield, done := st.observeRows(yield)
+		defer done()
 		cur, o, err := t.newCursor(ctx, start, end, opts, true)
 		if err != nil {
 			yield(Row{}, annotate(err, "GetRange", t.name))

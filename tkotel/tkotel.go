@@ -237,7 +237,7 @@ func (ob *observation) Retry(_ context.Context, r tablekit.Retry) {
 // isRead reports whether an operation returns rows.
 func isRead(name string) bool {
 	switch name {
-	case "GetRow", "GetRange", "Rows", "BatchGetRow":
+	case "GetRow", "GetRange", "Rows", "Scan", "BatchGetRow":
 		return true
 	}
 	return false
