@@ -63,9 +63,19 @@ func countConditions(b []byte, n *int, depth int) *otsError {
 		return paramErr("The filter is nested more than %d levels deep.", maxFilterDepth)
 	}
 	// Read the wire format directly: a filter of 100,000 conditions is
-	// refused after its 33rd, without decoding the rest.
-	typ, inner, ok := filterFields(b)
-	if !ok {
+	// refused after its 33rd, without decoding the rest. Filter: 1 type,
+	// 2 filter (bytes).
+	var typ uint64
+	var inner []byte
+	if !eachField(b, func(num protowire.Number, v uint64, bs []byte) bool {
+		switch num {
+		case 1:
+			typ = v
+		case 2:
+			inner = bs
+		}
+		return true
+	}) {
 		return nil // decodeFilter reports the parse error
 	}
 	switch otsprotocol.FilterType(typ) {
@@ -74,38 +84,21 @@ func countConditions(b []byte, n *int, depth int) *otsError {
 			return paramErr("The filter has more than %d conditions; the limit is %d.", MaxFilterConditions, MaxFilterConditions)
 		}
 	case otsprotocol.FilterType_FT_COMPOSITE_COLUMN_VALUE:
-		// CompositeColumnValueFilter: 1 combinator (varint), 2 sub_filters
+		// CompositeColumnValueFilter: 1 combinator, 2 sub_filters
 		// (repeated Filter).
 		var subs [][]byte
 		comb := otsprotocol.LogicalOperator(0)
-		for b := inner; len(b) > 0; {
-			num, wt, k := protowire.ConsumeTag(b)
-			if k < 0 {
-				return nil
+		eachField(inner, func(num protowire.Number, v uint64, bs []byte) bool {
+			switch num {
+			case 1:
+				comb = otsprotocol.LogicalOperator(v)
+			case 2:
+				subs = append(subs, bs)
 			}
-			b = b[k:]
-			switch {
-			case num == 1 && wt == protowire.VarintType:
-				v, k := protowire.ConsumeVarint(b)
-				if k < 0 {
-					return nil
-				}
-				comb, b = otsprotocol.LogicalOperator(v), b[k:]
-			case num == 2 && wt == protowire.BytesType:
-				v, k := protowire.ConsumeBytes(b)
-				if k < 0 {
-					return nil
-				}
-				if subs, b = append(subs, v), b[k:]; len(subs) > MaxFilterWidth {
-					return paramErr("The %v filter has more than %d sub filters; the limit is %d.", comb, MaxFilterWidth, MaxFilterWidth)
-				}
-			default:
-				k := protowire.ConsumeFieldValue(num, wt, b)
-				if k < 0 {
-					return nil
-				}
-				b = b[k:]
-			}
+			return len(subs) <= MaxFilterWidth
+		})
+		if len(subs) > MaxFilterWidth {
+			return paramErr("The %v filter has more than %d sub filters; the limit is %d.", comb, MaxFilterWidth, MaxFilterWidth)
 		}
 		for _, sub := range subs {
 			if oe := countConditions(sub, n, depth+1); oe != nil {
@@ -116,37 +109,35 @@ func countConditions(b []byte, n *int, depth int) *otsError {
 	return nil
 }
 
-// filterFields reads a serialized otsprotocol.Filter: 1 type (varint),
-// 2 filter (bytes).
-func filterFields(b []byte) (typ uint64, inner []byte, ok bool) {
+// eachField calls f with each varint (v) or length-delimited (bs) field
+// of the protobuf message b, others skipped, until f returns false. It
+// reports whether b was well formed up to there.
+func eachField(b []byte, f func(num protowire.Number, v uint64, bs []byte) bool) bool {
 	for len(b) > 0 {
 		num, wt, k := protowire.ConsumeTag(b)
 		if k < 0 {
-			return 0, nil, false
+			return false
 		}
 		b = b[k:]
-		switch {
-		case num == 1 && wt == protowire.VarintType:
-			v, k := protowire.ConsumeVarint(b)
-			if k < 0 {
-				return 0, nil, false
-			}
-			typ, b = v, b[k:]
-		case num == 2 && wt == protowire.BytesType:
-			v, k := protowire.ConsumeBytes(b)
-			if k < 0 {
-				return 0, nil, false
-			}
-			inner, b = v, b[k:]
+		var v uint64
+		var bs []byte
+		switch wt {
+		case protowire.VarintType:
+			v, k = protowire.ConsumeVarint(b)
+		case protowire.BytesType:
+			bs, k = protowire.ConsumeBytes(b)
 		default:
-			k := protowire.ConsumeFieldValue(num, wt, b)
-			if k < 0 {
-				return 0, nil, false
-			}
-			b = b[k:]
+			k = protowire.ConsumeFieldValue(num, wt, b)
+		}
+		if k < 0 {
+			return false
+		}
+		b = b[k:]
+		if (wt == protowire.VarintType || wt == protowire.BytesType) && !f(num, v, bs) {
+			return true
 		}
 	}
-	return typ, inner, true
+	return true
 }
 
 // checkDate applies the skew rule to a well-formed x-ots-date: more than
