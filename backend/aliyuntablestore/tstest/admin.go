@@ -34,6 +34,8 @@ func (c *adjClock) Now() time.Time { return c.base.Now().Add(time.Duration(c.off
 func (s *Server) Now() time.Time { return s.clock.Now() }
 
 // SetClock makes the server's clock read t now and run on from there.
+// Versions written without one, TTL and the version window follow it; the
+// x-ots-date skew rule keeps using the wall clock.
 func (s *Server) SetClock(t time.Time) {
 	s.adj.offset.Store(int64(t.Sub(s.adj.base.Now())))
 }
