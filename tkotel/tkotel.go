@@ -186,6 +186,11 @@ func (o *Observer) StartOperation(ctx context.Context, op tablekit.Operation) (c
 	if o.unset() {
 		return ctx, nil
 	}
+	return o.start(ctx, op)
+}
+
+// start is StartOperation once a provider may record.
+func (o *Observer) start(ctx context.Context, op tablekit.Operation) (context.Context, tablekit.Observation) {
 	tracing := o.tracing()
 	metrics := o.duration.Enabled(ctx)
 	if !tracing && !metrics {
