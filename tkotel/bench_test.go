@@ -43,28 +43,11 @@ func BenchmarkPutRow(b *testing.B) {
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
-			ctx := context.Background()
-			db := tablekit.NewClient(localengine.New(), tc.opts...)
-			defer db.Close()
-			if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "events", Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeInteger}}}); err != nil {
-				b.Fatal(err)
-			}
-			tbl := db.Table("events")
-			keys := make([]tablekit.PrimaryKey, 1024)
-			for i := range keys {
-				keys[i] = tablekit.Key("id", tablekit.Integer(int64(i)))
-			}
-			cols := []tablekit.Column{
-				{Name: "kind", Value: tablekit.String("click")},
-				{Name: "user", Value: tablekit.String("u-12345")},
-				{Name: "n", Value: tablekit.Integer(42)},
-			}
+			put := newPutRow(b, tc.opts...)
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if err := tbl.PutRow(ctx, keys[i&1023], cols); err != nil {
-					b.Fatal(err)
-				}
+				put(i)
 				i++
 				if i&255 == 0 {
 					tel.spans.Reset()
