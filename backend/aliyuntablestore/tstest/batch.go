@@ -4,6 +4,7 @@ package tstest
 
 import (
 	"context"
+	"errors"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
 	"github.com/golang/protobuf/proto"
@@ -163,6 +164,13 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 	}
 	var writes []tablekit.BatchWrite
 	var slots []slot
+	// Rows of tables with secondary indexes are applied one by one, each
+	// with its index maintenance (the batch is not atomic either way).
+	type indexedSlot struct {
+		slot
+		idx tableIndexes
+	}
+	var indexed []indexedSlot
 	seen := map[string]bool{}
 	now := s.now()
 	for ti, t := range req.Tables {
@@ -181,14 +189,22 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 			}
 			continue
 		}
+		idx := s.extra(meta.Name).idx
 		for ri, r := range t.Rows {
 			w, oe := decodeWrite(meta, r.GetType(), r.RowChange, r.Condition, r.ReturnContent, now)
+			if oe == nil && idx.baseOf != "" {
+				oe = errIndexWrite(meta.Name)
+			}
 			if oe != nil {
 				tr.Rows[ri] = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
 				continue
 			}
 			if dupKey(seen, meta.Name, w.key) {
 				return nil, errDuplicateRow
+			}
+			if idx.indexed() {
+				indexed = append(indexed, indexedSlot{slot{ti, ri, w}, idx})
+				continue
 			}
 			writes = append(writes, w.bw)
 			slots = append(slots, slot{ti, ri, w})
@@ -205,10 +221,23 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 			if r.Err != nil {
 				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: rowError(condError(sl.w.bw.Condition, r.Err))}
 			} else {
-				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(true), Consumed: capacity(writeCapacity(sl.w)), Row: sl.w.returned(r.Increments)}
+				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(true), Consumed: capacity(writeCapacity(sl.w, false)), Row: sl.w.returned(r.Increments)}
 			}
 			resp.Tables[sl.t].Rows[sl.r] = out
 		}
+	}
+	for _, sl := range indexed {
+		sl.idx.mu.Lock()
+		incs, err := s.indexedApply(ctx, sl.idx, sl.w)
+		sl.idx.mu.Unlock()
+		out := &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(true), Consumed: capacity(writeCapacity(sl.w, true)), Row: sl.w.returned(incs)}
+		if err != nil {
+			if oe := toOTS(err); oe.status >= 500 && !errors.Is(err, tablekit.ErrConditionFailed) {
+				return nil, err
+			}
+			out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: rowError(condError(sl.w.bw.Condition, err))}
+		}
+		resp.Tables[sl.t].Rows[sl.r] = out
 	}
 	return resp, nil
 }

@@ -37,40 +37,6 @@ var knownMismatches = map[string]string{
 	"alidocstoreit_testatomicwrites-post-13":     whyTxn,
 	"alidocstoreit_testatomicwritesfail-post-7":  whyTxn,
 	"alidocstoreit_testatomicwritesfail-post-11": whyTxn,
-	"alidocstoreit_testgetquery-post-30":         whyIndexCU,
-	"alidocstoreit_testgetquery-post-29":         whyIndexCU,
-	"alidocstoreit_testgetquery-post-28":         whyIndexCU,
-	"alidocstoreit_testgetquery-post-27":         whyIndexCU,
-	"alidocstoreit_testgetquery-post-26":         whyIndexCU,
-	"alidocstoreit_testgetquery-post-25":         whyIndexCU,
-	"alidocstoreit_testgetquery-post-24":         whyIndexCU,
-	"alidocstoreit_testgetquery-post-23":         whyIndexCU,
-	"alidocstoreit_testgetquery-post-22":         whyIndexMeta,
-	"alidocstoreit_testgetquery-post-18":         whyIndexRead,
-	"alidocstoreit_testgetquery-post-16":         whyIndexRead,
-	"alidocstoreit_testgetquery-post-15":         whyIndexRead,
-	"alidocstoreit_testgetquery-post-3":          whyIndexRead,
-	"alidocstoreit_testgetquery-post-2":          whyIndexRead,
-	"alidocstoreit_testgetquery-post-1":          whyIndexRead,
-	"alidocstoreit_testgetquery-post-0":          whyIndexRead,
-	"alidocstoreit_testatomicwrites-post-35":     whyIndexCU,
-	"alidocstoreit_testatomicwrites-post-34":     whyIndexCU,
-	"alidocstoreit_testatomicwrites-post-33":     whyIndexCU,
-	"alidocstoreit_testatomicwrites-post-32":     whyIndexCU,
-	"alidocstoreit_testatomicwrites-post-31":     whyIndexCU,
-	"alidocstoreit_testatomicwrites-post-30":     whyIndexCU,
-	"alidocstoreit_testatomicwrites-post-29":     whyIndexCU,
-	"alidocstoreit_testatomicwrites-post-28":     whyIndexCU,
-	"alidocstoreit_testatomicwrites-post-27":     whyIndexCU,
-	"alidocstoreit_testatomicwritesfail-post-32": whyIndexCU,
-	"alidocstoreit_testatomicwritesfail-post-31": whyIndexCU,
-	"alidocstoreit_testatomicwritesfail-post-30": whyIndexCU,
-	"alidocstoreit_testatomicwritesfail-post-29": whyIndexCU,
-	"alidocstoreit_testatomicwritesfail-post-28": whyIndexCU,
-	"alidocstoreit_testatomicwritesfail-post-27": whyIndexCU,
-	"alidocstoreit_testatomicwritesfail-post-26": whyIndexCU,
-	"alidocstoreit_testatomicwritesfail-post-25": whyIndexCU,
-	"alidocstoreit_testatomicwritesfail-post-24": whyIndexCU,
 	"alidocstoreit_testatomicwritesfail-post-6":  whyTxnEffect,
 	"alidocstoreit_testatomicwritesfail-post-5":  whyTxnEffect,
 	"alidocstoreit_testatomicwritesfail-post-4":  whyTxnEffect,
@@ -81,9 +47,6 @@ var knownMismatches = map[string]string{
 const (
 	whyTxn       = "local transactions are not supported"
 	whyTxnEffect = "follows a write the recorded call made inside a local transaction it then aborted"
-	whyIndexCU   = "a write to a table with secondary indexes consumes 1 read unit; secondary indexes are not supported"
-	whyIndexMeta = "DescribeTable lists index_metas; secondary indexes are not supported"
-	whyIndexRead = "reads a secondary-index table; secondary indexes are not supported"
 )
 
 // recording is one recorded call.
@@ -501,9 +464,7 @@ func TestRecordedService(t *testing.T) {
 				TimeToLive: o.TimeToLive, MaxVersions: o.MaxVersions, DeviationCellVersionInSec: o.DeviationCellVersionInSec,
 			},
 		}
-		// The emulator refuses secondary indexes, so the tables are created
-		// without them; the calls that depend on them are known mismatches.
-		for _, im := range d.IndexMetas[:0] {
+		for _, im := range d.IndexMetas {
 			req.IndexMetas = append(req.IndexMetas, &otsprotocol.IndexMeta{
 				Name: im.Name, PrimaryKey: im.PrimaryKey, DefinedColumn: im.DefinedColumn,
 				IndexUpdateMode: im.IndexUpdateMode, IndexType: im.IndexType,

@@ -23,13 +23,6 @@ import (
 // nodeUnsupported are the SDK's own tests that fail on the emulator, each
 // because it uses an operation the emulator refuses.
 var nodeUnsupported = map[string]string{
-	"#GlobalIndex Test: a)create table with globalIndex -> success":       whyNodeIndex,
-	"#GlobalIndex Test: b)after create table -> table and index exist 1":  whyNodeIndex,
-	"#GlobalIndex Test: c)create globalIndex -> success":                  whyNodeIndex,
-	"#GlobalIndex Test: d)after create index -> index exist 2":            whyNodeIndex,
-	"#GlobalIndex Test: e)delete 2 globalIndex -> success":                whyNodeIndex,
-	"#GlobalIndex Test: f)after delete globalIndex -> not exist":          whyNodeIndex,
-	"#GlobalIndex Test: g)delete table -> success":                        whyNodeIndex,
 	"Search Meta create_and_describe_with_ttl_and_reindex_and_update_ttl": whyNodeSearch,
 	"Search Query agg_and_group_by":                                       whyNodeSearch,
 	"Search Query group_by_date_histogram":                                whyNodeSearch,
@@ -52,7 +45,6 @@ var nodeUnsupported = map[string]string{
 }
 
 const (
-	whyNodeIndex       = "secondary indexes are not supported"
 	whyNodeSearch      = "search indexes and Search are not supported"
 	whyNodeScan        = "ComputeSplits and ParallelScan (search) are not supported"
 	whyNodeSQL         = "SQLQuery is not supported"

@@ -130,11 +130,23 @@ func (s *Server) singleWrite(ctx context.Context, table string, op otsprotocol.O
 	if oe != nil {
 		return nil, nil, oe
 	}
-	incs, err := s.apply(ctx, w)
+	idx := s.extra(meta.Name).idx
+	if idx.baseOf != "" {
+		return nil, nil, errIndexWrite(meta.Name)
+	}
+	var incs []tablekit.Column
+	var err error
+	if idx.indexed() {
+		idx.mu.Lock()
+		incs, err = s.indexedApply(ctx, idx, w)
+		idx.mu.Unlock()
+	} else {
+		incs, err = s.apply(ctx, w)
+	}
 	if err != nil {
 		return nil, nil, condError(w.bw.Condition, err)
 	}
-	return capacity(writeCapacity(w)), w.returned(incs), nil
+	return capacity(writeCapacity(w, idx.indexed())), w.returned(incs), nil
 }
 
 func (s *Server) putRow(ctx context.Context, body []byte) (proto.Message, error) {

@@ -133,7 +133,8 @@ type tableExtra struct {
 	readCU, writeCU int32
 	lastIncrease    int64 // seconds
 	definedColumns  []definedColumn
-	created         int64 // microseconds
+	created         int64        // microseconds
+	idx             tableIndexes // secondary indexes (index.go)
 }
 
 type definedColumn struct {
@@ -328,6 +329,8 @@ func init() {
 		"BatchGetRow":   (*Server).batchGetRow,
 		"BatchWriteRow": (*Server).batchWriteRow,
 		"GetRange":      (*Server).getRange,
+		"CreateIndex":   (*Server).createIndex,
+		"DropIndex":     (*Server).dropIndexOp,
 	}
 }
 

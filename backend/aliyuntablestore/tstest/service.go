@@ -88,11 +88,11 @@ func condError(c tablekit.Condition, err error) error {
 }
 
 // writeCapacity is what a write consumes: a write unit per 4 KB, and one
-// read unit when it has a condition (the service reads the row to check
-// it).
-func writeCapacity(w *write) (read, write int) {
+// read unit when it has a condition or its table has secondary indexes
+// (the service reads the row to check it or to maintain them).
+func writeCapacity(w *write, indexed bool) (read, write int) {
 	c := w.bw.Condition
-	if c.Row != tablekit.Ignore || c.Column != nil {
+	if indexed || c.Row != tablekit.Ignore || c.Column != nil {
 		read = 1
 	}
 	return read, units(w.sizeBytes)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"fmt"
+	"slices"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
 	"github.com/golang/protobuf/proto"
@@ -148,8 +149,6 @@ func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, e
 		defined = append(defined, definedColumn{name: dc.GetName(), typ: int32(dc.GetType())})
 	}
 	switch {
-	case len(tm.IndexMeta) > 0 || len(req.IndexMetas) > 0:
-		return nil, unsupported("Secondary indexes")
 	case req.GetStreamSpec().GetEnableStream():
 		return nil, unsupported("Stream")
 	case req.GetSseSpec().GetEnable():
@@ -169,6 +168,18 @@ func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, e
 		return nil, oe
 	}
 	meta.Options = opts
+	var indexes []*otsprotocol.IndexMeta
+	var indexTables []tablekit.TableMeta
+	for _, im := range append(slices.Clone(tm.IndexMeta), req.IndexMetas...) {
+		full, itm, oe := indexDef(&meta, defined, im)
+		if oe != nil {
+			return nil, oe
+		}
+		if slices.ContainsFunc(indexTables, func(t tablekit.TableMeta) bool { return t.Name == itm.Name }) || itm.Name == name {
+			return nil, paramErr("Duplicated index name: '%s'.", itm.Name)
+		}
+		indexes, indexTables = append(indexes, full), append(indexTables, itm)
+	}
 	if err := s.client.CreateTable(ctx, meta); err != nil {
 		return nil, err
 	}
@@ -179,6 +190,9 @@ func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, e
 		definedColumns: defined, created: now.UnixMicro(),
 	}
 	s.mu.Unlock()
+	if err := s.addIndexes(ctx, &meta, indexes, indexTables, false); err != nil {
+		return nil, err
+	}
 	return &otsprotocol.CreateTableResponse{}, nil
 }
 
@@ -191,6 +205,8 @@ func (s *Server) listTable(ctx context.Context, body []byte) (proto.Message, err
 	if err != nil {
 		return nil, err
 	}
+	// Index tables are not listed.
+	names = slices.DeleteFunc(names, func(n string) bool { return s.extra(n).idx.baseOf != "" })
 	return &otsprotocol.ListTableResponse{TableNames: names}, nil
 }
 
@@ -221,6 +237,10 @@ func (s *Server) describeTable(ctx context.Context, body []byte) (proto.Message,
 		})
 	}
 	tm.TableId = proto.String(tableID(m.Name, ex.created))
+	var indexMetas []*otsprotocol.IndexMeta
+	for _, im := range ex.idx.metas {
+		indexMetas = append(indexMetas, proto.Clone(im).(*otsprotocol.IndexMeta))
+	}
 	resp := &otsprotocol.DescribeTableResponse{
 		TableMeta:                 tm,
 		ReservedThroughputDetails: ex.throughput(),
@@ -228,6 +248,7 @@ func (s *Server) describeTable(ctx context.Context, body []byte) (proto.Message,
 		TableStatus:               otsprotocol.TableStatus_ACTIVE.Enum(),
 		StreamDetails:             &otsprotocol.StreamDetails{EnableStream: proto.Bool(false), LastEnableTime: proto.Int64(0)},
 		SseDetails:                &otsprotocol.SSEDetails{Enable: proto.Bool(false)},
+		IndexMetas:                indexMetas,
 	}
 	// creation_time (9) is in the SDK's .proto but not in the descriptor
 	// its generated code registers, so it is appended as raw bytes, with
@@ -323,8 +344,17 @@ func (s *Server) deleteTable(ctx context.Context, body []byte) (proto.Message, e
 	if oe := checkTableName(req.GetTableName()); oe != nil {
 		return nil, oe
 	}
+	ex := s.extra(req.GetTableName())
+	if ex.idx.baseOf != "" {
+		return nil, paramErr("Table: '%s' is an index of table: '%s': delete it with DropIndex.", req.GetTableName(), ex.idx.baseOf)
+	}
 	if err := s.client.DeleteTable(ctx, req.GetTableName()); err != nil {
 		return nil, err
+	}
+	for _, im := range ex.idx.metas {
+		if err := s.dropIndex(ctx, req.GetTableName(), im.GetName()); err != nil {
+			return nil, err
+		}
 	}
 	s.mu.Lock()
 	delete(s.extras, req.GetTableName())
