@@ -91,7 +91,7 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 type Observer struct {
 	tracer       trace.Tracer // nil when the provider given is a no-op one
 	globalTracer bool         // tracer is the global provider's: check it is set
-	global       bool         // both providers are the global ones
+	global       bool         // both providers are the global ones, unset when the package was initialised
 
 	duration     metric.Float64Histogram
 	returnedRows metric.Int64Histogram
@@ -126,9 +126,7 @@ func New(opts ...Option) *Observer {
 	}
 	o := &Observer{}
 	tp := c.tp
-	if tp == nil && c.mp == nil {
-		o.global = true
-	}
+	o.global = tp == nil && c.mp == nil && defaultTracer != nil && defaultMeter != nil
 	if tp == nil {
 		tp, o.globalTracer = otel.GetTracerProvider(), true
 	}
@@ -167,14 +165,6 @@ func counter(m metric.Meter, name, unit, desc string) metric.Int64Counter {
 	return c
 }
 
-// unset reports whether the observer uses the global providers and the
-// program has set neither.
-func (o *Observer) unset() bool {
-	return o.global && defaultTracer != nil && defaultMeter != nil &&
-		reflect.TypeOf(otel.GetTracerProvider()) == defaultTracer &&
-		reflect.TypeOf(otel.GetMeterProvider()) == defaultMeter
-}
-
 // tracing reports whether spans would be recorded anywhere.
 func (o *Observer) tracing() bool {
 	return o.tracer != nil && !(o.globalTracer && defaultTracer != nil && reflect.TypeOf(otel.GetTracerProvider()) == defaultTracer)
@@ -183,7 +173,9 @@ func (o *Observer) tracing() bool {
 // StartOperation implements tablekit.Observer. With neither tracing nor
 // metrics enabled it returns ctx and nil.
 func (o *Observer) StartOperation(ctx context.Context, op tablekit.Operation) (context.Context, tablekit.Observation) {
-	if o.unset() {
+	// Inline, and first: the cost of an operation while the program has
+	// set no provider.
+	if o.global && reflect.TypeOf(otel.GetTracerProvider()) == defaultTracer && reflect.TypeOf(otel.GetMeterProvider()) == defaultMeter {
 		return ctx, nil
 	}
 	return o.start(ctx, op)
