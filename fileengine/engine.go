@@ -40,10 +40,23 @@
 // lose the last acknowledged writes; it still never tears a row, and what
 // survives is a prefix of the commit order.
 //
-// A write that the WAL cannot take (a full disk, an I/O error during
-// the write or the sync) is fatal to pebble, which cannot tell what
-// reached the disk: the engine panics rather than acknowledge it, and the
-// next Open recovers every acknowledged write from the WAL.
+// A write that the WAL cannot take (a full disk, an I/O error during the
+// write or the sync, a file system remounted read-only) is fatal to
+// pebble, which cannot tell what reached the log and leaves its commit
+// pipeline stuck; it reports it through its logger's Fatalf. The engine
+// contains it: that write fails with a typed error (tablekit.ErrUnavailable,
+// or tablekit.ErrPermissionDenied for a read-only file system; errors.Is
+// finds the cause, such as syscall.ENOSPC), and from then on every write
+// fails at once with the same error, never reaching pebble, while reads go
+// on; Close returns that error too. The next Open replays the log up to
+// its last complete record, which holds every acknowledged write
+// (TestDiskFull checks this with a file-size limit, and on a small file
+// system when one is given). Open itself refuses, with an error matching
+// syscall.ENOSPC and tablekit.ErrUnavailable, a store whose file system
+// has less free space than its logs to replay and 1 MiB: pebble's Open
+// would retry the flush of the replayed log for ever. Errors pebble meets
+// in its own background work (flushes, compactions) are retried by pebble
+// and passed to Options.Logf, not returned by a call.
 //
 // [Engine.Checkpoint] writes an online, consistent copy of the store into
 // another directory (hard links where it can), which Open opens: a backup
@@ -95,6 +108,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -153,6 +167,10 @@ type Engine struct {
 	ops    sync.RWMutex
 	closed bool
 
+	// failed is set, for good, by the first commit that pebble found fatal
+	// (see commit).
+	failed atomic.Pointer[error]
+
 	mu     sync.Mutex // guards tables; taken after a table's mu, never before
 	tables map[string]*table
 }
@@ -202,6 +220,10 @@ func Open(dir string, opts *Options) (*Engine, error) {
 		}
 		return nil, tablekit.WrapError(tablekit.ErrUnavailable, fmt.Errorf("%w: %s: %w", ErrLocked, dir, err), "fileengine: %q is open elsewhere", dir)
 	}
+	if err := checkSpace(dir); err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
 	cache := opts.CacheSize
 	if cache <= 0 {
 		cache = 64 << 20
@@ -248,6 +270,37 @@ func Open(dir string, opts *Options) (*Engine, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// openReserve is the free space Open wants beyond the write-ahead logs it
+// replays: room for the new log and MANIFEST and a margin.
+const openReserve = 1 << 20
+
+// checkSpace refuses to open a store on a file system too full to replay
+// its logs: pebble flushes what it replays before Open returns, and on a
+// full disk retries that flush for ever, so Open would never return. It
+// returns an error matching syscall.ENOSPC and tablekit.ErrUnavailable
+// naming the directory and the sizes. Where free space cannot be read, it
+// lets Open go on.
+func checkSpace(dir string) error {
+	avail, ok := freeSpace(dir)
+	if !ok {
+		return nil
+	}
+	need := int64(openReserve)
+	entries, _ := os.ReadDir(dir)
+	for _, ent := range entries {
+		if strings.HasSuffix(ent.Name(), ".log") {
+			if fi, err := ent.Info(); err == nil {
+				need += fi.Size()
+			}
+		}
+	}
+	if avail < need {
+		return tablekit.WrapError(tablekit.ErrUnavailable, &fs.PathError{Op: "open", Path: dir, Err: syscall.ENOSPC},
+			"fileengine: %q: %d bytes free, opening needs %d (the logs to replay and a margin)", dir, avail, need)
+	}
+	return nil
 }
 
 // load checks the format record (writing it into a new store) and reads
@@ -312,8 +365,15 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
-	err := e.db.Flush()
-	err = errors.Join(err, e.db.Close())
+	var err error
+	if f := e.failed.Load(); f != nil {
+		// The commit pipeline is stuck: a flush would wait for it. What the
+		// memtable holds is in the log, which the next Open replays.
+		err = *f
+	} else {
+		err = e.db.Flush()
+	}
+	err = errors.Join(err, e.closeDB())
 	err = errors.Join(err, e.lock.Close())
 	e.mu.Lock()
 	e.tables = nil
@@ -322,6 +382,21 @@ func (e *Engine) Close() error {
 		return storeError(err, "fileengine: close %q", e.dir)
 	}
 	return nil
+}
+
+// closeDB closes pebble, recovering the panic of its Fatalf, if any (a
+// failed store may report one while closing).
+func (e *Engine) closeDB() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			f, ok := p.(*fatal)
+			if !ok {
+				panic(p)
+			}
+			err = f
+		}
+	}()
+	return e.db.Close()
 }
 
 // begin starts a call: it holds ops shared until the returned end.
@@ -395,7 +470,7 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 	// a caller reuses one) must not reappear.
 	_ = b.DeleteRange(t.prefix, keycodec.PrefixSuccessor(t.prefix), nil)
 	_ = b.Set(metaKey(m.Name), val, nil)
-	if err := b.Commit(e.wo); err != nil {
+	if err := e.commit(b); err != nil {
 		return storeError(err, "table %q: create", m.Name)
 	}
 	e.tables[m.Name] = t
@@ -467,7 +542,10 @@ func (e *Engine) UpdateTable(ctx context.Context, req *tablekit.UpdateTableReque
 	if err != nil {
 		return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, err, "table %q: metadata", m.Name)
 	}
-	if err := e.db.Set(metaKey(m.Name), val, e.wo); err != nil {
+	b := e.db.NewBatch()
+	defer b.Close()
+	_ = b.Set(metaKey(m.Name), val, nil)
+	if err := e.commit(b); err != nil {
 		return nil, storeError(err, "table %q: update", m.Name)
 	}
 	t.meta = m
@@ -495,7 +573,7 @@ func (e *Engine) DeleteTable(ctx context.Context, name string) error {
 	defer b.Close()
 	_ = b.DeleteRange(t.prefix, keycodec.PrefixSuccessor(t.prefix), nil)
 	_ = b.Delete(metaKey(name), nil)
-	if err := b.Commit(e.wo); err != nil {
+	if err := e.commit(b); err != nil {
 		return storeError(err, "table %q: delete", name)
 	}
 	t.deleted = true
@@ -789,7 +867,7 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	if b.Empty() {
 		return res, nil
 	}
-	if err := b.Commit(e.wo); err != nil {
+	if err := e.commit(b); err != nil {
 		return nil, storeError(err, "%v", w)
 	}
 	return res, nil
@@ -924,7 +1002,7 @@ func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 		}
 	}
 	if !b.Empty() {
-		if err := b.Commit(e.wo); err != nil {
+		if err := e.commit(b); err != nil {
 			err = storeError(err, "batch of %d writes", len(reqs))
 			for _, i := range applied {
 				out[i] = tablekit.WriteResult{Err: err}
@@ -1009,5 +1087,56 @@ func (l logger) Fatalf(format string, args ...any) {
 	if l.logf != nil {
 		l.logf(format, args...)
 	}
-	panic(fmt.Sprintf("fileengine: pebble: "+format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if !strings.HasPrefix(msg, "pebble: ") {
+		msg = "pebble: " + msg
+	}
+	f := &fatal{msg: msg}
+	for _, a := range args {
+		if err, ok := a.(error); ok && f.cause == nil {
+			f.cause = err
+		}
+	}
+	panic(f)
+}
+
+// fatal is what the logger panics with: pebble's fatal error, and the
+// error it reported, if any.
+type fatal struct {
+	msg   string
+	cause error
+}
+
+func (f *fatal) Error() string { return f.msg }
+func (f *fatal) Unwrap() error { return f.cause }
+
+// commit commits b with the engine's write options. pebble treats a
+// commit whose write-ahead-log write or sync fails (a full disk, an I/O
+// error, a file system remounted read-only) as fatal: it cannot tell what
+// reached the log, its commit pipeline is left stuck (later commits would
+// wait forever behind the failed one), and it calls its logger's Fatalf,
+// which panics. commit recovers that panic on the committing goroutine
+// and returns it as an error classified by its cause (ErrUnavailable for
+// a full disk, ErrPermissionDenied for a read-only file system), and
+// from then on the engine refuses every write with that error, without
+// calling pebble, until it is closed and opened again: Open replays the
+// log up to the last complete record, which holds every acknowledged
+// write. Reads go on working. Any other panic is not recovered.
+func (e *Engine) commit(b *pebble.Batch) (err error) {
+	if f := e.failed.Load(); f != nil {
+		return *f
+	}
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		f, ok := p.(*fatal)
+		if !ok {
+			panic(p)
+		}
+		err = tablekit.WrapError(classify(f), f, "fileengine: %q: the write-ahead log failed; the engine refuses writes until it is opened again", e.dir)
+		e.failed.CompareAndSwap(nil, &err)
+	}()
+	return b.Commit(e.wo)
 }
