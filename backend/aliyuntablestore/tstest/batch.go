@@ -15,9 +15,9 @@ import (
 )
 
 // Batches: a request-wide problem (empty, over the row limit, a duplicated
-// key, an unparsable message) fails the whole call; a row's own problem
-// (its table is missing, its key or cells are invalid, its condition
-// fails) is reported in that row's result. Results keep the request's
+// key, an unparsable message, a missing table, as the service documents)
+// fails the whole call; a row's own problem (its key or cells are invalid,
+// its condition fails) is reported in that row's result. Results keep the request's
 // table and row order, which the SDK's partial retry relies on.
 
 var errDuplicateRow = paramErr("The input parameter is invalid.")
@@ -180,6 +180,10 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 		}
 		resp.Tables[ti] = tr
 		meta, oe := s.meta(ctx, t.GetTableName())
+		if oe == errNoTable {
+			// The service fails the whole request for a missing table.
+			return nil, oe
+		}
 		if oe != nil {
 			if oe.status >= 500 {
 				return nil, oe

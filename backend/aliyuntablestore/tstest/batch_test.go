@@ -105,6 +105,14 @@ func TestBatchWriteRow(t *testing.T) {
 	missing := &tablestore.PutRowChange{TableName: "nope", PrimaryKey: pk("k", "x")}
 	missing.SetCondition(tablestore.RowExistenceExpectation_IGNORE)
 	req.AddRowChange(missing)
+	// A missing table fails the whole request, as the service documents,
+	// and nothing is written.
+	_, err := e.c.BatchWriteRow(req)
+	wantOTS(t, err, 404, "OTSObjectNotExist", "Requested table does not exist.")
+	if g := e.get("a", pk("k", "new"), 1); len(g.Columns) != 0 {
+		t.Fatalf("a refused batch wrote %+v", g.Columns)
+	}
+	delete(req.RowChangesGroupByTable, "nope")
 
 	r, err := e.c.BatchWriteRow(req)
 	if err != nil {
@@ -128,9 +136,6 @@ func TestBatchWriteRow(t *testing.T) {
 	}
 	if !ra[4].IsSucceed {
 		t.Errorf("delete = %+v", ra[4])
-	}
-	if rn := r.TableToRowsResult["nope"]; len(rn) != 1 || rn[0].IsSucceed || rn[0].Error.Code != "OTSObjectNotExist" {
-		t.Errorf("nope = %+v", rn)
 	}
 	if v := colMap(e.get("a", pk("k", "new"), 1).Columns)["v"]; len(v) != 1 || v[0] != "hello" {
 		t.Errorf("new = %v", v)

@@ -31,7 +31,8 @@
 // emulator answers as the service does (the tablekit adapter bridges back):
 // a selective read (columns_to_get or time_range) that leaves a row without
 // attribute cells answers the row as absent; BatchGetRow leaves row out for
-// a missing row and fails the whole request for a missing table; a failed
+// a missing row; BatchGetRow and BatchWriteRow fail the whole request for
+// a missing table; a failed
 // row-existence condition says "Row exists which is expected nonexistent" or
 // "Row does not exist which is expected existent"; a conditional write
 // consumes one read unit; filters may name primary-key columns (evaluated by
