@@ -202,6 +202,16 @@ func addReadFlags(fs *flag.FlagSet) readFlags {
 	}
 }
 
+// prepare returns the read options and the row writer the flags ask for.
+func (r readFlags) prepare(w io.Writer) ([]tablekit.ReadOption, rowWriter, error) {
+	opts, err := r.options()
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := newRowWriter(w, *r.format)
+	return opts, out, err
+}
+
 func (r readFlags) options() ([]tablekit.ReadOption, error) {
 	var opts []tablekit.ReadOption
 	if *r.versions < 0 {
@@ -234,31 +244,19 @@ func (r readFlags) options() ([]tablekit.ReadOption, error) {
 func getCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	rf := addReadFlags(fs)
 	return func(ctx context.Context, args []string) error {
-		opts, err := rf.options()
+		opts, out, err := rf.prepare(e.stdout)
 		if err != nil {
 			return err
 		}
-		out, err := newRowWriter(e.stdout, *rf.format)
-		if err != nil {
-			return err
-		}
-		return e.withClient(ctx, func(db *tablekit.Client) error {
-			m, err := db.DescribeTable(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			k, err := parseKey(&m, args[1], false, tablekit.Value{})
-			if err != nil {
-				return usagef("%v", err)
-			}
-			row, found, err := db.Table(args[0]).GetRow(ctx, k, opts...)
+		return e.withKey(ctx, args[0], args[1], func(t *tablekit.Table, m *tablekit.TableMeta, k tablekit.PrimaryKey) error {
+			row, found, err := t.GetRow(ctx, k, opts...)
 			if err != nil {
 				return err
 			}
 			if !found {
 				return fmt.Errorf("row %s not found in table %q", formatKey(k), args[0])
 			}
-			if err := out.header(&m); err != nil {
+			if err := out.header(m); err != nil {
 				return err
 			}
 			if err := out.row(&row); err != nil {
@@ -309,16 +307,8 @@ func putCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			}
 			cells = append(cells, col)
 		}
-		return e.withClient(ctx, func(db *tablekit.Client) error {
-			m, err := db.DescribeTable(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			k, err := parseKey(&m, args[1], false, tablekit.Value{})
-			if err != nil {
-				return usagef("%v", err)
-			}
-			return db.Table(args[0]).PutRow(ctx, k, cells, wo...)
+		return e.withKey(ctx, args[0], args[1], func(t *tablekit.Table, m *tablekit.TableMeta, k tablekit.PrimaryKey) error {
+			return t.PutRow(ctx, k, cells, wo...)
 		})
 	}
 }
@@ -330,16 +320,8 @@ func deleteCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		if err != nil {
 			return err
 		}
-		return e.withClient(ctx, func(db *tablekit.Client) error {
-			m, err := db.DescribeTable(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			k, err := parseKey(&m, args[1], false, tablekit.Value{})
-			if err != nil {
-				return usagef("%v", err)
-			}
-			return db.Table(args[0]).DeleteRow(ctx, k, wo...)
+		return e.withKey(ctx, args[0], args[1], func(t *tablekit.Table, m *tablekit.TableMeta, k tablekit.PrimaryKey) error {
+			return t.DeleteRow(ctx, k, wo...)
 		})
 	}
 }

@@ -237,3 +237,25 @@ func (e *env) withClient(ctx context.Context, f func(db *tablekit.Client) error)
 	}()
 	return f(db)
 }
+
+// withTable runs f on the described table name.
+func (e *env) withTable(ctx context.Context, name string, f func(db *tablekit.Client, m *tablekit.TableMeta) error) error {
+	return e.withClient(ctx, func(db *tablekit.Client) error {
+		m, err := db.DescribeTable(ctx, name)
+		if err != nil {
+			return err
+		}
+		return f(db, &m)
+	})
+}
+
+// withKey runs f on table name and the full key the argument key gives.
+func (e *env) withKey(ctx context.Context, name, key string, f func(t *tablekit.Table, m *tablekit.TableMeta, k tablekit.PrimaryKey) error) error {
+	return e.withTable(ctx, name, func(db *tablekit.Client, m *tablekit.TableMeta) error {
+		k, err := parseKey(m, key, false, tablekit.Value{})
+		if err != nil {
+			return usagef("%v", err)
+		}
+		return f(db.Table(name), m, k)
+	})
+}

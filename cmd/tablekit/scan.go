@@ -352,27 +352,15 @@ func scanCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	rf := addReadFlags(fs)
 	rg := addRangeFlags(fs)
 	return func(ctx context.Context, args []string) error {
-		read, err := rf.options()
+		read, out, err := rf.prepare(e.stdout)
 		if err != nil {
 			return err
 		}
-		out, err := newRowWriter(e.stdout, *rf.format)
-		if err != nil {
-			return err
-		}
-		return e.withClient(ctx, func(db *tablekit.Client) error {
-			m, err := db.DescribeTable(ctx, args[0])
-			if err != nil {
+		return e.withRange(ctx, args[0], rg, read, func(m *tablekit.TableMeta, rows iter.Seq2[tablekit.Row, error]) error {
+			if err := out.header(m); err != nil {
 				return err
 			}
-			sr, err := rg.resolve(&m)
-			if err != nil {
-				return err
-			}
-			if err := out.header(&m); err != nil {
-				return err
-			}
-			for row, err := range sr.rows(ctx, db.Table(args[0]), *rg.limit, read) {
+			for row, err := range rows {
 				if err != nil {
 					out.flush()
 					return err
@@ -389,38 +377,38 @@ func scanCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 func countCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	rg := addRangeFlags(fs)
 	return func(ctx context.Context, args []string) error {
-		return e.withClient(ctx, func(db *tablekit.Client) error {
-			m, err := db.DescribeTable(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			sr, err := rg.resolve(&m)
-			if err != nil {
-				return err
-			}
+		return e.withRange(ctx, args[0], rg, nil, func(_ *tablekit.TableMeta, rows iter.Seq2[tablekit.Row, error]) error {
 			n := 0
-			for _, err := range sr.rows(ctx, db.Table(args[0]), *rg.limit, nil) {
+			for _, err := range rows {
 				if err != nil {
 					return err
 				}
 				n++
 			}
-			_, err = fmt.Fprintln(e.stdout, n)
+			_, err := fmt.Fprintln(e.stdout, n)
 			return err
 		})
 	}
 }
 
+// withRange runs f on the rows of table name that rg selects.
+func (e *env) withRange(ctx context.Context, name string, rg rangeFlags, read []tablekit.ReadOption, f func(*tablekit.TableMeta, iter.Seq2[tablekit.Row, error]) error) error {
+	return e.withTable(ctx, name, func(db *tablekit.Client, m *tablekit.TableMeta) error {
+		sr, err := rg.resolve(m)
+		if err != nil {
+			return err
+		}
+		return f(m, sr.rows(ctx, db.Table(name), *rg.limit, read))
+	})
+}
+
 func exportCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	output := fs.String("o", "-", "output file (- for stdout)")
 	return func(ctx context.Context, args []string) error {
-		return e.withClient(ctx, func(db *tablekit.Client) error {
-			m, err := db.DescribeTable(ctx, args[0])
-			if err != nil {
-				return err
-			}
+		return e.withTable(ctx, args[0], func(db *tablekit.Client, m *tablekit.TableMeta) error {
 			w := e.stdout
 			var f *os.File
+			var err error
 			if *output != "-" {
 				if f, err = os.Create(*output); err != nil {
 					return err
@@ -428,7 +416,7 @@ func exportCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 				defer f.Close()
 				w = f
 			}
-			if err := exportTable(ctx, db, &m, w); err != nil {
+			if err := exportTable(ctx, db, m, w); err != nil {
 				return err
 			}
 			if f != nil {
