@@ -201,6 +201,37 @@ describe('probe', function () {
     assert.deepStrictEqual(filtered.map((r) => num(r.primaryKey[1].value)), [4, 5, 6, 7]);
   });
 
+  it('keeps a global secondary index in step and reads it', async () => {
+    const base = 'node_probe_idx';
+    await call('createTable', {
+      tableMeta: {
+        tableName: base,
+        primaryKey: [{ name: 'id', type: 'STRING' }],
+        definedColumn: [{ name: 'c', type: TableStore.DefinedColumnType.DCT_STRING }, { name: 'v', type: TableStore.DefinedColumnType.DCT_INTEGER }],
+      },
+      reservedThroughput: { capacityUnit: { read: 0, write: 0 } },
+      tableOptions: { timeToLive: -1, maxVersions: 1 },
+      indexMetas: [{ name: 'node_probe_by_c', primaryKey: ['c'], definedColumn: ['v'] }],
+    });
+    for (const [id, c, v] of [['a', 'x', 1], ['b', 'w', 2], ['c', 'y', 3]]) {
+      await call('putRow', { tableName: base, condition: ignore(), primaryKey: [{ id }], attributeColumns: [{ c }, { v: Long.fromNumber(v) }] });
+    }
+    await call('updateRow', {
+      tableName: base, condition: ignore(), primaryKey: [{ id: 'c' }], updateOfAttributeColumns: [{ PUT: [{ c: 'a' }] }],
+    });
+    await call('deleteRow', { tableName: base, condition: ignore(), primaryKey: [{ id: 'b' }] });
+    const r = await call('getRange', {
+      tableName: 'node_probe_by_c', direction: TableStore.Direction.FORWARD, maxVersions: 1,
+      inclusiveStartPrimaryKey: [{ c: TableStore.INF_MIN }, { id: TableStore.INF_MIN }],
+      exclusiveEndPrimaryKey: [{ c: TableStore.INF_MAX }, { id: TableStore.INF_MAX }],
+    });
+    assert.deepStrictEqual(r.rows.map((row) => [row.primaryKey[0].value, row.primaryKey[1].value, num(cols(row).v[0])]),
+      [['a', 'c', 3], ['x', 'a', 1]]);
+    const d = await call('describeTable', { tableName: base });
+    assert.deepStrictEqual(d.indexMetas.map((m) => m.name), ['node_probe_by_c']);
+    await call('deleteTable', { tableName: base });
+  });
+
   it('deletes rows and the table', async () => {
     await call('deleteRow', { tableName: table, condition: ignore(), primaryKey: key('b', 0) });
     const g = await call('getRow', { tableName: table, primaryKey: key('b', 0), maxVersions: 1 });
