@@ -131,7 +131,9 @@ type Rule struct {
 	// instead of on the call (Prob is then unused): those rows get Err
 	// (and are not applied) or, with Lost, are applied and get
 	// ErrUnavailable; the call itself succeeds. Only rows of Table count
-	// when Table is set. Zero means the rule acts on the whole call.
+	// when Table is set. Times then counts rows, and Latency delays a call
+	// in which the rule hit a row. Zero means the rule acts on the whole
+	// call.
 	Rows float64
 }
 
@@ -403,20 +405,22 @@ func (w *backend) Close() error { return w.b.Close() }
 // rowFaults decides the per-row rules of a batch call: the error each row
 // fails with before the call (nil: it goes ahead) and whether its answer
 // is lost.
-func (inj *Injector) rowFaults(op Op, n int, row func(i int) (table, key string)) (errs []error, lost []bool) {
+func (inj *Injector) rowFaults(op Op, n int, row func(i int) (table, key string)) (errs []error, lost []bool, latency time.Duration) {
 	if !inj.enabled.Load() {
-		return nil, nil
+		return nil, nil, 0
 	}
 	for ri := range inj.rules {
 		r := &inj.rules[ri]
 		if r.Rows <= 0 || r.Ops != 0 && r.Ops&op == 0 {
 			continue
 		}
+		hit := false
 		for i := range n {
 			table, key := row(i)
 			if !inj.hit(ri, r.Rows, op, table, key) {
 				continue
 			}
+			hit = true
 			if errs == nil {
 				errs, lost = make([]error, n), make([]bool, n)
 			}
@@ -425,8 +429,11 @@ func (inj *Injector) rowFaults(op Op, n int, row func(i int) (table, key string)
 			}
 			lost[i] = lost[i] || r.Lost
 		}
+		if hit {
+			latency += r.Latency
+		}
 	}
-	return errs, lost
+	return errs, lost, latency
 }
 
 // batch runs one batch call with its faults: whole-call rules first, then
@@ -453,10 +460,13 @@ func batch[Req, Res any](ctx context.Context, w *backend, op Op, reqs []Req,
 	if err := f.before(ctx); err != nil {
 		return nil, err
 	}
-	errs, lost := w.inj.rowFaults(op, len(reqs), func(i int) (string, string) {
+	errs, lost, latency := w.inj.rowFaults(op, len(reqs), func(i int) (string, string) {
 		m, k := meta(reqs[i])
 		return m.Name, k.String()
 	})
+	if err := (fault{latency: latency}).before(ctx); err != nil {
+		return nil, err
+	}
 	sub, idx := reqs, []int(nil)
 	if errs != nil {
 		sub = make([]Req, 0, len(reqs))

@@ -321,15 +321,19 @@ func TestPartialBatchFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inj := faults.New(3, faults.Rule{Ops: faults.OpBatchWriteRow, Rows: 0.25, Err: tablekit.ErrThrottled})
+	inj := faults.New(3, faults.Rule{Ops: faults.OpBatchWriteRow, Rows: 0.25, Err: tablekit.ErrThrottled, Latency: 20 * time.Millisecond})
 	db, clean := setup(t, inj, fe)
 	writes := make([]tablekit.BatchWrite, 200)
 	for i := range writes {
 		writes[i] = tablekit.BatchWrite{Table: "t", Kind: tablekit.WritePut, Key: key(i)}
 	}
+	start := time.Now()
 	res, err := db.BatchWriteRow(ctx, writes)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 20*time.Millisecond {
+		t.Errorf("the batch took %v; the rule's latency is 20ms", d)
 	}
 	failed := 0
 	for i, r := range res {

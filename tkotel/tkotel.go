@@ -40,9 +40,13 @@
 //
 // Without options New uses the global providers (otel.GetTracerProvider
 // and otel.GetMeterProvider), which do nothing until the program sets them;
-// while neither is set, or the providers given are no-op ones, an operation
-// costs one check more than with no observer at all (see the package's
-// benchmarks).
+// while neither is set an operation costs two type comparisons more than
+// with no observer at all, and allocates nothing: 2.1% of a local-engine
+// PutRow (median; BenchmarkPutRowOverhead, interleaved with a Client
+// without observer). Recording every span and metric with the SDK in
+// memory costs about 4.7 µs per operation (BenchmarkPutRowInMemory):
+//
+//	go test ./tkotel -run '^$' -bench 'PutRowOverhead|PutRowInMemory' -count 6
 package tkotel
 
 import (
