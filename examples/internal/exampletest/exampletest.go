@@ -15,6 +15,7 @@ import (
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/examples/internal/exampledb"
 	"github.com/tablekit/tablekit/internal/dynalitetest"
+	"github.com/tablekit/tablekit/internal/urltest"
 )
 
 // Backend starts a fresh emulator (or store) for t and returns its URL.
@@ -38,17 +39,7 @@ var Backends = []Backend{
 	}},
 	{"dynamodb", func(t *testing.T) string {
 		ep := dynalitetest.Start(t) // skips when dynalite is not installed; fails under CI=true
-		dir := t.TempDir()
-		for k, v := range map[string]string{
-			"AWS_CONFIG_FILE":             filepath.Join(dir, "config"),
-			"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),
-			"AWS_PROFILE":                 "",
-			"AWS_ACCESS_KEY_ID":           "test",
-			"AWS_SECRET_ACCESS_KEY":       "test",
-			"AWS_SESSION_TOKEN":           "",
-		} {
-			t.Setenv(k, v)
-		}
+		urltest.AWSEnv(t)
 		return "dynamodb://?region=" + dynalitetest.Region + "&endpoint=" + ep + "&shards=2"
 	}},
 	{"tablestore", func(t *testing.T) string {
