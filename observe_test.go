@@ -11,6 +11,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/localengine"
 )
 
@@ -237,5 +238,27 @@ func TestReportRetryUnobserved(t *testing.T) {
 	tablekit.ReportRetry(context.Background(), tablekit.Retry{Attempt: 1})
 	if err := (driver.Backoff{}).Wait(context.Background(), 0); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An operation that ends throttled is logged at Warn, with its op and table.
+func TestLoggerSeesThrottling(t *testing.T) {
+	ctx := context.Background()
+	var logs bytes.Buffer
+	inj := faults.New(1, faults.Rule{Ops: faults.OpWrite, Err: tablekit.ErrThrottled})
+	inj.Disable()
+	db, rec := newObserved(t, inj.Wrap(localengine.New()), tablekit.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	inj.Enable()
+	err := db.Table("t").PutRow(ctx, tablekit.Key("k", tablekit.Integer(1)), nil)
+	if !errors.Is(err, tablekit.ErrThrottled) {
+		t.Fatalf("PutRow = %v", err)
+	}
+	if put := rec.find(t, "PutRow"); put.out.ErrorType != "throttled" {
+		t.Errorf("error type %q", put.out.ErrorType)
+	}
+	for _, want := range []string{"level=WARN", `msg="tablekit: throttled"`, "op=PutRow", "table=t"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %s: %q", want, logs.String())
+		}
 	}
 }
