@@ -93,6 +93,22 @@
 // The engine starts no goroutines of its own (pebble runs its flushes and
 // compactions in the background) and reads no clock: time comes with each
 // request, from the client's Clock.
+//
+// # Performance
+//
+// At 1,000,000 rows of ~1 KB, against pebble alone doing the same
+// key-value work with the same sync setting, the two sides interleaved in
+// one run (BENCHMARKS.md has the figures and the method):
+//
+//	FILEENGINE_BENCH_ROWS=1000000 go test -run '^$' -bench 'Interleaved|Grouped' -benchtime 10000x -count 3 -timeout 60m ./fileengine/
+//
+// a point read costs 1.00x pebble's, an overwrite 1.11x, a synced
+// overwrite 1.08x and a 100-row range 1.11x (medians of three runs); an
+// insert, pebble's cheapest operation, 1.96x (1.38x to 3.13x on a
+// machine loaded far beyond its two cores). Synced writes scale with
+// concurrent writers as pebble's do (about 700, 3,000 and 7,500 per
+// second with 1, 8 and 32 goroutines there). Without the flag the data
+// set is 100,000 rows.
 package fileengine
 
 import (

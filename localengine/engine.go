@@ -5,9 +5,16 @@
 // against, and the store behind the Tablestore test server.
 //
 // It is safe for concurrent use; each single-row operation is atomic and
-// linearizable (a table's rows are guarded by one RWMutex: reads share it,
-// writes take it alone). It starts no goroutines, reads no clock (time comes
-// with each request, from the client's Clock), and holds nothing after Close.
+// linearizable. A table's rows are guarded by one RWMutex: reads share it,
+// so they run in parallel on as many cores as there are; a write takes it
+// alone for its map update only (its row is built before locking), so
+// writes to one table are applied one at a time. A range read holds the
+// lock for at most a batch of entries (a few microseconds of map steps)
+// at a time and evaluates rows, filters included, unlocked: however long
+// a scan is, or however slow its filter, writers wait for one batch, not
+// for the scan. A range read is consistent per row, not across rows
+// (SPEC §11). It starts no goroutines, reads no clock (time comes with
+// each request, from the client's Clock), and holds nothing after Close.
 //
 //	db := tablekit.NewClient(localengine.New())
 //	defer db.Close()
@@ -34,10 +41,14 @@
 //     keeps, the entry, and (in rowmodel) the row's cells. An unconditional
 //     put or delete does not look the stored row up first.
 //   - A point read allocates the returned Row and its cells. A range page
-//     is sized under the read lock (rowmodel.ReadLen counts what each row
-//     returns without copying it), then copied out unlocked into four
-//     exactly sized allocations: the page, its rows, all their key parts
-//     (and Next's) and all their cells, each row a capped window of them.
+//     is sized first (rowmodel.ReadLen counts what each row returns
+//     without copying it), then copied out into four exactly sized
+//     allocations: the page, its rows, all their key parts (and Next's)
+//     and all their cells, each row a capped window of them.
+//   - The engine implements tablekit.RangeScanner, so tablekit.Table.Scan
+//     reads a range without copying it out: each row's cells go into one
+//     buffer reused from row to row, its key is the stored (immutable)
+//     one, and a row costs no allocation.
 //   - Visibility (TTL, the table's MaxVersions) and the read's selection
 //     (time range, MaxVersions) are one pass over a row's cells.
 //
@@ -46,8 +57,9 @@
 // hand its caller cost about ten times the walk of the map that finds the
 // rows, for the engine and the bare map alike. So the engine allocates
 // what the bare minimum does (a range page adds only the RangePage), and a
-// program that holds millions of rows and reads in bulk may want a higher
-// GOGC.
+// program that holds millions of rows and reads in bulk may use
+// tablekit.Table.Scan, which copies nothing (BENCHMARKS.md: within about
+// 2x of the bare map walk), or a higher GOGC.
 package localengine
 
 import (
@@ -88,7 +100,10 @@ type entry struct {
 	row rowmodel.Row
 }
 
-var _ tablekit.Backend = (*Engine)(nil)
+var (
+	_ tablekit.Backend      = (*Engine)(nil)
+	_ tablekit.RangeScanner = (*Engine)(nil)
+)
 
 // New returns an empty engine.
 func New() *Engine { return &Engine{tables: map[string]*table{}} }
