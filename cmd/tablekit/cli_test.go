@@ -138,7 +138,7 @@ func TestExitCodes(t *testing.T) {
 		{"missing table", url, []string{"scan", "nope"}, 1, "table not found", ""},
 		{"missing row", url, []string{"get", "t", "id=zzz,n=1,bin=0x"}, 1, "not found", ""},
 		{"key of wrong shape", url, []string{"get", "t", "id=zzz"}, 2, "has 1 columns", ""},
-		{"key of wrong type", url, []string{"get", "t", "id=zzz,n=x,bin=0x"}, 2, `key column "n": Integer "x"`, ""},
+		{"key of wrong type", url, []string{"get", "t", "id=zzz,n=x,bin=0x"}, 2, `key column "n": an Integer must be a decimal int64, not "x"`, ""},
 		{"untyped value", url, []string{"put", "t", "id=a,n=1,bin=0x", "--col", "x=42"}, 2, "needs a type", ""},
 		{"refused write", url, []string{"put", "t", "id=a,n=1,bin=0x", "--col", "bad-name=d:1"}, 1, "invalid argument", ""},
 		{"condition failed", url, []string{"put", "t", "id=abc,n=2,bin=0x", "--if", "not-exists"}, 1, "condition failed", ""},

@@ -103,7 +103,7 @@ func (j jsonValue) value() (tablekit.Value, error) {
 	}
 	if j.D != nil {
 		if math.IsNaN(*j.D) || math.IsInf(*j.D, 0) {
-			return v, fmt.Errorf("Double %v is not finite", *j.D)
+			return v, fmt.Errorf("a Double must be finite, not %v", *j.D)
 		}
 		n, v = n+1, tablekit.Double(*j.D)
 	}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // binary is the tablekit command built once for the tests.
@@ -107,7 +106,3 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("output differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
-
-// nowMs is a version near now, rounded to the second so the goldens can
-// replace it.
-func nowMs() int64 { return time.Now().Add(-time.Minute).Truncate(time.Second).UnixMilli() }

@@ -206,7 +206,7 @@ func parseLiteral(t tablekit.Type, prefix, lit string) (tablekit.Value, error) {
 			text = lit
 		}
 		if !utf8.ValidString(text) {
-			return tablekit.Value{}, fmt.Errorf("String %s is not valid UTF-8 (use a Binary)", shorten(text))
+			return tablekit.Value{}, fmt.Errorf("a String must be valid UTF-8 (use a Binary for bytes), not %s", shorten(text))
 		}
 		return tablekit.String(text), nil
 	case tablekit.TypeBinary:
@@ -216,14 +216,14 @@ func parseLiteral(t tablekit.Type, prefix, lit string) (tablekit.Value, error) {
 		if prefix == "b64" {
 			b, err := base64.StdEncoding.DecodeString(lit)
 			if err != nil {
-				return tablekit.Value{}, fmt.Errorf("Binary %s is not base64: %v", shorten(lit), err)
+				return tablekit.Value{}, fmt.Errorf("not base64: %s (%v)", shorten(lit), err)
 			}
 			return tablekit.Binary(b), nil
 		}
 		h := strings.TrimPrefix(strings.TrimPrefix(lit, "0x"), "0X")
 		b, err := hex.DecodeString(h)
 		if err != nil {
-			return tablekit.Value{}, fmt.Errorf("Binary %s is not hex (write 0x00ff, or a quoted byte string)", shorten(lit))
+			return tablekit.Value{}, fmt.Errorf("a Binary must be hex (0x00ff) or a quoted byte string, not %s", shorten(lit))
 		}
 		return tablekit.Binary(b), nil
 	}
@@ -234,19 +234,19 @@ func parseLiteral(t tablekit.Type, prefix, lit string) (tablekit.Value, error) {
 	case tablekit.TypeInteger:
 		i, err := strconv.ParseInt(lit, 10, 64)
 		if err != nil {
-			return tablekit.Value{}, fmt.Errorf("Integer %s is not a decimal int64", shorten(lit))
+			return tablekit.Value{}, fmt.Errorf("an Integer must be a decimal int64, not %s", shorten(lit))
 		}
 		return tablekit.Integer(i), nil
 	case tablekit.TypeDouble:
 		f, err := strconv.ParseFloat(lit, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return tablekit.Value{}, fmt.Errorf("Double %s is not a finite number", shorten(lit))
+			return tablekit.Value{}, fmt.Errorf("a Double must be a finite number, not %s", shorten(lit))
 		}
 		return tablekit.Double(f), nil
 	case tablekit.TypeBoolean:
 		b, err := strconv.ParseBool(lit)
 		if err != nil {
-			return tablekit.Value{}, fmt.Errorf("Boolean %s is not true or false", shorten(lit))
+			return tablekit.Value{}, fmt.Errorf("a Boolean must be true or false, not %s", shorten(lit))
 		}
 		return tablekit.Boolean(b), nil
 	}
