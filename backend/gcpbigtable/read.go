@@ -605,7 +605,7 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 	var decodeErr error
 	want := 0
 	for {
-		want = streamLimit(exact(&req.Read), limit-len(page.Rows), maxScan-scanned, want)
+		want = streamLimit(req.Read.Filter != nil, limit-len(page.Rows), maxScan-scanned, want)
 		seen, stop := 0, false
 		last := ""
 		ropts := []bigtable.ReadOption{filter, bigtable.LimitRows(int64(want))}
@@ -659,11 +659,12 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 const minStream = 64
 
 // streamLimit returns the LimitRows of a range page's next ReadRows call:
-// need is how many rows the page still wants, budget how many more stored
-// rows it may examine, prev the previous call's limit (0 for the first).
+// filtered tells whether the read has a filter, need how many rows the
+// page still wants, budget how many more stored rows it may examine, prev
+// the previous call's limit (0 for the first).
 //
-// A read whose answer is the server's selection (exact) drops only rows
-// with nothing visible, so it asks for need+1 rows (the extra one is Next)
+// A read without a filter drops only rows with nothing visible (or nothing
+// in its time range), so it asks for need+1 rows (the extra one is Next)
 // and, when rows were dropped after all, continues with at least twice the
 // previous call. A read with a client-side filter may have to examine its
 // whole budget to fill even one row, so it asks for the budget (+1) at
@@ -672,9 +673,9 @@ const minStream = 64
 // only what is already in flight; bttest, like Bigtable, reads a range
 // in one pass per call whatever the limit, so many small calls over a long
 // range cost far more than one cut short.
-func streamLimit(exact bool, need, budget, prev int) int {
+func streamLimit(filtered bool, need, budget, prev int) int {
 	n := need + 1
-	if !exact {
+	if filtered {
 		n = budget + 1
 	} else if prev > 0 {
 		n = max(n, 2*prev, minStream)
