@@ -1,0 +1,173 @@
+package tkycsb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/magiconair/properties"
+	"github.com/pingcap/go-ycsb/pkg/ycsb"
+
+	"github.com/tablekit/tablekit"
+)
+
+// KeyColumn is the name of the key column of a YCSB table.
+const KeyColumn = "key"
+
+// ErrNotFound is returned by a binding's Read of a record that does not
+// exist: YCSB counts it as a failed operation.
+var ErrNotFound = errors.New("tkycsb: record not found")
+
+// DB is a go-ycsb binding over a tablekit Client.
+type DB struct {
+	c     *tablekit.Client
+	owned bool // Close closes c
+}
+
+// New returns a binding over c; Close does not close c.
+func New(c *tablekit.Client) *DB { return &DB{c: c} }
+
+// Open opens a binding by URL (see tablekit.Open); Close closes the client.
+func Open(ctx context.Context, url string) (*DB, error) {
+	c, err := tablekit.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	return &DB{c: c, owned: true}, nil
+}
+
+// Setup creates table (one String key column) unless it exists.
+func (d *DB) Setup(ctx context.Context, table string) error {
+	err := d.c.CreateTable(ctx, tablekit.TableMeta{
+		Name: table,
+		Key:  tablekit.KeySchema{{Name: KeyColumn, Type: tablekit.TypeString}},
+	})
+	if errors.Is(err, tablekit.ErrAlreadyExists) {
+		return nil
+	}
+	return err
+}
+
+// Close implements ycsb.DB.
+func (d *DB) Close() error {
+	if d.owned {
+		return d.c.Close()
+	}
+	return nil
+}
+
+// InitThread implements ycsb.DB.
+func (d *DB) InitThread(ctx context.Context, _, _ int) context.Context { return ctx }
+
+// CleanupThread implements ycsb.DB.
+func (d *DB) CleanupThread(context.Context) {}
+
+func key(k string) tablekit.PrimaryKey { return tablekit.Key(KeyColumn, tablekit.String(k)) }
+
+func readOpts(fields []string) []tablekit.ReadOption {
+	if len(fields) == 0 {
+		return nil
+	}
+	return []tablekit.ReadOption{tablekit.Columns(fields...)}
+}
+
+func record(cols []tablekit.Column) map[string][]byte {
+	m := make(map[string][]byte, len(cols))
+	for _, c := range cols {
+		b, _ := c.Value.Bytes()
+		m[c.Name] = b
+	}
+	return m
+}
+
+// Read implements ycsb.DB: GetRow, projected on fields.
+func (d *DB) Read(ctx context.Context, table, k string, fields []string) (map[string][]byte, error) {
+	row, found, err := d.c.Table(table).GetRow(ctx, key(k), readOpts(fields)...)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, k)
+	}
+	return record(row.Columns), nil
+}
+
+// Scan implements ycsb.DB: one GetRange from start with Limit(count).
+func (d *DB) Scan(ctx context.Context, table, start string, count int, fields []string) ([]map[string][]byte, error) {
+	opts := []tablekit.RangeOption{tablekit.Limit(count)}
+	if len(fields) > 0 {
+		opts = append(opts, tablekit.Columns(fields...))
+	}
+	res, err := d.c.Table(table).GetRange(ctx, key(start), tablekit.Key(KeyColumn, tablekit.InfMax), opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[string][]byte, len(res.Rows))
+	for i, r := range res.Rows {
+		out[i] = record(r.Columns)
+	}
+	return out, nil
+}
+
+// sortedNames returns values' names in order, so that a write's cells do
+// not depend on map order.
+func sortedNames(values map[string][]byte) []string {
+	names := make([]string, 0, len(values))
+	for n := range values {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Update implements ycsb.DB: UpdateRow with one Put per field.
+func (d *DB) Update(ctx context.Context, table, k string, values map[string][]byte) error {
+	changes := make([]tablekit.Change, 0, len(values))
+	for _, n := range sortedNames(values) {
+		changes = append(changes, tablekit.Put(n, tablekit.Binary(values[n])))
+	}
+	_, err := d.c.Table(table).UpdateRow(ctx, key(k), changes)
+	return err
+}
+
+// Insert implements ycsb.DB: PutRow.
+func (d *DB) Insert(ctx context.Context, table, k string, values map[string][]byte) error {
+	cols := make([]tablekit.Column, 0, len(values))
+	for _, n := range sortedNames(values) {
+		cols = append(cols, tablekit.Column{Name: n, Value: tablekit.Binary(values[n])})
+	}
+	return d.c.Table(table).PutRow(ctx, key(k), cols)
+}
+
+// Delete implements ycsb.DB: DeleteRow.
+func (d *DB) Delete(ctx context.Context, table, k string) error {
+	return d.c.Table(table).DeleteRow(ctx, key(k))
+}
+
+// URLProperty is the go-ycsb property that names the tablekit URL of the
+// "tablekit" binding.
+const URLProperty = "tablekit.url"
+
+type creator struct{}
+
+// Create implements ycsb.DBCreator: it opens tablekit.url and creates the
+// workload's table.
+func (creator) Create(p *properties.Properties) (ycsb.DB, error) {
+	url, ok := p.Get(URLProperty)
+	if !ok {
+		return nil, fmt.Errorf("tkycsb: property %s (a tablekit URL) is not set", URLProperty)
+	}
+	ctx := context.Background()
+	d, err := Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Setup(ctx, p.GetString("table", "usertable")); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func init() { ycsb.RegisterDBCreator("tablekit", creator{}) }
