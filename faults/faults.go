@@ -42,7 +42,6 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // Op is a set of backend operations.
@@ -329,11 +328,16 @@ func (inj *Injector) lostErr(op Op) error {
 	return tablekit.WrapError(tablekit.ErrUnavailable, ErrInjected, "%s: applied, answer lost", op)
 }
 
-// before applies a call's latency and error.
+// before applies a call's latency and error. (Not driver.Sleep: that one
+// reports a retry.)
 func (f fault) before(ctx context.Context) error {
 	if f.latency > 0 {
-		if err := driver.Sleep(ctx, f.latency); err != nil {
-			return err
+		t := time.NewTimer(f.latency)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
 		}
 	}
 	return f.err

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -321,4 +322,20 @@ func TestGlobalProviders(t *testing.T) {
 	}
 	ob.End(c, tablekit.Outcome{Rows: 1})
 	wantAttrs(t, tel.span(t, "PutRow events"), map[string]any{"db.operation.name": "PutRow", "tablekit.rows": int64(1)})
+}
+
+// Injected latency is not a retry.
+func TestLatencyIsNotARetry(t *testing.T) {
+	ctx := context.Background()
+	tel := newTelemetry(t)
+	inj := faults.New(1, faults.Rule{Ops: faults.OpWrite, Latency: time.Millisecond})
+	db := newTable(t, inj.Wrap(localengine.New()), tel.observer())
+	if err := db.Table("events").PutRow(ctx, tablekit.Key("id", tablekit.Integer(1)), nil); err != nil {
+		t.Fatal(err)
+	}
+	put := tel.span(t, "PutRow events")
+	wantAttrs(t, put, map[string]any{"tablekit.retries": nil, "tablekit.rows": int64(1)})
+	if len(put.Events()) != 0 || inj.Hits(0) != 1 {
+		t.Errorf("events %v, hits %d", put.Events(), inj.Hits(0))
+	}
 }
