@@ -73,9 +73,10 @@ func BenchmarkFilteredRange(b *testing.B) {
 // Queries (it took one per two rows), and an unfiltered Limit(10) read
 // asks for no more than 11 items.
 func TestFilteredRangeQueries(t *testing.T) {
+	ctx := context.Background()
 	cnt := &queryCounter{base: http.DefaultTransport}
 	cfg := awsConfig(&http.Client{Transport: cnt})
-	be, err := awsdynamodb.Open(context.Background(), &awsdynamodb.Options{AWS: &cfg, Endpoint: needDynalite(t), Shards: 1})
+	be, err := awsdynamodb.Open(ctx, &awsdynamodb.Options{AWS: &cfg, Endpoint: needDynalite(t), Shards: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,35 +84,22 @@ func TestFilteredRangeQueries(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	const n = 3000
 	name := uniqueName("filtered")
-	tbl, err := rangebench.Table(context.Background(), db, name, n)
+	tbl, err := rangebench.Table(ctx, db, name, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.DeleteTable(context.Background(), name) })
-	lo, hi := tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax)
+	t.Cleanup(func() { db.DeleteTable(ctx, name) })
 	q0, i0 := cnt.queries.Load(), cnt.items.Load()
-	res, err := tbl.GetRange(context.Background(), lo, hi, tablekit.Limit(1),
-		tablekit.WithFilter(tablekit.SingleColumnValue("i", tablekit.Equal, tablekit.Integer(n-1))))
-	if err != nil {
+	if err := rangebench.Filtered(ctx, tbl, n); err != nil {
 		t.Fatal(err)
-	}
-	if len(res.Rows) != 1 || !res.Rows[0].Key.Equal(tablekit.Key("k", tablekit.Integer(n-1))) {
-		t.Fatalf("filtered read returned %v, want the row k=%d", res.Rows, n-1)
 	}
 	// 1,024 + 2,048 items cover 3,000 rows; a background prefetch may add one.
-	if q := cnt.queries.Load() - q0; q < 2 || q > 3 {
-		t.Errorf("filtered Limit(1) read made %d Queries, want 2-3", q)
-	}
-	if items := cnt.items.Load() - i0; items != n {
-		t.Errorf("filtered Limit(1) read fetched %d items, want %d", items, n)
+	if q, items := cnt.queries.Load()-q0, cnt.items.Load()-i0; q < 2 || q > 3 || items != n {
+		t.Errorf("filtered Limit(1) read made %d Queries fetching %d items, want 2-3 fetching %d", q, items, n)
 	}
 	q0, i0 = cnt.queries.Load(), cnt.items.Load()
-	res, err = tbl.GetRange(context.Background(), lo, hi, tablekit.Limit(10))
-	if err != nil {
+	if err := rangebench.Limited(ctx, tbl, 10); err != nil {
 		t.Fatal(err)
-	}
-	if len(res.Rows) != 10 {
-		t.Fatalf("Limit(10) read returned %d rows", len(res.Rows))
 	}
 	if q, items := cnt.queries.Load()-q0, cnt.items.Load()-i0; q != 1 || items > 11 {
 		t.Errorf("unfiltered Limit(10) read made %d Queries of %d items in all, want 1 of at most 11", q, items)

@@ -46,23 +46,31 @@ func (s *countingStream) RecvMsg(m any) error {
 	return err
 }
 
+// openCounted opens the adapter on a new bttest with cnt counting its
+// ReadRows calls, and returns a Client on it.
+func openCounted(tb testing.TB, cnt *readRowsCounter) *tablekit.Client {
+	tb.Helper()
+	srv := newServer(tb)
+	cfg := gcpbigtable.Options{Project: "proj", Instance: "inst"}
+	cfg.ClientConfig.MetricsProvider = bigtable.NoopMetricsProvider{}
+	cfg.ClientOptions = append(emulatorOptions(srv), option.WithGRPCDialOption(grpc.WithChainStreamInterceptor(cnt.interceptor)))
+	be, err := gcpbigtable.Open(context.Background(), &cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db := tablekit.NewClient(be)
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
 // BenchmarkFilteredRange is the figure of issue 13 on bttest: a range of
 // 12,000 rows read whole, and read with Limit(1) and a filter only the
 // last row passes, side by side (see package rangebench). Run with:
 //
 //	go test -run '^$' -bench FilteredRange -count 6 ./backend/gcpbigtable/
 func BenchmarkFilteredRange(b *testing.B) {
-	srv := newServer(b)
 	var cnt readRowsCounter
-	cfg := gcpbigtable.Options{Project: "proj", Instance: "inst"}
-	cfg.ClientConfig.MetricsProvider = bigtable.NoopMetricsProvider{}
-	cfg.ClientOptions = append(emulatorOptions(srv), option.WithGRPCDialOption(grpc.WithChainStreamInterceptor(cnt.interceptor)))
-	be, err := gcpbigtable.Open(context.Background(), &cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	db := tablekit.NewClient(be)
-	b.Cleanup(func() { db.Close() })
+	db := openCounted(b, &cnt)
 	t, err := rangebench.Table(context.Background(), db, "filtered", rangebench.Rows)
 	if err != nil {
 		b.Fatal(err)
@@ -75,45 +83,24 @@ func BenchmarkFilteredRange(b *testing.B) {
 // call (it was one call per two rows), and an unfiltered Limit(10) read
 // asks for no more than 11 rows.
 func TestFilteredRangeCalls(t *testing.T) {
-	srv := newServer(t)
+	ctx := context.Background()
 	var cnt readRowsCounter
-	cfg := gcpbigtable.Options{Project: "proj", Instance: "inst"}
-	cfg.ClientConfig.MetricsProvider = bigtable.NoopMetricsProvider{}
-	cfg.ClientOptions = append(emulatorOptions(srv), option.WithGRPCDialOption(grpc.WithChainStreamInterceptor(cnt.interceptor)))
-	be, err := gcpbigtable.Open(context.Background(), &cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := tablekit.NewClient(be)
-	t.Cleanup(func() { db.Close() })
+	db := openCounted(t, &cnt)
 	const n = 3000
-	tbl, err := rangebench.Table(context.Background(), db, "filtered", n)
+	tbl, err := rangebench.Table(ctx, db, "filtered", n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lo, hi := tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax)
 	s0, r0 := cnt.streams.Load(), cnt.rows.Load()
-	res, err := tbl.GetRange(context.Background(), lo, hi, tablekit.Limit(1),
-		tablekit.WithFilter(tablekit.SingleColumnValue("i", tablekit.Equal, tablekit.Integer(n-1))))
-	if err != nil {
+	if err := rangebench.Filtered(ctx, tbl, n); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Rows) != 1 || !res.Rows[0].Key.Equal(tablekit.Key("k", tablekit.Integer(n-1))) {
-		t.Fatalf("filtered read returned %v, want the row k=%d", res.Rows, n-1)
-	}
-	if calls := cnt.streams.Load() - s0; calls != 1 {
-		t.Errorf("filtered Limit(1) read made %d ReadRows calls, want 1", calls)
-	}
-	if rows := cnt.rows.Load() - r0; rows != n {
-		t.Errorf("filtered Limit(1) read examined %d rows, want %d", rows, n)
+	if calls, rows := cnt.streams.Load()-s0, cnt.rows.Load()-r0; calls != 1 || rows != n {
+		t.Errorf("filtered Limit(1) read made %d ReadRows calls examining %d rows, want 1 call of %d", calls, rows, n)
 	}
 	s0, r0 = cnt.streams.Load(), cnt.rows.Load()
-	res, err = tbl.GetRange(context.Background(), lo, hi, tablekit.Limit(10))
-	if err != nil {
+	if err := rangebench.Limited(ctx, tbl, 10); err != nil {
 		t.Fatal(err)
-	}
-	if len(res.Rows) != 10 {
-		t.Fatalf("Limit(10) read returned %d rows", len(res.Rows))
 	}
 	if calls, rows := cnt.streams.Load()-s0, cnt.rows.Load()-r0; calls != 1 || rows > 11 {
 		t.Errorf("unfiltered Limit(10) read made %d calls of %d rows in all, want 1 call of at most 11", calls, rows)

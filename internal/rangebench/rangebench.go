@@ -85,6 +85,35 @@ func readAll(ctx context.Context, t *tablekit.Table, opts ...tablekit.RangeOptio
 	}
 }
 
+// Filtered reads t (filled by [Table] with n rows) with Limit(1) and the
+// filter i == n-1, which only the last row passes, and checks that it
+// returns exactly that row.
+func Filtered(ctx context.Context, t *tablekit.Table, n int) error {
+	lo, hi := tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax)
+	res, err := t.GetRange(ctx, lo, hi, tablekit.Limit(1),
+		tablekit.WithFilter(tablekit.SingleColumnValue("i", tablekit.Equal, tablekit.Integer(int64(n-1)))))
+	if err != nil {
+		return err
+	}
+	if len(res.Rows) != 1 || !res.Rows[0].Key.Equal(tablekit.Key("k", tablekit.Integer(int64(n-1)))) {
+		return fmt.Errorf("filtered read returned %d rows (%v), want the row k=%d", len(res.Rows), res.Rows, n-1)
+	}
+	return nil
+}
+
+// Limited reads the first limit rows of t, without a filter, and checks
+// that it returns limit rows.
+func Limited(ctx context.Context, t *tablekit.Table, limit int) error {
+	res, err := t.GetRange(ctx, tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax), tablekit.Limit(limit))
+	if err != nil {
+		return err
+	}
+	if len(res.Rows) != limit {
+		return fmt.Errorf("Limit(%d) read returned %d rows", limit, len(res.Rows))
+	}
+	return nil
+}
+
 // Run benchmarks, on t (filled by [Table] with n rows), the unfiltered
 // read of the whole range and GetRange(Limit(1), WithFilter(i == n-1)),
 // which only the last row passes, alternately in each iteration, and
@@ -98,8 +127,6 @@ func readAll(ctx context.Context, t *tablekit.Table, opts ...tablekit.RangeOptio
 //     handed over per row returned.
 func Run(b *testing.B, t *tablekit.Table, n int, c Counters) {
 	ctx := context.Background()
-	filter := tablekit.WithFilter(tablekit.SingleColumnValue("i", tablekit.Equal, tablekit.Integer(int64(n-1))))
-	lo, hi := tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax)
 	count := func(f func() int64) int64 {
 		if f == nil {
 			return 0
@@ -122,20 +149,13 @@ func Run(b *testing.B, t *tablekit.Table, n int, c Counters) {
 
 		c0, e0 := count(c.Calls), count(c.Examined)
 		start = time.Now()
-		res, err := t.GetRange(ctx, lo, hi, tablekit.Limit(1), filter)
-		if err != nil {
+		if err := Filtered(ctx, t, n); err != nil {
 			b.Fatal(err)
 		}
 		filtered += time.Since(start)
 		calls += count(c.Calls) - c0
 		examined += count(c.Examined) - e0
 		getRanges++
-		if len(res.Rows) != 1 {
-			b.Fatalf("filtered read returned %d rows, want 1", len(res.Rows))
-		}
-		if v, _ := res.Rows[0].Key.Get("k"); !v.Equal(tablekit.Integer(int64(n - 1))) {
-			b.Fatalf("filtered read returned key %v, want k=%d", res.Rows[0].Key, n-1)
-		}
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(unfiltered)/1e6/float64(b.N), "unfiltered-ms")
