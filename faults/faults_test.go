@@ -355,3 +355,47 @@ func TestPartialBatchFailure(t *testing.T) {
 		t.Errorf("%d of 200 rows failed (hits %d), want about 50", failed, inj.Hits(0))
 	}
 }
+
+// A batch read with a per-row rule: the hit rows fail on their own, the
+// others are read; a whole-call rule fails the call.
+func TestPartialBatchRead(t *testing.T) {
+	ctx := context.Background()
+	e := localengine.New()
+	inj := faults.New(5, faults.Rule{Ops: faults.OpBatchGetRow, Rows: 0.5, Err: tablekit.ErrUnavailable})
+	inj.Disable()
+	db := tablekit.NewClient(inj.Wrap(withRW{e}))
+	defer db.Close()
+	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "t", Key: schema}); err != nil {
+		t.Fatal(err)
+	}
+	gets := make([]tablekit.BatchGet, 100)
+	for i := range gets {
+		if err := db.Table("t").PutRow(ctx, key(i), nil); err != nil {
+			t.Fatal(err)
+		}
+		gets[i] = tablekit.BatchGet{Table: "t", Key: key(i)}
+	}
+	inj.Enable()
+	res, err := db.BatchGetRow(ctx, gets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for i, r := range res {
+		switch {
+		case r.Err != nil && errors.Is(r.Err, tablekit.ErrUnavailable):
+			failed++
+		case r.Err != nil || !r.Found:
+			t.Errorf("row %d: found=%v err=%v", i, r.Found, r.Err)
+		}
+	}
+	if failed < 30 || failed > 70 || failed != inj.Hits(0) {
+		t.Errorf("%d of 100 reads failed, %d hits", failed, inj.Hits(0))
+	}
+
+	whole := faults.New(5, faults.Rule{Ops: faults.OpBatchGetRow, Err: tablekit.ErrPermissionDenied})
+	db2 := tablekit.NewClient(whole.Wrap(withRW{e}))
+	if _, err := db2.BatchGetRow(ctx, gets); !errors.Is(err, tablekit.ErrPermissionDenied) {
+		t.Errorf("whole-call fault: %v", err)
+	}
+}
