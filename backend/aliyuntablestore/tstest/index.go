@@ -246,12 +246,8 @@ func (s *Server) addIndexes(ctx context.Context, base *tablekit.TableMeta, metas
 			}
 		}
 		s.mu.Lock()
-		if ex, ok := s.extras[base.Name]; ok {
-			ex.idx.metas = append(slices.Clip(ex.idx.metas), metas[i])
-			if ex.idx.mu == nil {
-				ex.idx.mu = new(sync.Mutex)
-			}
-		}
+		ex := s.extraLocked(base.Name)
+		ex.idx.metas = append(slices.Clip(ex.idx.metas), metas[i])
 		s.extras[tm.Name] = &tableExtra{created: s.clock.Now().UnixMicro(), idx: tableIndexes{baseOf: base.Name}}
 		s.mu.Unlock()
 	}
@@ -276,10 +272,11 @@ func (s *Server) createIndex(ctx context.Context, body []byte) (proto.Message, e
 		return nil, oe
 	}
 	// Hold the base's writes while its rows are copied.
-	if ex.idx.mu != nil {
-		ex.idx.mu.Lock()
-		defer ex.idx.mu.Unlock()
-	}
+	s.mu.Lock()
+	mu := s.extraLocked(base.Name).idx.mu
+	s.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	if err := s.addIndexes(ctx, base, []*otsprotocol.IndexMeta{im}, []tablekit.TableMeta{tm}, req.GetIncludeBaseData()); err != nil {
 		return nil, err
 	}
@@ -320,6 +317,20 @@ func (s *Server) dropIndex(ctx context.Context, base, name string) error {
 }
 
 func errorsIsNotFound(err error) bool { return toOTS(err) == errNoTable }
+
+// extraLocked returns table's extra state, created if the table was made
+// through a shared Backend, with its index lock. s.mu must be held.
+func (s *Server) extraLocked(table string) *tableExtra {
+	ex, ok := s.extras[table]
+	if !ok {
+		ex = &tableExtra{}
+		s.extras[table] = ex
+	}
+	if ex.idx.mu == nil {
+		ex.idx.mu = new(sync.Mutex)
+	}
+	return ex
+}
 
 // errIndexWrite refuses a write to an index table.
 func errIndexWrite(table string) *otsError {
