@@ -5,6 +5,7 @@ package main
 //
 //	go test -run '^$' -bench CopyLocal -benchtime 3x -count 6 ./cmd/tablekit/
 //	go test -run '^$' -bench CopyEmulators -benchtime 2x -count 3 ./cmd/tablekit/
+//	go test -run '^$' -bench 'Copy.*/interleaved' -benchtime 4x -count 3 ./cmd/tablekit/
 //
 // CopyLocal copies a table of TABLEKIT_BENCH_ROWS rows (default 100,000)
 // of ~1 KB (a String+Integer key and one 1,000-byte Binary cell) from one
@@ -171,6 +172,50 @@ func benchCopySides(b *testing.B, src, dst *tablekit.Client, rows int, rawWriteO
 			perSec(b)
 		})
 	}
+	// interleaved: copy (without verify) and raw-write alternate within
+	// one loop, the side going first alternating, each timed apart, so the
+	// machine's load falls on both alike; copy/raw-write is the ratio of
+	// their rates.
+	b.Run("interleaved", func(b *testing.B) {
+		raw := renamed(batches, "bench_raw")
+		var tCopy, tRaw time.Duration
+		i := 0
+		for b.Loop() {
+			b.StopTimer()
+			sides := []func(){
+				func() {
+					mustCreate(b, dst, "bench_raw")
+					st := time.Now()
+					if err := rawWrite(ctx, dst, raw, 4); err != nil {
+						b.Fatal(err)
+					}
+					tRaw += time.Since(st)
+					mustDrop(b, dst, "bench_raw")
+				},
+				func() {
+					mustCreate(b, dst, benchMeta.Name)
+					cfg := copyConfig{tables: []string{benchMeta.Name}, workers: 4, batch: tablekit.MaxBatchWrite, quiet: true, existing: true}
+					st := time.Now()
+					if err := copyTables(ctx, src, dst, &checkpoint{Tables: map[string]*tableCheckpoint{}}, cfg, io.Discard); err != nil {
+						b.Fatal(err)
+					}
+					tCopy += time.Since(st)
+					mustDrop(b, dst, benchMeta.Name)
+				},
+			}
+			if i%2 == 1 {
+				sides[0], sides[1] = sides[1], sides[0]
+			}
+			i++
+			sides[0]()
+			sides[1]()
+			b.StartTimer()
+		}
+		n := float64(rows) * float64(b.N)
+		b.ReportMetric(n/tCopy.Seconds(), "copy-rows/s")
+		b.ReportMetric(n/tRaw.Seconds(), "raw-write-rows/s")
+		b.ReportMetric(tRaw.Seconds()/tCopy.Seconds(), "copy/raw-write")
+	})
 	b.Run("raw-read", func(b *testing.B) {
 		start()
 		for b.Loop() {
