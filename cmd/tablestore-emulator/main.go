@@ -21,7 +21,9 @@
 //
 // Without -data the data lives in memory and is gone when the program
 // stops. With -data DIR it is kept in DIR by tablekit's durable engine
-// (package fileengine): every acknowledged write survives a restart, a
+// (package fileengine), and the table state tablekit does not model
+// (reserved throughput, defined columns, secondary indexes) in
+// DIR/tstest-tables.json: every acknowledged write survives a restart, a
 // kill -9 included.
 //
 // With -admin-addr the test-control endpoint (tstest.Server.AdminHandler)
@@ -38,6 +40,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -53,6 +56,11 @@ const (
 	envAccessKeySecret = "TABLESTORE_ACCESS_KEY_SECRET"
 	envAdminToken      = "TABLESTORE_EMULATOR_ADMIN_TOKEN"
 )
+
+// metaFileName is the file in the -data directory that keeps what
+// Tablestore has and tablekit's engine does not: reserved throughput,
+// defined columns, secondary indexes.
+const metaFileName = "tstest-tables.json"
 
 func main() {
 	sig := make(chan os.Signal, 1)
@@ -147,6 +155,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 			return 1
 		}
 		opts.Backend, closeBackend = e, e.Close
+		opts.MetaFile = filepath.Join(*dataDir, metaFileName)
 		storage = "durable in " + *dataDir + " (every acknowledged write survives a restart or kill -9)"
 	}
 	srv, err := tstest.NewServer(opts)

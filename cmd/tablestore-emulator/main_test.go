@@ -226,6 +226,18 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 	}
 	c := tablestore.NewClient(p.endpoint, "tstest", "tstest-access-key-id", "s")
 	createTable(t, c, "t")
+	// A table with what only the emulator keeps: reserved throughput,
+	// a defined column, a global index.
+	meta := &tablestore.TableMeta{TableName: "base"}
+	meta.AddPrimaryKeyColumn("id", tablestore.PrimaryKeyType_STRING)
+	meta.AddDefinedColumn("c", tablestore.DefinedColumn_STRING)
+	if _, err := c.CreateTable(&tablestore.CreateTableRequest{
+		TableMeta: meta, TableOption: tablestore.NewTableOption(-1, 1),
+		ReservedThroughput: &tablestore.ReservedThroughput{Readcap: 3, Writecap: 2},
+		IndexMetas:         []*tablestore.IndexMeta{{IndexName: "by_c", Primarykey: []string{"c"}, IndexType: tablestore.IT_GLOBAL_INDEX}},
+	}); err != nil {
+		t.Fatal(err)
+	}
 	var (
 		mu    sync.Mutex
 		acked = map[string]string{}
@@ -277,6 +289,32 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 	t.Logf("%d acknowledged writes before kill -9; %d missing after the restart", len(acked), missing)
 	if missing > 0 {
 		t.Fatalf("%d of %d acknowledged writes lost", missing, len(acked))
+	}
+	// The emulator's own table state came back too, and the index is
+	// still kept in step.
+	d, err := c2.DescribeTable(&tablestore.DescribeTableRequest{TableName: "base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ReservedThroughput.Readcap != 3 || d.ReservedThroughput.Writecap != 2 || len(d.IndexMetas) != 1 || d.IndexMetas[0].IndexName != "by_c" || len(d.TableMeta.DefinedColumns) != 1 {
+		t.Fatalf("DescribeTable after the restart: throughput %+v, indexes %+v, defined %+v", d.ReservedThroughput, d.IndexMetas, d.TableMeta.DefinedColumns)
+	}
+	bput := &tablestore.PutRowChange{TableName: "base", PrimaryKey: func() *tablestore.PrimaryKey {
+		k := &tablestore.PrimaryKey{}
+		k.AddPrimaryKeyColumn("id", "r1")
+		return k
+	}()}
+	bput.AddColumn("c", "indexed")
+	bput.SetCondition(tablestore.RowExistenceExpectation_IGNORE)
+	if _, err := c2.PutRow(&tablestore.PutRowRequest{PutRowChange: bput}); err != nil {
+		t.Fatal(err)
+	}
+	ik := &tablestore.PrimaryKey{}
+	ik.AddPrimaryKeyColumn("c", "indexed")
+	ik.AddPrimaryKeyColumn("id", "r1")
+	g, err := c2.GetRow(&tablestore.GetRowRequest{SingleRowQueryCriteria: &tablestore.SingleRowQueryCriteria{TableName: "by_c", PrimaryKey: ik, MaxVersion: 1}})
+	if err != nil || g.PrimaryKey.PrimaryKeys == nil {
+		t.Fatalf("index row after the restart: %+v, %v", g, err)
 	}
 	if err := p2.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("exit: %v; stderr: %s", err, p2.stderr.String())

@@ -60,7 +60,7 @@ func (s *Server) Reset(ctx context.Context) (int, error) {
 		delete(s.extras, name)
 		s.mu.Unlock()
 	}
-	return n, nil
+	return n, s.saveMeta()
 }
 
 // Fault makes a share of the calls of one operation fail with a

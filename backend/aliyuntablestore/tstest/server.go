@@ -96,6 +96,12 @@ type Options struct {
 	// the bearer token it requires; it must be set with AdminAddr.
 	AdminAddr  string
 	AdminToken string
+
+	// MetaFile, when set, keeps the per-table state the Backend does not
+	// (reserved throughput, defined columns, creation time, secondary
+	// indexes): NewServer loads it, and every table-level call saves it
+	// durably before it is answered. Give it with a durable Backend.
+	MetaFile string
 }
 
 // Server is a Tablestore-wire-compatible test server. It is safe for
@@ -123,6 +129,7 @@ type Server struct {
 	extras map[string]*tableExtra // per-table state the Backend does not keep
 
 	admin *adminServer
+	saver metaSaver
 
 	closeOnce sync.Once
 }
@@ -193,6 +200,10 @@ func NewServer(opts Options) (*Server, error) {
 		s.ownsB = true
 	} else {
 		s.backend = opts.Backend
+	}
+	if err := s.loadMeta(); err != nil {
+		s.closeBackend()
+		return nil, err
 	}
 	// Every request re-reads the table's meta through this client, so its
 	// cache is refreshed at each use and a shared Backend is honoured.
@@ -354,6 +365,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp, err := s.dispatch(r.Context(), op, body)
+	if err == nil && tableOps[op] {
+		if serr := s.saveMeta(); serr != nil {
+			err = internalError("saving the table state: %v", serr)
+		}
+	}
 	if err != nil {
 		s.writeError(w, r, toOTS(err))
 		return
