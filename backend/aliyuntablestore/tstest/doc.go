@@ -54,10 +54,12 @@
 // and 4 later calls see the effect of writes the recording made inside a
 // transaction it then aborted (2 BatchGetRow, 2 conditional DeleteRow).
 //
-// Checked against a second SDK: TestNodeSDK runs the Node.js SDK's own
-// test files (npm tablestore, pinned in package.json) and TestNodeProbe
-// runs testdata/node/probe.test.js; the only failures allowed are the
-// declared unsupported operations, listed by test title.
+// Checked against a second SDK: TestNodeSDK builds and starts
+// cmd/tablestore-emulator and runs the Node.js SDK's own test files (npm
+// tablestore, pinned in package.json) and testdata/node/probe.test.js
+// against it; the only failures allowed are the declared unsupported
+// operations (search, parallel scan, SQL, allow_update=false), listed by
+// test title.
 //
 // Semantics are tablekit's SPEC.md, executed by a tablekit.Client over the
 // Backend (by default a localengine.Engine) with the server's Clock, so a

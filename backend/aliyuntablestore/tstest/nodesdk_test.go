@@ -1,13 +1,16 @@
 package tstest
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -94,15 +97,61 @@ type mochaTest struct {
 	Err       struct{ Message string }
 }
 
-// runMocha starts a server, runs mocha on files against it, and returns
-// mocha's report.
-func runMocha(t *testing.T, node string, files []string) mochaResult {
+// emulator is a running cmd/tablestore-emulator.
+type emulator struct {
+	endpoint, secret string
+	cmd              *exec.Cmd
+}
+
+// startEmulator builds cmd/tablestore-emulator and starts it on a free
+// loopback port with a fresh secret, as a test in another language would;
+// it is stopped with SIGTERM when the test ends.
+func startEmulator(t *testing.T) *emulator {
 	t.Helper()
-	srv, err := NewServer(Options{})
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "tablestore-emulator")
+	build := exec.Command("go", "build", "-o", bin, "github.com/tablekit/tablekit/cmd/tablestore-emulator")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build cmd/tablestore-emulator: %v\n%s", err, out)
+	}
+	e := &emulator{secret: fmt.Sprintf("node-test-%d", time.Now().UnixNano())}
+	e.cmd = exec.Command(bin, "-addr", "127.0.0.1:0")
+	e.cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "TABLESTORE_ACCESS_KEY_ID=")
+	}), "TABLESTORE_ACCESS_KEY_SECRET="+e.secret)
+	var stderr strings.Builder
+	e.cmd.Stderr = &stderr
+	stdout, err := e.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	if err := e.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- e.cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = e.cmd.Process.Kill()
+			t.Errorf("the emulator did not stop on SIGTERM")
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the emulator printed no endpoint: %v\n%s", err, stderr.String())
+	}
+	e.endpoint = strings.TrimSpace(line)
+	return e
+}
+
+// runMocha runs mocha on files against the emulator and returns its
+// report.
+func runMocha(t *testing.T, node string, srv *emulator, files []string) mochaResult {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "report.json")
 	mocha, err := filepath.Abs(filepath.Join(repoRoot, "node_modules", "mocha", "bin", "mocha.js"))
 	if err != nil {
@@ -114,8 +163,8 @@ func runMocha(t *testing.T, node string, files []string) mochaResult {
 	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(),
-		"endpoint="+srv.Endpoint(), "instancename="+srv.InstanceName(),
-		"accessKeyId="+srv.AccessKeyID(), "secretAccessKey="+srv.AccessKeySecret(),
+		"endpoint="+srv.endpoint, "instancename="+DefaultInstanceName,
+		"accessKeyId="+DefaultAccessKeyID, "secretAccessKey="+srv.secret,
 	)
 	logs, err := cmd.CombinedOutput()
 	var res mochaResult
@@ -129,19 +178,37 @@ func runMocha(t *testing.T, node string, files []string) mochaResult {
 	return res
 }
 
+// TestNodeSDK builds and starts cmd/tablestore-emulator once, then runs
+// against it the SDK's own test files and testdata/node/probe.test.js,
+// which covers the table API; every probe test must pass.
 func TestNodeSDK(t *testing.T) {
 	node, sdk := nodeTools(t)
-	files, err := filepath.Glob(filepath.Join(sdk, "test", "*.test.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// search_old.test.js is left out: it is all Search API (unsupported)
-	// and polls for minutes for a search index to sync.
-	files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == "search_old.test.js" })
-	files = append(files, filepath.Join(sdk, "test", "protocol", "plain_buffer.test.js"))
-	res := runMocha(t, node, files)
-	t.Logf("Node.js SDK tests: %d passing, %d failing, %d pending", res.Stats.Passes, res.Stats.Failures, res.Stats.Pending)
-	checkFailures(t, res, nodeUnsupported)
+	emu := startEmulator(t)
+	t.Run("sdk-tests", func(t *testing.T) {
+		files, err := filepath.Glob(filepath.Join(sdk, "test", "*.test.js"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// search_old.test.js is left out: it is all Search API
+		// (unsupported) and polls for minutes for a search index to sync.
+		files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == "search_old.test.js" })
+		files = append(files, filepath.Join(sdk, "test", "protocol", "plain_buffer.test.js"))
+		res := runMocha(t, node, emu, files)
+		t.Logf("Node.js SDK tests: %d passing, %d failing, %d pending", res.Stats.Passes, res.Stats.Failures, res.Stats.Pending)
+		checkFailures(t, res, nodeUnsupported)
+	})
+	t.Run("probe", func(t *testing.T) {
+		probe, err := filepath.Abs(filepath.Join("testdata", "node", "probe.test.js"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := runMocha(t, node, emu, []string{probe})
+		t.Logf("Node.js probe: %d passing, %d failing", res.Stats.Passes, res.Stats.Failures)
+		if res.Stats.Tests == 0 {
+			t.Fatal("the probe ran no test")
+		}
+		checkFailures(t, res, nil)
+	})
 }
 
 func checkFailures(t *testing.T, res mochaResult, allowed map[string]string) {
@@ -168,20 +235,4 @@ func checkFailures(t *testing.T, res mochaResult, allowed map[string]string) {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
-}
-
-// TestNodeProbe runs testdata/node/probe.test.js, which covers the table
-// API from the Node.js SDK; every test in it must pass.
-func TestNodeProbe(t *testing.T) {
-	node, _ := nodeTools(t)
-	probe, err := filepath.Abs(filepath.Join("testdata", "node", "probe.test.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := runMocha(t, node, []string{probe})
-	t.Logf("Node.js probe: %d passing, %d failing", res.Stats.Passes, res.Stats.Failures)
-	if res.Stats.Tests == 0 {
-		t.Fatal("the probe ran no test")
-	}
-	checkFailures(t, res, nil)
 }
