@@ -3,6 +3,7 @@ package tablekit
 import (
 	"context"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,8 +80,8 @@ func Schemes() []string {
 // OpenBackend opens the [Backend] that rawURL names, through the opener
 // registered for its scheme. An empty URL, one without a scheme and one
 // whose scheme nobody registered are [ErrInvalidArgument] errors; the last
-// lists the registered schemes. Errors show the URL with any password
-// redacted.
+// lists the registered schemes. Errors never show the URL's user
+// information or query, where a credential might have been put.
 func OpenBackend(ctx context.Context, rawURL string) (Backend, error) {
 	if rawURL == "" {
 		return nil, invalid("empty backend URL (set %s, for example to mem://)", EnvURL)
@@ -89,21 +90,26 @@ func OpenBackend(ctx context.Context, rawURL string) (Backend, error) {
 	if err != nil {
 		// url.Error quotes the URL; rebuild the message without it so
 		// that a malformed URL holding a secret does not leak it.
+		// The inner error may quote a piece of it too (an "invalid port"
+		// that is a password); drop every quoted piece.
 		msg := err.Error()
 		if ue, ok := err.(*url.Error); ok {
 			msg = ue.Err.Error()
 		}
-		return nil, invalid("malformed backend URL: %s", msg)
+		return nil, invalid("malformed backend URL: %s", quotedRE.ReplaceAllString(msg, `"…"`))
 	}
+	// The URL is not shown below: without a known scheme nobody knows
+	// which of its parts is a secret ("id:secret@host" parses as scheme
+	// "id").
 	if u.Scheme == "" {
-		return nil, invalid("backend URL %q has no scheme (registered: %s)", u.Redacted(), schemeList())
+		return nil, invalid("backend URL has no scheme (want SCHEME://…; registered: %s)", schemeList())
 	}
 	schemes.RLock()
 	o := schemes.m[strings.ToLower(u.Scheme)]
 	schemes.RUnlock()
 	if o == nil {
-		return nil, invalid("backend URL %q: no opener for scheme %q (registered: %s; import the adapter package to register its scheme)",
-			u.Redacted(), u.Scheme, schemeList())
+		return nil, invalid("backend URL: no opener for scheme %q (registered: %s; import the adapter package to register its scheme)",
+			u.Scheme, schemeList())
 	}
 	b, err := o.OpenBackendURL(ctx, u)
 	if err != nil {
@@ -121,6 +127,8 @@ func Open(ctx context.Context, rawURL string, opts ...ClientOption) (*Client, er
 	}
 	return NewClient(b, opts...), nil
 }
+
+var quotedRE = regexp.MustCompile(`"[^"]*"`)
 
 func schemeList() string {
 	s := Schemes()
