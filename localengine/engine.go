@@ -279,7 +279,7 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 	}
 	sc := scratchPool.Get().(*rangeScratch)
 	defer sc.release()
-	next, opts, err := t.walk(ctx, req, sc, func(ent *entry, opts *tablekit.TableOptions) (bool, bool) {
+	next, err := t.walk(ctx, req, sc, func(ent *entry, opts *tablekit.TableOptions) (bool, bool) {
 		n, found := rowmodel.ReadLen(&ent.row, *opts, &req.Read, req.Now)
 		if found {
 			sc.ents = append(sc.ents, ent)
@@ -290,7 +290,7 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	return sc.page(req, opts, next), nil
+	return sc.page(req, sc.opts, next), nil
 }
 
 // bytesView returns b as a string without copying; b must not change while
@@ -298,13 +298,16 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // rangeScratch is what one GetRange collects: the entries of the rows it
-// returns and their number of cells; and the walk's batch of entries.
+// returns and their number of cells; and the walk's working memory.
 // ScanRange keeps its reused row in it too.
 type rangeScratch struct {
 	ents  []*entry
 	cells int
 	batch []*entry
 	row   tablekit.Row
+	opts  tablekit.TableOptions
+	sbuf  [128]byte // the encoded bounds; the map keeps no pivot
+	ebuf  [128]byte
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(rangeScratch) }}

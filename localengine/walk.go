@@ -108,11 +108,15 @@ func (w *walker) batch(buf []*entry, n int, opts *tablekit.TableOptions) ([]*ent
 // entry's row (found) and whether to go on (cont). The walk ends after
 // req.Limit rows were found, after maxScan entries, at the end of the
 // range, or when visit says so (stopped). next is the entry the next page
-// starts at, nil when the range is exhausted (or the walk was stopped).
-func (t *table) walk(ctx context.Context, req *tablekit.GetRangeRequest, sc *rangeScratch, visit func(ent *entry, opts *tablekit.TableOptions) (found, cont bool)) (next *entry, opts tablekit.TableOptions, err error) {
-	var sbuf, ebuf [128]byte
-	startB, startExact, startTop := keycodec.AppendBound(sbuf[:0], req.Start)
-	endB, endExact, endTop := keycodec.AppendBound(ebuf[:0], req.End)
+// starts at, nil when the range is exhausted (or the walk was stopped);
+// sc.opts holds the table's options the walk used.
+//
+// Its working memory (the encoded bounds, the options, the batch) is in
+// sc, which the caller takes from a pool: the walk allocates nothing.
+func (t *table) walk(ctx context.Context, req *tablekit.GetRangeRequest, sc *rangeScratch, visit func(ent *entry, opts *tablekit.TableOptions) (found, cont bool)) (next *entry, err error) {
+	startB, startExact, startTop := keycodec.AppendBound(sc.sbuf[:0], req.Start)
+	endB, endExact, endTop := keycodec.AppendBound(sc.ebuf[:0], req.End)
+	opts := &sc.opts
 	w := walker{t: t, req: req, start: bytesView(startB), end: bytesView(endB), // the map keeps no pivot
 		startExact: startExact, startTop: startTop, endExact: endExact, endTop: endTop}
 	limit := max(req.Limit, 1)
@@ -123,28 +127,28 @@ func (t *table) walk(ctx context.Context, req *tablekit.GetRangeRequest, sc *ran
 		// Next; after rows fail the filter, twice the last batch, up to
 		// lockBatch.
 		n = min(max(limit-found+1, 2*n), lockBatch, maxScan-scanned+1)
-		if sc.batch, err = w.batch(sc.batch[:0], n, &opts); err != nil {
-			return nil, opts, err
+		if sc.batch, err = w.batch(sc.batch[:0], n, opts); err != nil {
+			return nil, err
 		}
 		for _, ent := range sc.batch {
 			if found >= limit || scanned >= maxScan {
-				return ent, opts, nil
+				return ent, nil
 			}
 			scanned++
-			f, cont := visit(ent, &opts)
+			f, cont := visit(ent, opts)
 			if f {
 				found++
 			}
 			if !cont {
-				return nil, opts, nil
+				return nil, nil
 			}
 		}
 		if w.done {
-			return nil, opts, nil
+			return nil, nil
 		}
 		if scanned > 0 && scanned%(4*lockBatch) == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, opts, err
+				return nil, err
 			}
 		}
 	}
@@ -165,7 +169,7 @@ func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, f
 	sc := scratchPool.Get().(*rangeScratch)
 	defer sc.release()
 	row := &sc.row
-	next, _, err := t.walk(ctx, req, sc, func(ent *entry, opts *tablekit.TableOptions) (bool, bool) {
+	next, err := t.walk(ctx, req, sc, func(ent *entry, opts *tablekit.TableOptions) (bool, bool) {
 		cells, found := rowmodel.AppendRead(row.Columns[:0], &ent.row, *opts, &req.Read, req.Now)
 		row.Columns = cells
 		if !found {
