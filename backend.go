@@ -57,6 +57,12 @@ import (
 // A backend may also implement [BatchReader] and [BatchWriter] when its
 // store has batch calls, and As to offer its native client (see
 // [Client.As]).
+//
+// Names: what a backend receives is a ...Request and what it returns a
+// ...Response ([GetRowRequest], [GetRangeRequest] and [GetRangeResponse],
+// [WriteRequest] and [WriteResponse]); what a Client returns to a program
+// is a ...Result ([RangeResult], [BatchGetResult], [BatchWriteResult],
+// [UpdateResult]), so the two cannot be mixed up.
 type Backend interface {
 	// CreateTable creates a table. meta is complete: options have their
 	// defaults, and Incarnation is a new random identifier the backend
@@ -85,7 +91,7 @@ type Backend interface {
 	// exist and pass the filter, in order. It may return fewer, even none,
 	// with Next set (for example after examining MaxScanRows rows); Next is
 	// nil only when the range is exhausted.
-	GetRange(ctx context.Context, req *GetRangeRequest) (*RangePage, error)
+	GetRange(ctx context.Context, req *GetRangeRequest) (*GetRangeResponse, error)
 	// Write applies one put, update or delete, atomically: the condition
 	// is checked against the row as it is when the write is applied, and
 	// when it fails, or an increment fails, nothing is written. It returns
@@ -103,7 +109,7 @@ type BatchReader interface {
 	// BatchGetRow returns one result per request, in order, each with its
 	// own error. The error return is for a failure of the whole call. The
 	// requests may address several tables.
-	BatchGetRow(ctx context.Context, reqs []*GetRowRequest) ([]GetRowResult, error)
+	BatchGetRow(ctx context.Context, reqs []*GetRowRequest) ([]GetRowResponse, error)
 }
 
 // BatchWriter is implemented by a backend whose store writes many rows in
@@ -116,7 +122,7 @@ type BatchWriter interface {
 	// one call address the same row (the Client orders same-row writes by
 	// splitting the batch), so they may be applied in any order or in
 	// parallel.
-	BatchWriteRow(ctx context.Context, reqs []*WriteRequest) ([]WriteResult, error)
+	BatchWriteRow(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
 }
 
 // ReadSpec is a resolved read selection (SPEC §8): the client has validated
@@ -154,9 +160,9 @@ type GetRowRequest struct {
 	Now  int64
 }
 
-// GetRowResult is one result of BatchGetRow: Row is nil when the row does not
+// GetRowResponse is one result of BatchGetRow: Row is nil when the row does not
 // exist; Err is that row's own error.
-type GetRowResult struct {
+type GetRowResponse struct {
 	Row *Row
 	Err error
 }
@@ -174,9 +180,10 @@ type GetRangeRequest struct {
 	Now      int64
 }
 
-// RangePage is one page of a range. Next, when non-nil, is the inclusive
+// GetRangeResponse is one page of a range, a backend's answer to a
+// [GetRangeRequest] (a Client answers GetRange with a [RangeResult]). Next, when non-nil, is the inclusive
 // start key of the rest of the range.
-type RangePage struct {
+type GetRangeResponse struct {
 	Rows []Row
 	Next PrimaryKey
 }
@@ -223,9 +230,9 @@ type UpdateResult struct {
 	Increments []Column
 }
 
-// WriteResult is one result of BatchWriteRow: Err is that row's own error;
+// WriteResponse is one result of BatchWriteRow: Err is that row's own error;
 // Update holds an update's increments.
-type WriteResult struct {
+type WriteResponse struct {
 	Update *UpdateResult
 	Err    error
 }

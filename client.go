@@ -550,11 +550,11 @@ func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) (out []BatchG
 }
 
 // batchGet is the backend's BatchGetRow, or GetRow a few at a time.
-func (c *Client) batchGet(ctx context.Context, reqs []*GetRowRequest) ([]GetRowResult, error) {
+func (c *Client) batchGet(ctx context.Context, reqs []*GetRowRequest) ([]GetRowResponse, error) {
 	if br, ok := c.b.(BatchReader); ok {
 		return br.BatchGetRow(ctx, reqs)
 	}
-	out := make([]GetRowResult, len(reqs))
+	out := make([]GetRowResponse, len(reqs))
 	err := par.Do(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
 		out[i].Row, out[i].Err = c.b.GetRow(ctx, reqs[i])
 		if isContextErr(out[i].Err) {
@@ -652,11 +652,11 @@ func sameRowWaves(reqs []*WriteRequest) [][]int {
 }
 
 // batchWrite is the backend's BatchWriteRow, or Write a few at a time.
-func (c *Client) batchWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteResult, error) {
+func (c *Client) batchWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error) {
 	if bw, ok := c.b.(BatchWriter); ok {
 		return bw.BatchWriteRow(ctx, reqs)
 	}
-	out := make([]WriteResult, len(reqs))
+	out := make([]WriteResponse, len(reqs))
 	err := par.Do(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
 		out[i].Update, out[i].Err = c.b.Write(ctx, reqs[i])
 		if isContextErr(out[i].Err) {

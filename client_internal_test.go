@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"time"
 )
 
 func TestTokenRoundTrip(t *testing.T) {
@@ -108,15 +109,17 @@ func TestWriteOptionsCombine(t *testing.T) {
 
 func TestOptionBounds(t *testing.T) {
 	for _, o := range []TableOptions{
-		{TTL: math.MaxInt64, MaxVersions: 1, MaxVersionOffset: 1},
-		{TTL: -1, MaxVersions: 1, MaxVersionOffset: math.MaxInt64},
-		{TTL: -1, MaxVersions: MaxOptionValue + 1, MaxVersionOffset: 1},
+		{TTL: (MaxOptionValue + 1) * time.Second, MaxVersions: 1, MaxVersionOffset: 1 * time.Second},
+		{TTL: math.MaxInt64 / time.Second * time.Second, MaxVersions: 1, MaxVersionOffset: 1 * time.Second},
+		{TTL: NoExpiry, MaxVersions: 1, MaxVersionOffset: (MaxOptionValue + 1) * time.Second},
+		{TTL: NoExpiry, MaxVersions: MaxOptionValue + 1, MaxVersionOffset: 1 * time.Second},
+		{TTL: -1, MaxVersions: 1, MaxVersionOffset: 1 * time.Second}, // -1 ns, not NoExpiry
 	} {
 		if err := checkOptions(o); err == nil {
 			t.Errorf("options %+v accepted", o)
 		}
 	}
-	if err := checkOptions(TableOptions{TTL: MaxOptionValue, MaxVersions: MaxOptionValue, MaxVersionOffset: MaxOptionValue}); err != nil {
+	if err := checkOptions(TableOptions{TTL: MaxOptionValue * time.Second, MaxVersions: MaxOptionValue, MaxVersionOffset: MaxOptionValue * time.Second}); err != nil {
 		t.Errorf("largest options refused: %v", err)
 	}
 }

@@ -92,7 +92,7 @@ func ExampleManualClock() {
 	must(db.CreateTable(ctx, tablekit.TableMeta{
 		Name:    "sessions",
 		Key:     tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}},
-		Options: tablekit.TableOptions{TTL: 86400},
+		Options: tablekit.TableOptions{TTL: 86400 * time.Second},
 	}))
 	sessions := db.Table("sessions")
 	key := tablekit.Key("id", tablekit.String("s1"))

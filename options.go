@@ -221,8 +221,10 @@ func ResumeFrom(token []byte) RangeOption {
 	return rangeOpt(func(o *readOptions) { o.token = token })
 }
 
-// PageSize sets how many rows Rows asks the backend for at a time
-// (1..MaxPageRows, default 1000); memory use is bounded by one page.
+// PageSize sets how many rows GetRange and Rows ask the backend for at a
+// time (1..MaxPageRows; default 1000 for Rows, the whole Limit for
+// GetRange). It changes the number and size of backend calls, never the
+// rows returned; Rows's memory use is bounded by one page.
 func PageSize(n int) RangeOption {
 	return rangeOpt(func(o *readOptions) { o.pageSize = n })
 }

@@ -152,7 +152,8 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 
 // GetRange reads rows from start (inclusive) toward end (exclusive); see
 // [RangeResult]. Keys may use InfMin and InfMax in any column. Options:
-// the read options, [Limit], [Backward] and [ResumeFrom].
+// the read options, [Limit], [Backward], [ResumeFrom] and [PageSize] (how
+// many rows each backend call asks for; the answer is the same).
 //
 // The answer does not depend on how a backend pages: GetRange keeps asking
 // the backend until Limit rows passed the filter or the range ends. With a
@@ -173,8 +174,12 @@ func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...Ran
 		want = min(o.limit, MaxPageRows)
 	}
 	size := 0
+	page := want // rows asked of the backend at a time: PageSize, if given
+	if o.pageSize > 0 {
+		page = o.pageSize
+	}
 	for !cur.done && len(res.Rows) < want && size < MaxPageSize {
-		rows, err := cur.next(ctx, want-len(res.Rows))
+		rows, err := cur.next(ctx, min(want-len(res.Rows), page))
 		if err != nil {
 			return RangeResult{}, err
 		}

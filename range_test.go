@@ -13,7 +13,7 @@ type countingBackend struct {
 	ranges int
 }
 
-func (c *countingBackend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
+func (c *countingBackend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
 	c.ranges++
 	return c.Engine.GetRange(ctx, req)
 }

@@ -19,7 +19,7 @@ type RangeScanner interface {
 	// are lent for the call only: fn must neither modify nor keep them,
 	// since the backend may reuse them for the next row. When fn returns
 	// false, ScanRange returns at once, with a nil Next. next is the
-	// caller's, as a RangePage's Next is.
+	// caller's, as a GetRangeResponse's Next is.
 	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(*Row) bool) (next PrimaryKey, err error)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -268,28 +269,45 @@ type KeySchema []KeyColumn
 // TableOptions are the changeable options of a table (SPEC §3). In
 // CreateTable a zero field takes its default; in UpdateTable a zero field
 // is left unchanged. DescribeTable returns every field set.
+//
+// TTL and MaxVersionOffset are durations in whole seconds, the unit SPEC
+// compares them in: a fractional second is refused with ErrInvalidArgument
+// naming the option. Adapters convert them at their boundary.
 type TableOptions struct {
-	// TTL is the time to live of attribute cells in seconds: NoExpiry (-1,
-	// the default) or at least 86400.
-	TTL int64
+	// TTL is the time to live of attribute cells: NoExpiry (the default)
+	// or at least MinTTL (one day).
+	TTL time.Duration
 	// MaxVersions is how many versions of each column stay visible (≥ 1, default 1).
 	MaxVersions int
-	// MaxVersionOffset bounds how far a written version may be from now, in
-	// seconds (≥ 1, default 86400).
-	MaxVersionOffset int64
+	// MaxVersionOffset bounds how far a written version may be from now
+	// (≥ 1 s, default one day).
+	MaxVersionOffset time.Duration
 }
 
 // Option defaults and limits (SPEC §3).
 const (
-	NoExpiry                int64 = -1
-	MinTTL                  int64 = 86400
-	DefaultMaxVersions            = 1
-	DefaultMaxVersionOffset int64 = 86400
-	// MaxOptionValue bounds TTL (s), MaxVersions and MaxVersionOffset (s):
-	// Tablestore stores them as 32-bit integers, and the bound keeps the
-	// version arithmetic far from overflow.
+	// NoExpiry is the TTL of a table whose cells never expire. It is a
+	// sentinel, not a duration: -1 s, the -1 SPEC and Tablestore spell it
+	// as, so that TTL/time.Second is -1 too.
+	NoExpiry                time.Duration = -time.Second
+	MinTTL                  time.Duration = 86400 * time.Second
+	DefaultMaxVersions                    = 1
+	DefaultMaxVersionOffset time.Duration = 86400 * time.Second
+	// MaxOptionValue bounds MaxVersions, and TTL and MaxVersionOffset in
+	// seconds: Tablestore stores them as 32-bit integers, and the bound
+	// keeps the version arithmetic far from overflow.
 	MaxOptionValue = 1<<31 - 1
 )
+
+// seconds returns d in whole seconds and whether it is a whole number of them.
+func seconds(d time.Duration) (int64, bool) { return int64(d / time.Second), d%time.Second == 0 }
+
+// TTLSeconds returns the TTL in seconds (NoExpiry is -1), the unit stores
+// keep it in.
+func (o TableOptions) TTLSeconds() int64 { return int64(o.TTL / time.Second) }
+
+// MaxVersionOffsetSeconds returns MaxVersionOffset in seconds.
+func (o TableOptions) MaxVersionOffsetSeconds() int64 { return int64(o.MaxVersionOffset / time.Second) }
 
 // TableMeta describes a table: its name, key schema and options, and which
 // creation and which change of options of the table it describes.

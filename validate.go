@@ -2,6 +2,7 @@ package tablekit
 
 import (
 	"math"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tablekit/tablekit/internal/rules"
@@ -33,14 +34,18 @@ func truncate(s string) string {
 }
 
 func checkOptions(o TableOptions) *Error {
-	if o.TTL != NoExpiry && (o.TTL < MinTTL || o.TTL > MaxOptionValue) {
-		return invalid("TTL %d must be -1 (never expire) or %d-%d seconds", o.TTL, MinTTL, MaxOptionValue)
+	if ttl, whole := seconds(o.TTL); !whole {
+		return invalid("TTL %v must be a whole number of seconds", o.TTL)
+	} else if o.TTL != NoExpiry && (ttl < int64(MinTTL/time.Second) || ttl > MaxOptionValue) {
+		return invalid("TTL %v (%d s) must be NoExpiry (-1 s, never expire) or %d-%d seconds", o.TTL, ttl, int64(MinTTL/time.Second), MaxOptionValue)
 	}
 	if o.MaxVersions < 1 || o.MaxVersions > MaxOptionValue {
 		return invalid("MaxVersions %d must be 1-%d", o.MaxVersions, MaxOptionValue)
 	}
-	if o.MaxVersionOffset < 1 || o.MaxVersionOffset > MaxOptionValue {
-		return invalid("MaxVersionOffset %d must be 1-%d seconds", o.MaxVersionOffset, MaxOptionValue)
+	if off, whole := seconds(o.MaxVersionOffset); !whole {
+		return invalid("MaxVersionOffset %v must be a whole number of seconds", o.MaxVersionOffset)
+	} else if off < 1 || off > MaxOptionValue {
+		return invalid("MaxVersionOffset %v (%d s) must be 1-%d seconds", o.MaxVersionOffset, off, MaxOptionValue)
 	}
 	return nil
 }
@@ -166,7 +171,7 @@ func checkAttrName(m *TableMeta, name string) *Error {
 }
 
 func checkVersion(m *TableMeta, column string, version, now int64) *Error {
-	if why := rules.CheckVersion(m.Options.TTL, m.Options.MaxVersionOffset, version, now); why != "" {
+	if why := rules.CheckVersion(m.Options.TTLSeconds(), m.Options.MaxVersionOffsetSeconds(), version, now); why != "" {
 		return invalid("column %q: invalid timestamp: %s", column, why)
 	}
 	return nil

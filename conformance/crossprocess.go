@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	tk "github.com/tablekit/tablekit"
 )
@@ -212,7 +213,7 @@ func testStaleMaxVersionsRaised(e *env) {
 // days old; A, still caching the 1-day TTL, updates the row, and the cell
 // survives.
 func testStaleTTLRaised(e *env) {
-	t := e.create("rttl", schemaS, tk.TableOptions{TTL: 86400, MaxVersionOffset: 10 * 86400})
+	t := e.create("rttl", schemaS, tk.TableOptions{TTL: 86400 * time.Second, MaxVersionOffset: 10 * 86400 * time.Second})
 	k := strKey("r")
 	writes := []staleWrite{
 		{"Put of another column", []tk.Change{tk.Put("x", sv("x"))}, nil, col("x", sv("x"), 0)},
@@ -226,7 +227,7 @@ func testStaleTTLRaised(e *env) {
 		e.must("A: GetRow (caches the table)", err)
 	}
 	b := e.other(t)
-	e.must("B: UpdateTable TTL 5 days", b.UpdateTable(e.ctx, t.Name(), tk.TableOptions{TTL: 5 * 86400}))
+	e.must("B: UpdateTable TTL 5 days", b.UpdateTable(e.ctx, t.Name(), tk.TableOptions{TTL: 5 * 86400 * time.Second}))
 	T := e.now()
 	cells := []tk.Column{col("c", sv("3 days old"), T-3*86400*1000), col("d", sv("d"), T)}
 	tb := on(b, t)
@@ -346,11 +347,11 @@ func testIncarnationGeneration(e *env) {
 	same("DescribeTable again", describe("again", e.c), 1)
 	e.must("UpdateTable MaxVersions 2", e.c.UpdateTable(e.ctx, t.Name(), tk.TableOptions{MaxVersions: 2}))
 	same("after one UpdateTable", describe("after one UpdateTable", e.fresh()), 2)
-	e.must("UpdateTable TTL 2 days", e.c.UpdateTable(e.ctx, t.Name(), tk.TableOptions{TTL: 2 * 86400}))
+	e.must("UpdateTable TTL 2 days", e.c.UpdateTable(e.ctx, t.Name(), tk.TableOptions{TTL: 2 * 86400 * time.Second}))
 	m3 := describe("after two UpdateTable", e.fresh())
 	same("after two UpdateTable", m3, 3)
 	same("after two UpdateTable, through a second backend", describe("second backend", e.other(t)), 3)
-	if m3.Options.MaxVersions != 2 || m3.Options.TTL != 2*86400 {
+	if m3.Options.MaxVersions != 2 || m3.Options.TTL != 2*86400*time.Second {
 		e.t.Errorf("options after two UpdateTable: %+v, want MaxVersions 2 and TTL 172800", m3.Options)
 	}
 
@@ -380,14 +381,14 @@ func testConcurrentUpdateTable(e *env) {
 	e.must("DescribeTable", err)
 	const rounds = 4
 	for i := range rounds {
-		mv, off := 2+i, int64(3600*(i+1))
+		mv, off := 2+i, time.Duration(3600*(i+1))*time.Second
 		var wg sync.WaitGroup
 		var errA, errB error
 		wg.Go(func() { errA = a.UpdateTable(e.ctx, t.Name(), tk.TableOptions{MaxVersions: mv}) })
 		wg.Go(func() { errB = b.UpdateTable(e.ctx, t.Name(), tk.TableOptions{MaxVersionOffset: off}) })
 		wg.Wait()
 		e.ok(fmt.Sprintf("round %d: A: UpdateTable MaxVersions %d", i, mv), errA)
-		e.ok(fmt.Sprintf("round %d: B: UpdateTable MaxVersionOffset %d", i, off), errB)
+		e.ok(fmt.Sprintf("round %d: B: UpdateTable MaxVersionOffset %v", i, off), errB)
 		m, err := e.fresh().DescribeTable(e.ctx, t.Name())
 		if !e.ok("DescribeTable", err) {
 			continue

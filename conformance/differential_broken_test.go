@@ -75,7 +75,7 @@ func (keepOpen) Close() error { return nil }
 // rangeOutOfOrder returns the first two rows of every range page swapped.
 type rangeOutOfOrder struct{ tablekit.Backend }
 
-func (b rangeOutOfOrder) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
+func (b rangeOutOfOrder) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
 	p, err := b.Backend.GetRange(ctx, req)
 	if err == nil && len(p.Rows) >= 2 {
 		p.Rows[0], p.Rows[1] = p.Rows[1], p.Rows[0]

@@ -109,10 +109,11 @@ func (d *differ) version(tb *diffTable) int64 {
 		v = now + int64(d.intn(10001)) - 5000
 	case r < 98:
 		nowS := rowmodel.Seconds(now) * 1000
-		off := o.MaxVersionOffset * 1000
+		off := o.MaxVersionOffset.Milliseconds()
 		edges := []int64{nowS - off, nowS - off - 1, nowS + off - 1, nowS + off}
 		if o.TTL != tablekit.NoExpiry {
-			edges = append(edges, nowS-(o.TTL-1)*1000, nowS-o.TTL*1000+999)
+			ttl := o.TTL.Milliseconds()
+			edges = append(edges, nowS-(ttl-1000), nowS-ttl+999)
 		}
 		v = pick(d, edges)
 	default:
@@ -507,10 +508,10 @@ func (d *differ) genUpdateTable() operation {
 		o.MaxVersions = 1 + d.intn(4)
 	}
 	if d.chance(0.5) {
-		o.TTL = pick(d, []int64{tablekit.NoExpiry, 86400, 172800, 7 * 86400, 100})
+		o.TTL = pick(d, []time.Duration{tablekit.NoExpiry, 86400 * time.Second, 172800 * time.Second, 7 * 86400 * time.Second, 100 * time.Second})
 	}
 	if d.chance(0.25) {
-		o.MaxVersionOffset = pick(d, []int64{3600, 7200, 86400, 3 * 86400})
+		o.MaxVersionOffset = pick(d, []time.Duration{3600 * time.Second, 7200 * time.Second, 86400 * time.Second, 3 * 86400 * time.Second})
 	}
 	next := cur
 	if o.MaxVersions != 0 {
@@ -527,7 +528,7 @@ func (d *differ) genRecreate() operation {
 	tb := d.table()
 	o := tablekit.TableOptions{MaxVersions: 1 + d.intn(3)}
 	if d.chance(0.4) {
-		o.TTL = pick(d, []int64{86400, 172800})
+		o.TTL = pick(d, []time.Duration{86400 * time.Second, 172800 * time.Second})
 	}
 	return &recreateOp{tb: tb, layout: (tb.layout + 1) % len(tb.layouts), opts: resolvedOptions(o)}
 }

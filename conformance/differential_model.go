@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/rowmodel"
@@ -117,9 +118,9 @@ func newDiffTables(uniq string) []*diffTable {
 		{short: "t1", layouts: []keyLayout{stringLayout("pk"), integerLayout("pk")},
 			meta: tablekit.TableMeta{Options: tablekit.TableOptions{MaxVersions: 2}}},
 		{short: "t2", layouts: []keyLayout{threeColumnLayout(), integerLayout("ks")},
-			meta: tablekit.TableMeta{Options: tablekit.TableOptions{MaxVersions: 3, TTL: 86400}}},
+			meta: tablekit.TableMeta{Options: tablekit.TableOptions{MaxVersions: 3, TTL: 86400 * time.Second}}},
 		{short: "t3", layouts: []keyLayout{integerLayout("id"), stringLayout("id")},
-			meta: tablekit.TableMeta{Options: tablekit.TableOptions{MaxVersionOffset: 3600}}},
+			meta: tablekit.TableMeta{Options: tablekit.TableOptions{MaxVersionOffset: 3600 * time.Second}}},
 	}
 	for _, tb := range out {
 		tb.name = uniq + "_" + tb.short

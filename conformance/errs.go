@@ -363,7 +363,7 @@ func testContext(e *env, deadline bool) {
 		check("DescribeTable", err)
 		_, err = cl.ListTables(ctx)
 		check("ListTables", err)
-		check("UpdateTable", cl.UpdateTable(ctx, t.Name(), tk.TableOptions{TTL: 86400}))
+		check("UpdateTable", cl.UpdateTable(ctx, t.Name(), tk.TableOptions{TTL: 86400 * time.Second}))
 		check("DeleteTable", cl.DeleteTable(ctx, victim.Name()))
 		check("PutRow", tt.PutRow(ctx, strKey("new"), []tk.Column{col("c", sv("x"), 0)}))
 		check("PutRow key-only", tt.PutRow(ctx, strKey("new"), nil))

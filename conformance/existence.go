@@ -21,7 +21,7 @@ func existenceCases() []testCase {
 // back with its key and no columns by every read, satisfies ExpectExist,
 // and does not expire.
 func testKeyOnlyRow(e *env) {
-	t := e.create("keyonly", schemaS, tk.TableOptions{TTL: 86400})
+	t := e.create("keyonly", schemaS, tk.TableOptions{TTL: 86400 * time.Second})
 	k := strKey("k")
 	e.ok("PutRow with no columns", t.PutRow(e.ctx, k, nil))
 	e.ok("PutRow with an empty column list", t.PutRow(e.ctx, strKey("k2"), []tk.Column{}))
@@ -53,7 +53,7 @@ func testKeyOnlyRow(e *env) {
 // testKeyOnlyMarkerSurvivesUpdate: a key-only row stays a row when an
 // UpdateRow adds columns and they go again (deleted or expired).
 func testKeyOnlyMarkerSurvivesUpdate(e *env) {
-	t := e.create("marker", schemaS, tk.TableOptions{TTL: 86400})
+	t := e.create("marker", schemaS, tk.TableOptions{TTL: 86400 * time.Second})
 	k := strKey("k")
 	e.put(t, k)
 	e.update(t, k, tk.Put("a", iv(1)))
@@ -85,7 +85,7 @@ func testPutRowWithColumnsIsNotKeyOnly(e *env) {
 // testInvisibleCellsMakeNoRow: a row whose cells have all expired does not
 // exist for any read or condition.
 func testInvisibleCellsMakeNoRow(e *env) {
-	t := e.create("invis", schemaS, tk.TableOptions{TTL: 86400})
+	t := e.create("invis", schemaS, tk.TableOptions{TTL: 86400 * time.Second})
 	T := e.now()
 	k, k2 := strKey("gone"), strKey("gone2")
 	e.put(t, k, col("a", iv(1), T-86000*1000), col("b", iv(2), T-86399*1000))

@@ -214,7 +214,7 @@ func (b *mutant) GetRow(ctx context.Context, r *tablekit.GetRowRequest) (*tablek
 	return row, b.err(err)
 }
 
-func (b *mutant) GetRange(ctx context.Context, r *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
+func (b *mutant) GetRange(ctx context.Context, r *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
 	c := *r
 	c.Meta = b.meta(ctx, c.Meta)
 	c.Read, c.Now = b.read(c.Read, c.Now)
@@ -247,8 +247,8 @@ func (b *mutant) GetRange(ctx context.Context, r *tablekit.GetRangeRequest) (*ta
 // BatchGetRow is the local engine's reads one at a time (the engine has no
 // batch call), through the mutant's GetRow, so that the mutant's other bugs
 // show in batches too.
-func (b *mutant) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
-	res := make([]tablekit.GetRowResult, len(reqs))
+func (b *mutant) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
+	res := make([]tablekit.GetRowResponse, len(reqs))
 	for i, r := range reqs {
 		res[i].Row, res[i].Err = b.GetRow(ctx, r)
 		if err := b.ctx(ctx).Err(); err != nil {
@@ -291,8 +291,8 @@ func (b *mutant) Write(ctx context.Context, r *tablekit.WriteRequest) (*tablekit
 
 // BatchWriteRow is the local engine's writes one at a time (the engine has
 // no batch call), through the mutant's Write.
-func (b *mutant) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
-	res := make([]tablekit.WriteResult, len(reqs))
+func (b *mutant) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
+	res := make([]tablekit.WriteResponse, len(reqs))
 	for i, r := range reqs {
 		res[i].Update, res[i].Err = b.Write(ctx, r)
 		if err := b.ctx(ctx).Err(); err != nil {
@@ -303,7 +303,7 @@ func (b *mutant) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 		var first error
 		for i := range res {
 			if first != nil {
-				res[i] = tablekit.WriteResult{Err: first}
+				res[i] = tablekit.WriteResponse{Err: first}
 			} else if res[i].Err != nil {
 				first = res[i].Err
 			}

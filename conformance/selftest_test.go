@@ -62,7 +62,7 @@ func (c *counting) GetRow(ctx context.Context, r *tablekit.GetRowRequest) (*tabl
 	return c.Backend.GetRow(ctx, r)
 }
 
-func (c *counting) GetRange(ctx context.Context, r *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
+func (c *counting) GetRange(ctx context.Context, r *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
 	c.n()
 	return c.Backend.GetRange(ctx, r)
 }

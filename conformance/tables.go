@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	tk "github.com/tablekit/tablekit"
 )
@@ -23,7 +24,7 @@ func tablesCases() []testCase {
 	}
 }
 
-var defaultOptions = tk.TableOptions{TTL: tk.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400}
+var defaultOptions = tk.TableOptions{TTL: tk.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400 * time.Second}
 
 // describeBoth checks DescribeTable through the case's client and through a
 // client with an empty cache (so the backend itself must know the answer).
@@ -57,9 +58,9 @@ func testCreateDescribeOptions(e *env) {
 		{Name: "b", Type: tk.TypeString},
 	}
 	for _, o := range []tk.TableOptions{
-		{TTL: 86400, MaxVersions: 3, MaxVersionOffset: 100},
-		{TTL: 10 * 365 * 86400, MaxVersions: 100, MaxVersionOffset: 1},
-		{TTL: tk.NoExpiry, MaxVersions: 1, MaxVersionOffset: 7 * 86400},
+		{TTL: 86400 * time.Second, MaxVersions: 3, MaxVersionOffset: 100 * time.Second},
+		{TTL: 10 * 365 * 86400 * time.Second, MaxVersions: 100, MaxVersionOffset: 1 * time.Second},
+		{TTL: tk.NoExpiry, MaxVersions: 1, MaxVersionOffset: 7 * 86400 * time.Second},
 	} {
 		name := e.name("opts")
 		e.createNamed(name, schema, o)
@@ -68,7 +69,7 @@ func testCreateDescribeOptions(e *env) {
 	name := e.name("onekey")
 	e.createNamed(name, schemaI, tk.TableOptions{MaxVersions: 2})
 	e.describeBoth("one option set", tk.TableMeta{Name: name, Key: schemaI,
-		Options: tk.TableOptions{TTL: tk.NoExpiry, MaxVersions: 2, MaxVersionOffset: 86400}})
+		Options: tk.TableOptions{TTL: tk.NoExpiry, MaxVersions: 2, MaxVersionOffset: 86400 * time.Second}})
 }
 
 // testUpdateTable: each option changes alone; the others and the key stay.
@@ -82,12 +83,14 @@ func testUpdateTable(e *env) {
 		update tk.TableOptions
 		apply  func(*tk.TableOptions)
 	}{
-		{"TTL", tk.TableOptions{TTL: 86400}, func(o *tk.TableOptions) { o.TTL = 86400 }},
+		{"TTL", tk.TableOptions{TTL: 86400 * time.Second}, func(o *tk.TableOptions) { o.TTL = 86400 * time.Second }},
 		{"MaxVersions", tk.TableOptions{MaxVersions: 5}, func(o *tk.TableOptions) { o.MaxVersions = 5 }},
-		{"MaxVersionOffset", tk.TableOptions{MaxVersionOffset: 3600}, func(o *tk.TableOptions) { o.MaxVersionOffset = 3600 }},
+		{"MaxVersionOffset", tk.TableOptions{MaxVersionOffset: 3600 * time.Second}, func(o *tk.TableOptions) { o.MaxVersionOffset = 3600 * time.Second }},
 		{"TTL back to -1", tk.TableOptions{TTL: tk.NoExpiry}, func(o *tk.TableOptions) { o.TTL = tk.NoExpiry }},
-		{"all three", tk.TableOptions{TTL: 2 * 86400, MaxVersions: 1, MaxVersionOffset: 1},
-			func(o *tk.TableOptions) { *o = tk.TableOptions{TTL: 2 * 86400, MaxVersions: 1, MaxVersionOffset: 1} }},
+		{"all three", tk.TableOptions{TTL: 2 * 86400 * time.Second, MaxVersions: 1, MaxVersionOffset: 1 * time.Second},
+			func(o *tk.TableOptions) {
+				*o = tk.TableOptions{TTL: 2 * 86400 * time.Second, MaxVersions: 1, MaxVersionOffset: 1 * time.Second}
+			}},
 	}
 	for _, s := range steps {
 		if !e.ok("UpdateTable "+s.what, e.c.UpdateTable(e.ctx, name, s.update)) {
@@ -169,7 +172,7 @@ func testDeleteTable(e *env) {
 	schema2 := tk.KeySchema{{Name: "id", Type: tk.TypeInteger}}
 	e.must("CreateTable again", e.c.CreateTable(e.ctx, tk.TableMeta{Name: name, Key: schema2, Options: tk.TableOptions{MaxVersions: 2}}))
 	e.describeBoth("recreated", tk.TableMeta{Name: name, Key: schema2,
-		Options: tk.TableOptions{TTL: tk.NoExpiry, MaxVersions: 2, MaxVersionOffset: 86400}})
+		Options: tk.TableOptions{TTL: tk.NoExpiry, MaxVersions: 2, MaxVersionOffset: 86400 * time.Second}})
 	t2 := tbl{Table: e.c.Table(name), schema: schema2}
 	e.expectScan("recreated table", t2, nil)
 	k := tk.Key("id", tk.Integer(1))
@@ -186,13 +189,13 @@ func testAlreadyExists(e *env) {
 	e.put(t, strKey("r"), col("a", tk.Integer(1), 0))
 	for _, m := range []tk.TableMeta{
 		{Name: name, Key: schemaS, Options: tk.TableOptions{MaxVersions: 2}},
-		{Name: name, Key: schemaI, Options: tk.TableOptions{TTL: 86400, MaxVersions: 5}},
+		{Name: name, Key: schemaI, Options: tk.TableOptions{TTL: 86400 * time.Second, MaxVersions: 5}},
 	} {
 		e.wantErr("CreateTable of an existing name", e.c.CreateTable(e.ctx, m), tk.ErrAlreadyExists, name)
 		e.wantErr("CreateTable of an existing name (fresh client)", e.fresh().CreateTable(e.ctx, m), tk.ErrAlreadyExists, name)
 	}
 	e.describeBoth("after refused CreateTable", tk.TableMeta{Name: name, Key: schemaS,
-		Options: tk.TableOptions{TTL: tk.NoExpiry, MaxVersions: 2, MaxVersionOffset: 86400}})
+		Options: tk.TableOptions{TTL: tk.NoExpiry, MaxVersions: 2, MaxVersionOffset: 86400 * time.Second}})
 	w := e.want(strKey("r"), col("a", tk.Integer(1), 0))
 	e.expectScan("rows after refused CreateTable", t, []rowView{w})
 }
@@ -209,7 +212,7 @@ func testMissingTable(e *env) {
 
 	_, err := e.c.DescribeTable(e.ctx, name)
 	nf("DescribeTable", err)
-	nf("UpdateTable", e.c.UpdateTable(e.ctx, name, tk.TableOptions{TTL: 86400}))
+	nf("UpdateTable", e.c.UpdateTable(e.ctx, name, tk.TableOptions{TTL: 86400 * time.Second}))
 	nf("DeleteTable", e.c.DeleteTable(e.ctx, name))
 	nf("PutRow", t.PutRow(e.ctx, k, []tk.Column{col("a", tk.Integer(1), 0)}))
 	nf("PutRow key-only", t.PutRow(e.ctx, k, nil))
@@ -267,11 +270,11 @@ func testInvalidOptions(e *env) {
 		opts    tk.TableOptions
 		mention string
 	}{
-		{"TTL 86399", schemaS, tk.TableOptions{TTL: 86399}, "86400"},
-		{"TTL 1", schemaS, tk.TableOptions{TTL: 1}, "TTL"},
-		{"TTL -2", schemaS, tk.TableOptions{TTL: -2}, "TTL"},
+		{"TTL 86399", schemaS, tk.TableOptions{TTL: 86399 * time.Second}, "86400"},
+		{"TTL 1", schemaS, tk.TableOptions{TTL: 1 * time.Second}, "TTL"},
+		{"TTL -2", schemaS, tk.TableOptions{TTL: -2 * time.Second}, "TTL"},
 		{"MaxVersions -1", schemaS, tk.TableOptions{MaxVersions: -1}, "MaxVersions"},
-		{"MaxVersionOffset -1", schemaS, tk.TableOptions{MaxVersionOffset: -1}, "MaxVersionOffset"},
+		{"MaxVersionOffset -1", schemaS, tk.TableOptions{MaxVersionOffset: -1 * time.Second}, "MaxVersionOffset"},
 		{"no key", nil, tk.TableOptions{}, ""},
 		{"5 key columns", tk.KeySchema{{Name: "a", Type: tk.TypeString}, {Name: "b", Type: tk.TypeString}, {Name: "c", Type: tk.TypeString}, {Name: "d", Type: tk.TypeString}, {Name: "e", Type: tk.TypeString}}, tk.TableOptions{}, "4"},
 		{"Double key", tk.KeySchema{{Name: "dk", Type: tk.TypeDouble}}, tk.TableOptions{}, "dk"},
@@ -296,19 +299,19 @@ func testInvalidOptions(e *env) {
 	}
 
 	name := e.name("upd")
-	e.createNamed(name, schemaS, tk.TableOptions{TTL: 86400, MaxVersions: 2})
+	e.createNamed(name, schemaS, tk.TableOptions{TTL: 86400 * time.Second, MaxVersions: 2})
 	for _, c := range []struct {
 		what    string
 		opts    tk.TableOptions
 		mention string
 	}{
-		{"TTL 86399", tk.TableOptions{TTL: 86399}, "86400"},
-		{"TTL -2", tk.TableOptions{TTL: -2}, "TTL"},
+		{"TTL 86399", tk.TableOptions{TTL: 86399 * time.Second}, "86400"},
+		{"TTL -2", tk.TableOptions{TTL: -2 * time.Second}, "TTL"},
 		{"MaxVersions -1", tk.TableOptions{MaxVersions: -1}, "MaxVersions"},
-		{"MaxVersionOffset -5", tk.TableOptions{MaxVersionOffset: -5}, "MaxVersionOffset"},
+		{"MaxVersionOffset -5", tk.TableOptions{MaxVersionOffset: -5 * time.Second}, "MaxVersionOffset"},
 	} {
 		e.wantErr("UpdateTable with "+c.what, e.c.UpdateTable(e.ctx, name, c.opts), tk.ErrInvalidArgument, name, c.mention)
 	}
 	e.describeBoth("after refused UpdateTable", tk.TableMeta{Name: name, Key: schemaS,
-		Options: tk.TableOptions{TTL: 86400, MaxVersions: 2, MaxVersionOffset: 86400}})
+		Options: tk.TableOptions{TTL: 86400 * time.Second, MaxVersions: 2, MaxVersionOffset: 86400 * time.Second}})
 }

@@ -32,7 +32,7 @@ func testTTLWorkedExample(e *env, version int64, zone *time.Location) {
 	if day.UnixMilli() != version {
 		e.t.Fatalf("the example's version %d is not %v (%d)", version, day, day.UnixMilli())
 	}
-	t := e.create("ttlx", schemaS, tk.TableOptions{TTL: 86400})
+	t := e.create("ttlx", schemaS, tk.TableOptions{TTL: 86400 * time.Second})
 	ka, kb, kc := strKey("A"), strKey("B"), strKey("C")
 	cell := col("c", sv("x"), version)
 	e.clock.Set(day.Add(12 * time.Hour))
@@ -81,7 +81,7 @@ func testTTLWorkedExample(e *env, version int64, zone *time.Location) {
 // testExpiredCellsHidden: expired versions disappear from reads, filters and
 // conditions while newer versions of the same column stay.
 func testExpiredCellsHidden(e *env) {
-	t := e.create("expired", schemaS, tk.TableOptions{TTL: 86400, MaxVersions: 3})
+	t := e.create("expired", schemaS, tk.TableOptions{TTL: 86400 * time.Second, MaxVersions: 3})
 	T := e.now()
 	old := T - 80000*1000
 	k := strKey("r")
@@ -110,7 +110,7 @@ func ptr[T any](v T) *T { return &v }
 
 // testIncrementIgnoresExpired: an expired Integer counts as absent.
 func testIncrementIgnoresExpired(e *env) {
-	t := e.create("incexp", schemaS, tk.TableOptions{TTL: 86400})
+	t := e.create("incexp", schemaS, tk.TableOptions{TTL: 86400 * time.Second})
 	T := e.now()
 	k := strKey("r")
 	e.put(t, k, col("n", iv(100), T-80000*1000), col("s", sv("not a number"), T-80000*1000), col("keep", iv(1), 0))
@@ -137,13 +137,13 @@ func testNoExpiry(e *env) {
 // testUpdateTableTTL: lowering the TTL hides cells at once and narrows the
 // write window.
 func testUpdateTableTTL(e *env) {
-	t := e.create("ttlupd", schemaS, tk.TableOptions{MaxVersionOffset: 10 * 86400})
+	t := e.create("ttlupd", schemaS, tk.TableOptions{MaxVersionOffset: 10 * 86400 * time.Second})
 	T := e.now()
 	ka, kb := strKey("a"), strKey("b")
 	threeDays := int64(3 * 86400 * 1000)
 	e.put(t, ka, col("c", sv("old"), T-threeDays))
 	e.put(t, kb, col("c", sv("new"), T))
-	e.must("UpdateTable TTL 86400", e.c.UpdateTable(e.ctx, t.Name(), tk.TableOptions{TTL: 86400}))
+	e.must("UpdateTable TTL 86400", e.c.UpdateTable(e.ctx, t.Name(), tk.TableOptions{TTL: 86400 * time.Second}))
 	e.expectRow("3-day-old row after TTL 86400", t, ka, nil)
 	e.expectRow("3-day-old row after TTL 86400, through another client", tbl{Table: e.fresh().Table(t.Name()), schema: t.schema}, ka, nil)
 	wb := e.want(kb, col("c", sv("new"), T))
@@ -152,7 +152,7 @@ func testUpdateTableTTL(e *env) {
 	e.wantErr("writing a 2-day-old version under TTL 86400", err, tk.ErrInvalidArgument, t.Name(), "c")
 	e.expectRow("refused write", t, strKey("c"), nil)
 
-	e.must("UpdateTable TTL 5 days", e.c.UpdateTable(e.ctx, t.Name(), tk.TableOptions{TTL: 5 * 86400}))
+	e.must("UpdateTable TTL 5 days", e.c.UpdateTable(e.ctx, t.Name(), tk.TableOptions{TTL: 5 * 86400 * time.Second}))
 	twoDays := col("c", sv("x"), T-2*86400*1000)
 	e.ok("writing a 2-day-old version under TTL 5 days", t.PutRow(e.ctx, strKey("c"), []tk.Column{twoDays}))
 	wc := e.want(strKey("c"), twoDays)

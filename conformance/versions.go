@@ -129,7 +129,7 @@ func (e *env) tryVersion(t tbl, label string, ec edgeCase, path string) {
 // testWindowEdges: both edges of the window, to the millisecond, with the
 // floor to seconds, at several millisecond phases of the clock.
 func testWindowEdges(e *env) {
-	t := e.create("window", schemaS, tk.TableOptions{MaxVersionOffset: 100})
+	t := e.create("window", schemaS, tk.TableOptions{MaxVersionOffset: 100 * time.Second})
 	for _, ms := range []int{535, 0, 999} {
 		e.clock.Set(baseTime.Truncate(time.Second).Add(time.Duration(ms) * time.Millisecond))
 		paths := []string{"PutRow"}
@@ -155,7 +155,7 @@ func testDefaultOffsetEdges(e *env) {
 // testRefusedWriteChangesNothing: one out-of-window cell refuses the whole
 // write; the row keeps what it had.
 func testRefusedWriteChangesNothing(e *env) {
-	t := e.create("refused", schemaS, tk.TableOptions{MaxVersionOffset: 100, MaxVersions: 3})
+	t := e.create("refused", schemaS, tk.TableOptions{MaxVersionOffset: 100 * time.Second, MaxVersions: 3})
 	k := strKey("keep")
 	e.put(t, k, col("a", sv("a"), 0))
 	w := e.want(k, col("a", sv("a"), 0))

@@ -396,8 +396,8 @@ func (w *backend) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tab
 	return do(ctx, w, OpGetRow, req.Meta.Name, req.Key.String(), func() (*tablekit.Row, error) { return w.b.GetRow(ctx, req) })
 }
 
-func (w *backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
-	return do(ctx, w, OpGetRange, req.Meta.Name, req.Start.String(), func() (*tablekit.RangePage, error) { return w.b.GetRange(ctx, req) })
+func (w *backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
+	return do(ctx, w, OpGetRange, req.Meta.Name, req.Start.String(), func() (*tablekit.GetRangeResponse, error) { return w.b.GetRange(ctx, req) })
 }
 
 func (w *backend) Write(ctx context.Context, req *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
@@ -517,25 +517,29 @@ func batch[Req, Res any](ctx context.Context, w *backend, op Op, reqs []Req,
 type reader struct{ w *backend }
 
 // BatchGetRow is the wrapped backend's, with faults.
-func (r reader) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
+func (r reader) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
 	br := r.w.b.(tablekit.BatchReader)
 	return batch(ctx, r.w, OpBatchGetRow, reqs,
 		func(q *tablekit.GetRowRequest) (*tablekit.TableMeta, tablekit.PrimaryKey) { return q.Meta, q.Key },
-		func(sub []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) { return br.BatchGetRow(ctx, sub) },
-		func(res *tablekit.GetRowResult, err error) { *res = tablekit.GetRowResult{Err: err} },
-		func(res tablekit.GetRowResult) bool { return res.Err != nil })
+		func(sub []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
+			return br.BatchGetRow(ctx, sub)
+		},
+		func(res *tablekit.GetRowResponse, err error) { *res = tablekit.GetRowResponse{Err: err} },
+		func(res tablekit.GetRowResponse) bool { return res.Err != nil })
 }
 
 type writer struct{ w *backend }
 
 // BatchWriteRow is the wrapped backend's, with faults.
-func (wr writer) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
+func (wr writer) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
 	bw := wr.w.b.(tablekit.BatchWriter)
 	return batch(ctx, wr.w, OpBatchWriteRow, reqs,
 		func(q *tablekit.WriteRequest) (*tablekit.TableMeta, tablekit.PrimaryKey) { return q.Meta, q.Key },
-		func(sub []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) { return bw.BatchWriteRow(ctx, sub) },
-		func(res *tablekit.WriteResult, err error) { *res = tablekit.WriteResult{Err: err} },
-		func(res tablekit.WriteResult) bool { return res.Err != nil })
+		func(sub []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
+			return bw.BatchWriteRow(ctx, sub)
+		},
+		func(res *tablekit.WriteResponse, err error) { *res = tablekit.WriteResponse{Err: err} },
+		func(res tablekit.WriteResponse) bool { return res.Err != nil })
 }
 
 type aser struct{ w *backend }

@@ -87,44 +87,44 @@ type (
 	withRWA struct{ *localengine.Engine }
 )
 
-func getEach(ctx context.Context, e *localengine.Engine, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
-	out := make([]tablekit.GetRowResult, len(reqs))
+func getEach(ctx context.Context, e *localengine.Engine, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
+	out := make([]tablekit.GetRowResponse, len(reqs))
 	for i, r := range reqs {
 		out[i].Row, out[i].Err = e.GetRow(ctx, r)
 	}
 	return out, nil
 }
 
-func writeEach(ctx context.Context, e *localengine.Engine, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
-	out := make([]tablekit.WriteResult, len(reqs))
+func writeEach(ctx context.Context, e *localengine.Engine, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
+	out := make([]tablekit.WriteResponse, len(reqs))
 	for i, r := range reqs {
 		out[i].Update, out[i].Err = e.Write(ctx, r)
 	}
 	return out, nil
 }
 
-func (b withR) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
+func (b withR) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
 	return getEach(ctx, b.Engine, r)
 }
-func (b withRW) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
+func (b withRW) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
 	return getEach(ctx, b.Engine, r)
 }
-func (b withRA) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
+func (b withRA) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
 	return getEach(ctx, b.Engine, r)
 }
-func (b withRWA) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
+func (b withRWA) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
 	return getEach(ctx, b.Engine, r)
 }
-func (b withW) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
+func (b withW) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
 	return writeEach(ctx, b.Engine, r)
 }
-func (b withRW) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
+func (b withRW) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
 	return writeEach(ctx, b.Engine, r)
 }
-func (b withWA) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
+func (b withWA) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
 	return writeEach(ctx, b.Engine, r)
 }
-func (b withRWA) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
+func (b withRWA) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
 	return writeEach(ctx, b.Engine, r)
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 	"unsafe"
 
 	"github.com/tablekit/tablekit"
@@ -37,8 +38,23 @@ const metaFormat = 1
 
 // metaRecord is how a table's metadata is stored.
 type metaRecord struct {
-	V    int                `json:"v"`
-	Meta tablekit.TableMeta `json:"meta"`
+	V    int        `json:"v"`
+	Meta storedMeta `json:"meta"`
+}
+
+// storedMeta is tablekit.TableMeta as format 1 stores it: the field names
+// of TableMeta, with TTL and MaxVersionOffset in seconds (as they were when
+// TableOptions held seconds), so that stores written before keep working.
+type storedMeta struct {
+	Name    string
+	Key     tablekit.KeySchema
+	Options struct {
+		TTL              int64
+		MaxVersions      int
+		MaxVersionOffset int64
+	}
+	Incarnation string
+	Generation  int64
 }
 
 func metaKey(name string) []byte {
@@ -53,7 +69,11 @@ func rowsPrefix(inc string) []byte {
 }
 
 func encodeMeta(m *tablekit.TableMeta) ([]byte, error) {
-	return json.Marshal(metaRecord{V: metaFormat, Meta: *m})
+	r := metaRecord{V: metaFormat, Meta: storedMeta{Name: m.Name, Key: m.Key, Incarnation: m.Incarnation, Generation: m.Generation}}
+	r.Meta.Options.TTL = m.Options.TTLSeconds()
+	r.Meta.Options.MaxVersions = m.Options.MaxVersions
+	r.Meta.Options.MaxVersionOffset = m.Options.MaxVersionOffsetSeconds()
+	return json.Marshal(r)
 }
 
 func decodeMeta(b []byte) (tablekit.TableMeta, error) {
@@ -64,7 +84,13 @@ func decodeMeta(b []byte) (tablekit.TableMeta, error) {
 	if r.V != metaFormat {
 		return tablekit.TableMeta{}, fmt.Errorf("%w: table metadata of unknown format %d", ErrCorrupt, r.V)
 	}
-	return r.Meta, nil
+	sm := r.Meta
+	return tablekit.TableMeta{Name: sm.Name, Key: sm.Key, Incarnation: sm.Incarnation, Generation: sm.Generation,
+		Options: tablekit.TableOptions{
+			TTL:              time.Duration(sm.Options.TTL) * time.Second,
+			MaxVersions:      sm.Options.MaxVersions,
+			MaxVersionOffset: time.Duration(sm.Options.MaxVersionOffset) * time.Second,
+		}}, nil
 }
 
 // appendRow appends the encoding of r to dst:

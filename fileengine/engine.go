@@ -702,7 +702,7 @@ func stringOf(v tablekit.Value) (string, bool) {
 
 // GetRange implements tablekit.Backend. It reads one page from one pebble
 // iterator (a consistent snapshot), examining at most MaxScanRows rows.
-func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
+func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
 	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -722,7 +722,7 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 	lower, upper, skip, empty := bounds(prefix, req)
 	if empty {
 		t.mu.RUnlock()
-		return &tablekit.RangePage{}, nil
+		return &tablekit.GetRangeResponse{}, nil
 	}
 	it, err := e.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	t.mu.RUnlock()
@@ -786,9 +786,9 @@ func bounds(prefix []byte, req *tablekit.GetRangeRequest) (lower, upper, skip []
 
 // readPage walks it (positioned by the caller's bounds) in the request's
 // direction and returns the page.
-func readPage(it *pebble.Iterator, req *tablekit.GetRangeRequest, opts tablekit.TableOptions, schema tablekit.KeySchema, plen int, skip []byte) (*tablekit.RangePage, error) {
+func readPage(it *pebble.Iterator, req *tablekit.GetRangeRequest, opts tablekit.TableOptions, schema tablekit.KeySchema, plen int, skip []byte) (*tablekit.GetRangeResponse, error) {
 	limit := max(req.Limit, 1)
-	page := &tablekit.RangePage{}
+	page := &tablekit.GetRangeResponse{}
 	scratch := rowPool.Get().(*rowmodel.Row)
 	defer putRow(scratch)
 	var cells []tablekit.Column
@@ -945,12 +945,12 @@ func (e *Engine) apply(b *pebble.Batch, t *table, w *tablekit.WriteRequest, k []
 // the rows that change are committed in one pebble batch with one sync.
 // A write whose condition or increment fails has its own error and
 // writes nothing; the others are still applied.
-func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
+func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
 	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
 	defer e.end()
-	out := make([]tablekit.WriteResult, len(reqs))
+	out := make([]tablekit.WriteResponse, len(reqs))
 	// Tables are locked in name order, then stripes in index order, so
 	// that concurrent batches and DeleteTable cannot deadlock.
 	tabs := map[string]*table{}
@@ -1012,7 +1012,7 @@ func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 			return nil, err
 		}
 		res, err := e.apply(b, tabs[w.Meta.Name], w, keys[i])
-		out[i] = tablekit.WriteResult{Update: res, Err: err}
+		out[i] = tablekit.WriteResponse{Update: res, Err: err}
 		if err == nil {
 			applied = append(applied, i)
 		}
@@ -1021,7 +1021,7 @@ func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 		if err := e.commit(b); err != nil {
 			err = storeError(err, "batch of %d writes", len(reqs))
 			for _, i := range applied {
-				out[i] = tablekit.WriteResult{Err: err}
+				out[i] = tablekit.WriteResponse{Err: err}
 			}
 		}
 	}

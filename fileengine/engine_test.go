@@ -190,7 +190,7 @@ func TestOpenErrors(t *testing.T) {
 // TestAfterClose: calls after Close fail with ErrUnavailable, never panic.
 func TestAfterClose(t *testing.T) {
 	e := mustOpen(t, t.TempDir())
-	meta := &tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeInteger}}, Options: tablekit.TableOptions{TTL: -1, MaxVersions: 1, MaxVersionOffset: 86400}, Incarnation: "0123456789abcdef", Generation: 1}
+	meta := &tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeInteger}}, Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400 * time.Second}, Incarnation: "0123456789abcdef", Generation: 1}
 	if err := e.CreateTable(ctx, meta); err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@
 // allocation costs: at 1,000,000 rows the 20 KB that a 100-row page must
 // hand its caller cost about ten times the walk of the map that finds the
 // rows, for the engine and the bare map alike. So the engine allocates
-// what the bare minimum does (a range page adds only the RangePage), and a
+// what the bare minimum does (a range page adds only the GetRangeResponse), and a
 // program that holds millions of rows and reads in bulk may use
 // tablekit.Table.Scan, which copies nothing (BENCHMARKS.md: within about
 // 2x of the bare map walk), or a higher GOGC.
@@ -272,7 +272,7 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 // gets, and nothing is copied twice. Entries never change once stored, and
 // the evaluation depends only on the entry and the request, so the second
 // one gives what the first did.
-func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
+func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
 	t, err := e.table(ctx, req.Meta.Name)
 	if err != nil {
 		return nil, err
@@ -314,7 +314,7 @@ var scratchPool = sync.Pool{New: func() any { return new(rangeScratch) }}
 
 // page evaluates the collected rows again into new, exactly sized slices,
 // with next's key as the page's Next.
-func (sc *rangeScratch) page(req *tablekit.GetRangeRequest, opts tablekit.TableOptions, next *entry) *tablekit.RangePage {
+func (sc *rangeScratch) page(req *tablekit.GetRangeRequest, opts tablekit.TableOptions, next *entry) *tablekit.GetRangeResponse {
 	nk := 0
 	for _, ent := range sc.ents {
 		nk += len(ent.key)
@@ -335,7 +335,7 @@ func (sc *rangeScratch) page(req *tablekit.GetRangeRequest, opts tablekit.TableO
 		keys = append(keys, ent.key...)
 		rows = append(rows, tablekit.Row{Key: keys[kn:len(keys):len(keys)], Columns: cells[cn:len(cells):len(cells)]})
 	}
-	p := &tablekit.RangePage{Rows: rows}
+	p := &tablekit.GetRangeResponse{Rows: rows}
 	if next != nil {
 		kn := len(keys)
 		keys = append(keys, next.key...)

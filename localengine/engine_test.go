@@ -84,7 +84,7 @@ func TestClientMetaCacheExpiry(t *testing.T) {
 			t.Fatalf("a version 2 days old under a 1-day window: %v", err)
 		}
 	}
-	if err := admin.UpdateTable(ctx, "t", tablekit.TableOptions{MaxVersionOffset: 3 * 86400}); err != nil {
+	if err := admin.UpdateTable(ctx, "t", tablekit.TableOptions{MaxVersionOffset: 3 * 86400 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if err := slow.Table("t").PutRow(ctx, key, old); !errors.Is(err, tablekit.ErrInvalidArgument) {

@@ -6,12 +6,13 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/driver"
 )
 
-var opts = tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 2, MaxVersionOffset: 86400}
+var opts = tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 2, MaxVersionOffset: 86400 * time.Second}
 
 func latest(t *testing.T, r Row, col string) tablekit.Column {
 	t.Helper()
@@ -71,7 +72,7 @@ func TestMaxVersionsTrimAndVisibility(t *testing.T) {
 		t.Fatalf("cells after put of 3 versions with MaxVersions 2: %v", r.Cells)
 	}
 	ttl := opts
-	ttl.TTL = 86400
+	ttl.TTL = 86400 * time.Second
 	// Version 2000 ms is second 2; visible while 2 + 86400 > now_s.
 	if !Exists(&r, ttl, 86401_999) || Exists(&r, ttl, 86403_000) {
 		t.Fatal("TTL edge wrong")
@@ -107,10 +108,10 @@ func TestAppendReadMatchesTheSteps(t *testing.T) {
 		}
 		SortCells(r.Cells)
 		r.Cells = slices.CompactFunc(r.Cells, func(a, b tablekit.Column) bool { return a.Name == b.Name && a.Version == b.Version })
-		o := tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1 + rnd.IntN(3), MaxVersionOffset: 86400}
+		o := tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1 + rnd.IntN(3), MaxVersionOffset: 86400 * time.Second}
 		now := int64(9999)
 		if rnd.IntN(2) == 0 {
-			o.TTL = 86400
+			o.TTL = 86400 * time.Second
 			now = int64(86400+rnd.IntN(10)) * 1000
 		}
 		spec := &tablekit.ReadSpec{MaxVersions: 1 + rnd.IntN(3)}
@@ -151,7 +152,7 @@ func TestLoweredMaxVersionsStayHidden(t *testing.T) {
 		{Name: "c", Value: tablekit.String("a1"), Version: 1000},
 		{Name: "d", Value: tablekit.Integer(1), Version: 1000},
 	}}
-	opts := tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 1 << 30}
+	opts := tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 1 << 30 * time.Second}
 	out, _, err := Update(r, []tablekit.Change{tablekit.DeleteVersion("c", 3000)}, opts, 5000)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +167,7 @@ func TestLoweredMaxVersionsStayHidden(t *testing.T) {
 // TestApplyRefusesNewerGeneration: a row written under newer options is not
 // rewritten by a request that carries older ones.
 func TestApplyRefusesNewerGeneration(t *testing.T) {
-	meta := &tablekit.TableMeta{Name: "t", Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 1 << 30}, Generation: 1}
+	meta := &tablekit.TableMeta{Name: "t", Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 1 << 30 * time.Second}, Generation: 1}
 	stored := &Row{Generation: 2, Cells: []tablekit.Column{
 		{Name: "c", Value: tablekit.Integer(2), Version: 2000},
 		{Name: "c", Value: tablekit.Integer(1), Version: 1000},

@@ -301,16 +301,16 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 // tableOption maps tablekit options; Tablestore keeps TTL and MaxVersions
 // in 32 bits.
 func tableOption(o tablekit.TableOptions) (*tablestore.TableOption, error) {
-	if o.TTL > math.MaxInt32 || o.TTL < math.MinInt32 {
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "TTL %d s exceeds Tablestore's limit of %d s", o.TTL, math.MaxInt32)
+	if ttl := o.TTLSeconds(); ttl > math.MaxInt32 || ttl < math.MinInt32 {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "TTL %d s exceeds Tablestore's limit of %d s", ttl, math.MaxInt32)
 	}
 	if o.MaxVersions > math.MaxInt32 {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "MaxVersions %d exceeds Tablestore's limit of %d", o.MaxVersions, math.MaxInt32)
 	}
 	return &tablestore.TableOption{
-		TimeToAlive:               int(o.TTL),
+		TimeToAlive:               int(o.TTLSeconds()),
 		MaxVersion:                o.MaxVersions,
-		DeviationCellVersionInSec: o.MaxVersionOffset,
+		DeviationCellVersionInSec: o.MaxVersionOffsetSeconds(),
 	}, nil
 }
 
@@ -368,9 +368,9 @@ func (b *Backend) DescribeTable(ctx context.Context, table string) (*tablekit.Ta
 		m.Key = append(m.Key, tablekit.KeyColumn{Name: *s.Name, Type: t})
 	}
 	m.Options = tablekit.TableOptions{
-		TTL:              int64(resp.TableOption.TimeToAlive),
+		TTL:              time.Duration(resp.TableOption.TimeToAlive) * time.Second,
 		MaxVersions:      resp.TableOption.MaxVersion,
-		MaxVersionOffset: resp.TableOption.DeviationCellVersionInSec,
+		MaxVersionOffset: time.Duration(resp.TableOption.DeviationCellVersionInSec) * time.Second,
 	}
 	return m, nil
 }

@@ -70,8 +70,8 @@ func splitParts(idx []int, table func(int) string) (parts [][]int, ok bool) {
 
 // BatchWriteRow implements tablekit.BatchWriter with one BatchWriteRow
 // call (more when the server refuses the whole call, see above).
-func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
-	out := make([]tablekit.WriteResult, len(reqs))
+func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
+	out := make([]tablekit.WriteResponse, len(reqs))
 	changes := make([]tablestore.RowChange, len(reqs))
 	idx := make([]int, 0, len(reqs))
 	for i, w := range reqs {
@@ -97,7 +97,7 @@ func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 // When the adapter runs the retries, rows that failed with a code the SDK
 // would retry (busy, throttled: not applied) are sent again, alone, within
 // the same attempt budget as the whole call.
-func (b *Backend) batchWrite(ctx context.Context, reqs []*tablekit.WriteRequest, changes []tablestore.RowChange, idx []int, out []tablekit.WriteResult) error {
+func (b *Backend) batchWrite(ctx context.Context, reqs []*tablekit.WriteRequest, changes []tablestore.RowChange, idx []int, out []tablekit.WriteResponse) error {
 	return b.retryRows(ctx, idx, func(bud *budget, idx []int) ([]int, error) {
 		return b.batchWriteOnce(ctx, bud, reqs, changes, idx, out)
 	})
@@ -127,7 +127,7 @@ func (b *Backend) retryRows(ctx context.Context, idx []int, once func(bud *budge
 
 // batchWriteOnce sends the writes idx in one BatchWriteRow, fills their
 // results and returns the rows worth another attempt.
-func (b *Backend) batchWriteOnce(ctx context.Context, bud *budget, reqs []*tablekit.WriteRequest, changes []tablestore.RowChange, idx []int, out []tablekit.WriteResult) (again []int, err error) {
+func (b *Backend) batchWriteOnce(ctx context.Context, bud *budget, reqs []*tablekit.WriteRequest, changes []tablestore.RowChange, idx []int, out []tablekit.WriteResponse) (again []int, err error) {
 	sreq := &tablestore.BatchWriteRowRequest{}
 	perTable := map[string][]int{}
 	replay := false

@@ -205,7 +205,7 @@ func TestUpdateTableIsConditional(t *testing.T) {
 		t.Errorf("UpdateTable returned %+v, want the options %+v and the key", m, next)
 	}
 	stale := next
-	stale.MaxVersionOffset = 7200
+	stale.MaxVersionOffset = 7200 * time.Second
 	_, err = b.UpdateTable(ctx, &tablekit.UpdateTableRequest{Meta: meta, Options: stale}) // meta has MaxVersions 1
 	if !errors.Is(err, tablekit.ErrConditionFailed) {
 		t.Fatalf("UpdateTable from stale options: %v, want ErrConditionFailed", err)

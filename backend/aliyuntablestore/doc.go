@@ -65,7 +65,7 @@
 //     LatestVersionOnly = latest_version_only) and
 //     CompositeColumnValueFilter (AND, OR, NOT).
 //   - GetRange is GetRange in either direction, InfMin/InfMax as
-//     INF_MIN/INF_MAX, Limit as limit, RangePage.Next as
+//     INF_MIN/INF_MAX, Limit as limit, GetRangeResponse.Next as
 //     next_start_primary_key. BatchGetRow and BatchWriteRow are the
 //     calls of the same names, their per-table answers mapped back to the
 //     request's order.

@@ -65,7 +65,7 @@ func FuzzMalformedAnswers(f *testing.F) {
 		f.Fatal(err)
 	}
 	meta := &tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}},
-		Options: tablekit.TableOptions{TTL: -1, MaxVersions: 1, MaxVersionOffset: 86400}}
+		Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400 * time.Second}}
 	key := tablekit.Key("id", tablekit.String("a"))
 	now := time.Now().UnixMilli()
 	valid := func(t *testing.T, rows ...*tablekit.Row) {

@@ -198,8 +198,8 @@ type getResult struct {
 }
 
 // BatchGetRow implements tablekit.Backend.
-func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
-	out := make([]tablekit.GetRowResult, len(reqs))
+func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
+	out := make([]tablekit.GetRowResponse, len(reqs))
 	plans := make([]readPlan, len(reqs))
 	keys := make([]*tablestore.PrimaryKey, len(reqs))
 	idx := make([]int, 0, len(reqs))
@@ -365,7 +365,7 @@ func (b *Backend) batchGetOnce(ctx context.Context, bud *budget, reqs []*tableki
 }
 
 // GetRange implements tablekit.Backend.
-func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
+func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
 	spec := &req.Read
 	start, err := nativeKey(req.Start)
 	if err != nil {
@@ -420,7 +420,7 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 	}
 	keyBuf := make([]tablekit.KeyPart, 0, nk)
 	cellBuf := make([]tablekit.Column, 0, nc)
-	page := &tablekit.RangePage{Rows: make([]tablekit.Row, 0, len(resp.Rows))}
+	page := &tablekit.GetRangeResponse{Rows: make([]tablekit.Row, 0, len(resp.Rows))}
 	for _, r := range resp.Rows {
 		if r == nil {
 			continue

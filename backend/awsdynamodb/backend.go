@@ -333,9 +333,9 @@ func metaItem(m *tablekit.TableMeta, ti *tableInfo) map[string]types.AttributeVa
 		metaName:       str(m.Name),
 		metaNative:     str(ti.native),
 		metaKey:        &types.AttributeValueMemberL{Value: key},
-		metaTTL:        num(m.Options.TTL),
+		metaTTL:        num(m.Options.TTLSeconds()),
 		metaMaxVer:     num(int64(m.Options.MaxVersions)),
-		metaMaxOffset:  num(m.Options.MaxVersionOffset),
+		metaMaxOffset:  num(m.Options.MaxVersionOffsetSeconds()),
 		metaShards:     num(int64(ti.shards)),
 		metaNativeTTL:  &types.AttributeValueMemberBOOL{Value: ti.nativeTTL},
 		metaGeneration: num(m.Generation),
@@ -406,7 +406,7 @@ func parseMeta(item map[string]types.AttributeValue) (*tablekit.TableMeta, *tabl
 	if !ok1 || !ok2 || !ok3 || !ok4 || shards < 1 || shards > MaxShards {
 		return nil, nil, bad("options")
 	}
-	m.Options = tablekit.TableOptions{TTL: ttl, MaxVersions: int(mv), MaxVersionOffset: off}
+	m.Options = tablekit.TableOptions{TTL: time.Duration(ttl) * time.Second, MaxVersions: int(mv), MaxVersionOffset: time.Duration(off) * time.Second}
 	ti.shards = int(shards)
 	if bv, ok := item[metaNativeTTL].(*types.AttributeValueMemberBOOL); ok {
 		ti.nativeTTL = bv.Value
@@ -779,7 +779,7 @@ func (b *Backend) UpdateTable(ctx context.Context, req *tablekit.UpdateTableRequ
 		}
 		names := map[string]string{"#n": metaName, "#t": metaTTL, "#v": metaMaxVer, "#o": metaMaxOffset, "#x": metaNativeTTL}
 		vals := map[string]types.AttributeValue{
-			":t": num(req.Options.TTL), ":v": num(int64(req.Options.MaxVersions)), ":o": num(req.Options.MaxVersionOffset),
+			":t": num(req.Options.TTLSeconds()), ":v": num(int64(req.Options.MaxVersions)), ":o": num(req.Options.MaxVersionOffsetSeconds()),
 			":x": &types.AttributeValueMemberBOOL{Value: nativeTTL}, ":ox": &types.AttributeValueMemberBOOL{Value: ti.nativeTTL},
 			":ng": num(want.Generation + 1),
 		}
@@ -819,7 +819,7 @@ func (b *Backend) UpdateTable(ctx context.Context, req *tablekit.UpdateTableRequ
 
 // raisesTTL reports whether changing a table's TTL from old to new keeps
 // some cell visible longer than before.
-func raisesTTL(old, new int64) bool {
+func raisesTTL(old, new time.Duration) bool {
 	if old == tablekit.NoExpiry {
 		return false
 	}

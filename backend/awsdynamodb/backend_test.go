@@ -341,7 +341,7 @@ func TestNamesAndMetadata(t *testing.T) {
 	_ = db.DeleteTable(ctx, short)                  // a left-over of an earlier run of this process's dynalite is impossible, but be safe
 	for _, name := range []string{short, long} {
 		meta := tablekit.TableMeta{Name: name, Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeBinary}},
-			Options: tablekit.TableOptions{TTL: 86400, MaxVersions: 3, MaxVersionOffset: 99}}
+			Options: tablekit.TableOptions{TTL: 86400 * time.Second, MaxVersions: 3, MaxVersionOffset: 99 * time.Second}}
 		if err := db.CreateTable(ctx, meta); err != nil {
 			t.Fatalf("CreateTable %q: %v", name, err)
 		}
@@ -537,7 +537,7 @@ func TestTTLHiddenAndExpiryAttribute(t *testing.T) {
 	b := newBackend(t, &awsdynamodb.Options{Shards: 2})
 	start := time.Date(2016, 7, 20, 0, 0, 0, 0, time.UTC)
 	clock := tablekit.NewManualClock(start)
-	_, tbl := newTable(t, b, clock, tablekit.TableOptions{TTL: 86400})
+	_, tbl := newTable(t, b, clock, tablekit.TableOptions{TTL: 86400 * time.Second})
 	key := tablekit.Key("pk", tablekit.String("a")).Add("sk", tablekit.Integer(1))
 	marker := tablekit.Key("pk", tablekit.String("a")).Add("sk", tablekit.Integer(2))
 	if err := tbl.PutRow(ctx, key, []tablekit.Column{{Name: "c", Value: tablekit.Integer(1)}}); err != nil {
@@ -693,7 +693,7 @@ func TestCreateTableKeepsForeignTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	meta := &tablekit.TableMeta{Name: name, Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}},
-		Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400}, Incarnation: inc, Generation: 1}
+		Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400 * time.Second}, Incarnation: inc, Generation: 1}
 	err := b.CreateTable(ctx, meta)
 	if !errors.Is(err, tablekit.ErrAlreadyExists) || !strings.Contains(err.Error(), native) {
 		t.Fatalf("CreateTable over a foreign DynamoDB table: %v; want ErrAlreadyExists naming %q", err, native)
@@ -718,7 +718,7 @@ func TestTableWithoutIncarnation(t *testing.T) {
 	b := newBackend(t)
 	name := uniqueName("legacy")
 	meta := &tablekit.TableMeta{Name: name, Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}},
-		Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400}}
+		Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400 * time.Second}}
 	if err := b.CreateTable(ctx, meta); err != nil {
 		t.Fatal(err)
 	}

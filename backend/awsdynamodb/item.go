@@ -266,7 +266,7 @@ func encodeItem(meta *tablekit.TableMeta, key tablekit.PrimaryKey, shard int, sk
 		item[attrBinary] = &types.AttributeValueMemberB{Value: bin}
 		size += len(attrBinary) + len(bin)
 	}
-	if ttl := meta.Options.TTL; ttl != tablekit.NoExpiry && !r.Marker && len(r.Cells) > 0 {
+	if ttl := meta.Options.TTLSeconds(); meta.Options.TTL != tablekit.NoExpiry && !r.Marker && len(r.Cells) > 0 {
 		x := strconv.FormatInt(maxVs+ttl+expiryMargin, 10)
 		item[attrExpiry] = &types.AttributeValueMemberN{Value: x}
 		size += len(attrExpiry) + numSize(x)

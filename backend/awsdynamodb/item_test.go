@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -17,7 +18,7 @@ var docMeta = &tablekit.TableMeta{
 	Incarnation: "5f0c1d2e3a4b6978",
 	Generation:  1,
 	Key:         tablekit.KeySchema{{Name: "customer", Type: tablekit.TypeString}, {Name: "id", Type: tablekit.TypeInteger}},
-	Options:     tablekit.TableOptions{TTL: -1, MaxVersions: 2, MaxVersionOffset: 86400},
+	Options:     tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 2, MaxVersionOffset: 86400 * time.Second},
 }
 
 // The storage format is what the package doc shows.
@@ -221,7 +222,7 @@ func TestCorruptItems(t *testing.T) {
 }
 
 func TestItemTooLarge(t *testing.T) {
-	meta := &tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeString}}, Options: tablekit.TableOptions{TTL: -1, MaxVersions: 1}}
+	meta := &tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeString}}, Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1}}
 	key := tablekit.Key("k", tablekit.String("x"))
 	r := rowmodel.Row{Cells: []tablekit.Column{{Name: "v", Value: tablekit.Binary(make([]byte, maxItemSize-40)), Version: 1}}}
 	enc, err := encodeItem(meta, key, 0, []byte("x\x00\x01"), &r)

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -32,9 +33,9 @@ func TestPageReaderMatchesRowmodel(t *testing.T) {
 		return tablekit.String(strconv.Itoa(rnd.IntN(3)))
 	}
 	for round := 0; round < 300; round++ {
-		opts := tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1 + rnd.IntN(3), MaxVersionOffset: 86400}
+		opts := tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1 + rnd.IntN(3), MaxVersionOffset: 86400 * time.Second}
 		if rnd.IntN(2) == 0 {
-			opts.TTL = 86400
+			opts.TTL = 86400 * time.Second
 		}
 		meta := &tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeInteger}}, Options: opts}
 		spec := tablekit.ReadSpec{MaxVersions: 1 + rnd.IntN(3)}

@@ -57,8 +57,8 @@ func (b *Backend) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tab
 // deduplicated, in BatchGetItem calls of at most 100 keys run in parallel;
 // UnprocessedKeys are retried with capped jittered backoff until done or
 // ctx ends.
-func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
-	out := make([]tablekit.GetRowResult, len(reqs))
+func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
+	out := make([]tablekit.GetRowResponse, len(reqs))
 	type slot struct {
 		sk    string
 		shard int
@@ -300,12 +300,12 @@ func pinnedShard(req *tablekit.GetRangeRequest, shards int) int {
 // GetRange implements tablekit.Backend: a merger over the Query of each
 // shard the range can touch, one shard when the bounds pin the partition
 // key.
-func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
+func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
 	ti, err := b.info(ctx, req.Meta)
 	if err != nil {
 		return nil, err
 	}
-	page := &tablekit.RangePage{}
+	page := &tablekit.GetRangeResponse{}
 	rb := newBounds(req)
 	if rb.empty {
 		return page, nil

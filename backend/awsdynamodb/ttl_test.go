@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/awsdynamodb"
@@ -80,8 +81,8 @@ func TestRaisingTTLTurnsNativeTTLOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, raise := range []int64{3 * 86400, tablekit.NoExpiry} {
-		db, tbl := newTable(t, b, nil, tablekit.TableOptions{TTL: 2 * 86400})
+	for _, raise := range []time.Duration{3 * 86400 * time.Second, tablekit.NoExpiry} {
+		db, tbl := newTable(t, b, nil, tablekit.TableOptions{TTL: 2 * 86400 * time.Second})
 		native := nativeOf(t, b, tbl.Name())
 		layout := func() bool {
 			t.Helper()
@@ -95,7 +96,7 @@ func TestRaisingTTLTurnsNativeTTLOff(t *testing.T) {
 			t.Fatalf("TableLayout after CreateTable: nativeTTL = false on a server with native TTL")
 		}
 		// Lowering TTL and changing MaxVersions keep native TTL on.
-		if err := db.UpdateTable(ctx, tbl.Name(), tablekit.TableOptions{TTL: 86400, MaxVersions: 2}); err != nil {
+		if err := db.UpdateTable(ctx, tbl.Name(), tablekit.TableOptions{TTL: 86400 * time.Second, MaxVersions: 2}); err != nil {
 			t.Fatal(err)
 		}
 		if !layout() {
@@ -105,20 +106,20 @@ func TestRaisingTTLTurnsNativeTTLOff(t *testing.T) {
 			t.Fatal(err)
 		}
 		if layout() {
-			t.Errorf("TTL raised to %d: metadata still records native TTL on", raise)
+			t.Errorf("TTL raised to %v: metadata still records native TTL on", raise)
 		}
 		tr.mu.Lock()
 		on := tr.enabled[native]
 		tr.mu.Unlock()
 		if on {
-			t.Errorf("TTL raised to %d: native TTL still enabled on %q", raise, native)
+			t.Errorf("TTL raised to %v: native TTL still enabled on %q", raise, native)
 		}
 		got, err := db.DescribeTable(ctx, tbl.Name())
 		if err != nil || got.Options.TTL != raise || got.Options.MaxVersions != 2 {
 			t.Errorf("DescribeTable after the raise: %+v, %v", got, err)
 		}
 		// Lowering it again does not turn native TTL back on.
-		if err := db.UpdateTable(ctx, tbl.Name(), tablekit.TableOptions{TTL: 86400}); err != nil {
+		if err := db.UpdateTable(ctx, tbl.Name(), tablekit.TableOptions{TTL: 86400 * time.Second}); err != nil {
 			t.Fatal(err)
 		}
 		if layout() {

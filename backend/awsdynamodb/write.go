@@ -180,8 +180,8 @@ func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (
 // optimistic path. All of it runs in parallel within the backend's
 // concurrency bound: the Client never sends two writes of one row in one
 // call.
-func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
-	out := make([]tablekit.WriteResult, len(reqs))
+func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
+	out := make([]tablekit.WriteResponse, len(reqs))
 	targets := make([]target, len(reqs))
 	type task struct {
 		occ    int    // a write for the optimistic path, or -1

@@ -389,7 +389,7 @@ func (b *Backend) gcPolicy(opts tablekit.TableOptions) bigtable.GCPolicy {
 	if opts.TTL == tablekit.NoExpiry {
 		return versions
 	}
-	return bigtable.UnionPolicy(versions, bigtable.MaxAgePolicy(time.Duration(opts.TTL)*time.Second+b.cfg.GCMargin))
+	return bigtable.UnionPolicy(versions, bigtable.MaxAgePolicy(opts.TTL+b.cfg.GCMargin))
 }
 
 // metaPolicy is the policy of the m family: its cells are stamped 0 and

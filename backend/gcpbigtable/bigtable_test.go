@@ -41,7 +41,7 @@ func TestRawLayout(t *testing.T) {
 	clock := tablekit.NewManualClock(base)
 	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, clock)
 	long := "orders_" + strings.Repeat("x", 60)
-	meta := tablekit.TableMeta{Name: long, Key: schema2, Options: tablekit.TableOptions{MaxVersions: 3, TTL: 86400 * 2}}
+	meta := tablekit.TableMeta{Name: long, Key: schema2, Options: tablekit.TableOptions{MaxVersions: 3, TTL: 86400 * 2 * time.Second}}
 	if err := db.CreateTable(ctx, meta); err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestGC(t *testing.T) {
 	// been expired for 30 s and is older than TTL + margin on the wall clock.
 	clock := tablekit.NewManualClock(realNow.Add(-(ttl + 30) * time.Second))
 	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCFull, GCMargin: time.Second}, clock)
-	meta := tablekit.TableMeta{Name: "gc", Key: schema2, Options: tablekit.TableOptions{TTL: ttl, MaxVersions: 2}}
+	meta := tablekit.TableMeta{Name: "gc", Key: schema2, Options: tablekit.TableOptions{TTL: ttl * time.Second, MaxVersions: 2}}
 	if err := db.CreateTable(ctx, meta); err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestGC(t *testing.T) {
 func TestGCOff(t *testing.T) {
 	ctx := context.Background()
 	db, b := newDB(t, gcpbigtable.Options{GC: gcpbigtable.GCOff}, tablekit.NewManualClock(base))
-	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "off", Key: schema2, Options: tablekit.TableOptions{TTL: 86400, MaxVersions: 2}}); err != nil {
+	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "off", Key: schema2, Options: tablekit.TableOptions{TTL: 86400 * time.Second, MaxVersions: 2}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.UpdateTable(ctx, "off", tablekit.TableOptions{MaxVersions: 3}); err != nil {
@@ -338,7 +338,7 @@ func TestGCOff(t *testing.T) {
 		}
 	}
 	m, err := db.DescribeTable(ctx, "off")
-	if err != nil || m.Options != (tablekit.TableOptions{TTL: 86400, MaxVersions: 3, MaxVersionOffset: 86400}) {
+	if err != nil || m.Options != (tablekit.TableOptions{TTL: 86400 * time.Second, MaxVersions: 3, MaxVersionOffset: 86400 * time.Second}) {
 		t.Errorf("DescribeTable = %+v, %v", m, err)
 	}
 }
@@ -386,7 +386,7 @@ func TestNativeErrors(t *testing.T) {
 	if err := b.AdminClient().CreateTable(ctx, gcpbigtable.TableID("foreign", inc)); err != nil {
 		t.Fatal(err)
 	}
-	err = b.CreateTable(ctx, &tablekit.TableMeta{Name: "foreign", Key: schema2, Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400}, Incarnation: inc, Generation: 1})
+	err = b.CreateTable(ctx, &tablekit.TableMeta{Name: "foreign", Key: schema2, Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400 * time.Second}, Incarnation: inc, Generation: 1})
 	if !errors.Is(err, tablekit.ErrAlreadyExists) || !errors.As(err, &gs) {
 		t.Errorf("CreateTable over a foreign Bigtable table: %v, want ErrAlreadyExists wrapping the status", err)
 	}

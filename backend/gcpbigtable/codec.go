@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/tablekit/tablekit"
 )
@@ -189,7 +190,7 @@ func encodeSchema(m *tablekit.TableMeta) []byte {
 }
 
 func encodeOptions(o tablekit.TableOptions) []byte {
-	b, _ := json.Marshal(storedOptions{TTL: o.TTL, MaxVersions: o.MaxVersions, MaxVersionOffset: o.MaxVersionOffset})
+	b, _ := json.Marshal(storedOptions{TTL: o.TTLSeconds(), MaxVersions: o.MaxVersions, MaxVersionOffset: o.MaxVersionOffsetSeconds()})
 	return b
 }
 
@@ -215,7 +216,7 @@ func decodeMeta(name string, schema, options, incarnation, generation []byte) (*
 	if err := json.Unmarshal(options, &o); err != nil {
 		return nil, fmt.Errorf("metadata t:options of table %q: %w", name, err)
 	}
-	m := &tablekit.TableMeta{Name: name, Options: tablekit.TableOptions{TTL: o.TTL, MaxVersions: o.MaxVersions, MaxVersionOffset: o.MaxVersionOffset},
+	m := &tablekit.TableMeta{Name: name, Options: tablekit.TableOptions{TTL: time.Duration(o.TTL) * time.Second, MaxVersions: o.MaxVersions, MaxVersionOffset: time.Duration(o.MaxVersionOffset) * time.Second},
 		Incarnation: string(incarnation), Generation: 1}
 	if generation != nil {
 		g, err := strconv.ParseInt(string(generation), 10, 64)
@@ -237,7 +238,7 @@ func decodeMeta(name string, schema, options, incarnation, generation []byte) (*
 		}
 		m.Key = append(m.Key, tablekit.KeyColumn{Name: kc.Name, Type: t})
 	}
-	if m.Options.MaxVersions < 1 || (m.Options.TTL != tablekit.NoExpiry && m.Options.TTL < 1) || m.Options.MaxVersionOffset < 1 {
+	if m.Options.MaxVersions < 1 || (o.TTL != -1 && o.TTL < 1) || o.MaxVersionOffset < 1 {
 		return nil, fmt.Errorf("metadata t:options of table %q holds invalid options %+v", name, o)
 	}
 	return m, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"cloud.google.com/go/bigtable"
 
@@ -203,7 +204,7 @@ func TestInterruptedDeleteTable(t *testing.T) {
 	if err := b.AdminClient().CreateColumnFamily(ctx, foreign, "other"); err != nil {
 		t.Fatal(err)
 	}
-	err := b.CreateTable(ctx, &tablekit.TableMeta{Name: "half", Key: schema2, Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400}, Incarnation: inc, Generation: 1})
+	err := b.CreateTable(ctx, &tablekit.TableMeta{Name: "half", Key: schema2, Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1, MaxVersionOffset: 86400 * time.Second}, Incarnation: inc, Generation: 1})
 	if !errors.Is(err, tablekit.ErrAlreadyExists) {
 		t.Fatalf("CreateTable over a foreign Bigtable table: %v, want ErrAlreadyExists", err)
 	}

@@ -463,8 +463,8 @@ func (b *Backend) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tab
 // BatchGetRow implements tablekit.BatchReader: the reads are grouped by
 // table and read selection, each group is one ReadRows over a RowList, and
 // the groups run in parallel (at most Config.Concurrency at once).
-func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResult, error) {
-	out := make([]tablekit.GetRowResult, len(reqs))
+func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
+	out := make([]tablekit.GetRowResponse, len(reqs))
 	type group struct {
 		table  *bigtable.Table
 		filter bigtable.Filter
@@ -589,9 +589,9 @@ func rangeSpan(req *tablekit.GetRangeRequest) span {
 // may have to examine, not by the rows it still wants (see streamLimit),
 // so a page whose rows a filter mostly rejects is one call that examines
 // up to maxScan rows, not one call per row returned.
-func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.RangePage, error) {
+func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
 	sp := rangeSpan(req)
-	page := &tablekit.RangePage{}
+	page := &tablekit.GetRangeResponse{}
 	if sp.empty {
 		return page, nil
 	}

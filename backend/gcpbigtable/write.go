@@ -536,8 +536,8 @@ func rewriteColumn(m *bigtable.Mutation, name string, vis, keep []tablekit.Colum
 //
 // The per-row work is kept to what the mutations need: the row keys share
 // one string and the cell values of the batch one buffer.
-func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResult, error) {
-	out := make([]tablekit.WriteResult, len(reqs))
+func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
+	out := make([]tablekit.WriteResponse, len(reqs))
 	keys := batchRowKeys(reqs, out)
 	type bulk struct {
 		meta *tablekit.TableMeta // the first write's: its Name and Incarnation name the table
@@ -631,7 +631,7 @@ func sameTable(a, b *tablekit.TableMeta) bool {
 // batchRowKeys returns the row key of every write, all substrings of one
 // string; a key over Bigtable's limit gets its error in out instead (and
 // the key "").
-func batchRowKeys(reqs []*tablekit.WriteRequest, out []tablekit.WriteResult) []string {
+func batchRowKeys(reqs []*tablekit.WriteRequest, out []tablekit.WriteResponse) []string {
 	ends := make([]int, len(reqs))
 	total := 0
 	for i, w := range reqs {

@@ -23,7 +23,7 @@ func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
 	if err := db.CreateTable(ctx, tablekit.TableMeta{
 		Name:    "videos",
 		Key:     tablekit.KeySchema{{Name: "video", Type: tablekit.TypeString}},
-		Options: tablekit.TableOptions{MaxVersions: 1000, MaxVersionOffset: 3 * 365 * 86400},
+		Options: tablekit.TableOptions{MaxVersions: 1000, MaxVersionOffset: 3 * 365 * 86400 * time.Second},
 	}); err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ const (
 
 // getRange calls the Backend directly rather than tablekit's Table.GetRange:
 // Tablestore's next_start_primary_key is the inclusive key of the next row,
-// which the Backend's RangePage.Next is, while the client's answer token is
+// which the Backend's GetRangeResponse.Next is, while the client's answer token is
 // an opaque "after this key". The checks tablekit's client applies to a
 // range (key schema with INF bounds, direction order, limit, projection
 // names, filter, version selection) are all done here first, by

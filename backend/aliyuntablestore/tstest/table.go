@@ -7,6 +7,7 @@ import (
 	"crypto/sha1"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
 	"github.com/golang/protobuf/proto"
@@ -53,10 +54,10 @@ func tableOptions(o *otsprotocol.TableOptions, create bool) (tablekit.TableOptio
 		switch {
 		case ttl == 0 || ttl < -1:
 			return out, paramErr("TimeToLive cannot be 0 or less than -1.")
-		case ttl != -1 && ttl < tablekit.MinTTL:
-			return out, paramErr("TimeToLive must be -1 or at least %d seconds, got %d.", tablekit.MinTTL, ttl)
+		case ttl != -1 && ttl < int64(tablekit.MinTTL/time.Second):
+			return out, paramErr("TimeToLive must be -1 or at least %d seconds, got %d.", int64(tablekit.MinTTL/time.Second), ttl)
 		}
-		out.TTL = ttl
+		out.TTL = time.Duration(ttl) * time.Second
 	}
 	if o.MaxVersions != nil {
 		if o.GetMaxVersions() <= 0 {
@@ -68,7 +69,7 @@ func tableOptions(o *otsprotocol.TableOptions, create bool) (tablekit.TableOptio
 		if o.GetDeviationCellVersionInSec() <= 0 {
 			return out, paramErr("DeviationCellVersionInSec must be greater than 0, got %d.", o.GetDeviationCellVersionInSec())
 		}
-		out.MaxVersionOffset = o.GetDeviationCellVersionInSec()
+		out.MaxVersionOffset = time.Duration(o.GetDeviationCellVersionInSec()) * time.Second
 	}
 	if o.AllowUpdate != nil && !o.GetAllowUpdate() {
 		return out, unsupported("allow_update=false")
@@ -81,9 +82,9 @@ func tableOptions(o *otsprotocol.TableOptions, create bool) (tablekit.TableOptio
 
 func wireOptions(o tablekit.TableOptions) *otsprotocol.TableOptions {
 	return &otsprotocol.TableOptions{
-		TimeToLive:                proto.Int32(int32(o.TTL)),
+		TimeToLive:                proto.Int32(int32(o.TTLSeconds())),
 		MaxVersions:               proto.Int32(int32(o.MaxVersions)),
-		DeviationCellVersionInSec: proto.Int64(o.MaxVersionOffset),
+		DeviationCellVersionInSec: proto.Int64(o.MaxVersionOffsetSeconds()),
 		AllowUpdate:               proto.Bool(true),
 		UpdateFullRow:             proto.Bool(false),
 	}
