@@ -55,8 +55,9 @@ import (
 //     native client the caller passed in does not close that client.
 //
 // A backend may also implement [BatchReader] and [BatchWriter] when its
-// store has batch calls, and As to offer its native client (see
-// [Client.As]).
+// store has batch calls, [RangeScanner] when it can lend a range's rows
+// without copying them (for [Table.Scan]), and As to offer its native
+// client (see [Client.As]).
 //
 // Names: what a backend receives is a ...Request and what it returns a
 // ...Response ([GetRowRequest], [GetRangeRequest] and [GetRangeResponse],
