@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"iter"
-	"math"
 	"slices"
 )
 
@@ -220,14 +219,7 @@ func (t *Table) Rows(ctx context.Context, start, end PrimaryKey, opts ...RangeOp
 			yield(Row{}, annotate(err, "GetRange", t.name))
 			return
 		}
-		page := 1000
-		if o.pageSize > 0 {
-			page = o.pageSize
-		}
-		remaining := math.MaxInt
-		if o.limit > 0 {
-			remaining = o.limit
-		}
+		page, remaining := o.streamSizes()
 		for !cur.done && remaining > 0 {
 			rows, err := cur.next(ctx, min(page, remaining))
 			if err != nil {

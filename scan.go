@@ -67,14 +67,7 @@ func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOp
 			yield(Row{}, annotate(err, "GetRange", t.name))
 			return
 		}
-		page := 1000
-		if o.pageSize > 0 {
-			page = o.pageSize
-		}
-		remaining := math.MaxInt
-		if o.limit > 0 {
-			remaining = o.limit
-		}
+		page, remaining := o.streamSizes()
 		for !cur.done && remaining > 0 {
 			n, stop, err := cur.scan(ctx, s, min(page, remaining), yield)
 			if stop {
@@ -190,4 +183,17 @@ func (r Row) Clone() Row {
 		out.Columns = append([]Column(nil), r.Columns...)
 	}
 	return out
+}
+
+// streamSizes returns the page size and the number of rows a streaming
+// read (Rows, Scan) uses: PageSize, default 1000; Limit, default all.
+func (o *readOptions) streamSizes() (page, remaining int) {
+	page, remaining = 1000, math.MaxInt
+	if o.pageSize > 0 {
+		page = o.pageSize
+	}
+	if o.limit > 0 {
+		remaining = o.limit
+	}
+	return page, remaining
 }

@@ -116,19 +116,7 @@ func BenchmarkInterleaved(b *testing.B) {
 		upper := keycodec.PrefixSuccessor(env.prefix)
 		end := tablekit.Key("id", tablekit.InfMax)
 		interleave(b, func(int) {
-			it, err := env.bare.NewIter(&pebble.IterOptions{LowerBound: env.bareKey(rp.Int64N(span)), UpperBound: upper})
-			if err != nil {
-				b.Fatal(err)
-			}
-			n := 0
-			for ok := it.First(); ok && n < 100; ok = it.Next() {
-				_ = append([]byte(nil), it.Key()...)
-				_ = append([]byte(nil), it.Value()...)
-				n++
-			}
-			if err := it.Close(); err != nil || n != 100 {
-				b.Fatal(n, err)
-			}
+			env.bareRange(b, env.bareKey(rp.Int64N(span)), upper)
 		}, func(int) {
 			p, err := env.eng.GetRange(ctx, &tablekit.GetRangeRequest{Meta: env.meta, Start: benchKey(re.Int64N(span)), End: end,
 				Limit: 100, Read: tablekit.ReadSpec{MaxVersions: 1}, Now: env.version})
