@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // Scheme is the URL scheme of the durable engine. "file:///var/lib/app/db"
@@ -18,6 +19,9 @@ const Scheme = "file"
 func init() { tablekit.RegisterScheme(Scheme, tablekit.URLOpenerFunc(openURL)) }
 
 func openURL(_ context.Context, u *url.URL) (tablekit.Backend, error) {
+	if err := driver.CheckURL(u, "the file engine takes none"); err != nil {
+		return nil, err
+	}
 	p := tablekit.NewURLParams(u)
 	opts := &Options{
 		NoSync:    p.Bool("nosync", false),
@@ -27,12 +31,12 @@ func openURL(_ context.Context, u *url.URL) (tablekit.Backend, error) {
 	if err := p.Done(); err != nil {
 		return nil, err
 	}
-	if u.User != nil || u.Port() != "" || u.Opaque != "" {
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "file URL %q: want file:///ABS/DIR or file://REL/DIR", u.Redacted())
+	if u.Port() != "" {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "file URL %s: want file:///ABS/DIR or file://REL/DIR", driver.ShowURL(u))
 	}
 	dir := u.Host + u.Path // file://data/x is the relative path data/x
 	if dir == "" {
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "file URL %q names no directory", u.Redacted())
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "file URL %s names no directory", driver.ShowURL(u))
 	}
 	return Open(dir, opts)
 }

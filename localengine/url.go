@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // Scheme is the URL scheme of the local engine: "mem://" opens a new,
@@ -24,12 +25,15 @@ var named struct {
 }
 
 func openURL(_ context.Context, u *url.URL) (tablekit.Backend, error) {
+	if err := driver.CheckURL(u, "the local engine takes none"); err != nil {
+		return nil, err
+	}
 	if err := tablekit.NewURLParams(u).Done(); err != nil {
 		return nil, err
 	}
-	if u.User != nil || u.Port() != "" || (u.Path != "" && u.Path != "/") || u.Opaque != "" {
+	if u.Port() != "" || (u.Path != "" && u.Path != "/") {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument,
-			"mem URL %q: only mem:// or mem://NAME is accepted", u.Redacted())
+			"mem URL %s: only mem:// or mem://NAME is accepted", driver.ShowURL(u))
 	}
 	if u.Host == "" {
 		return New(), nil
