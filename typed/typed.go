@@ -34,6 +34,7 @@ import (
 	"iter"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -71,7 +72,7 @@ const (
 // structInfo is the cached metadata of one struct type.
 type structInfo struct {
 	keys  []field
-	attrs []field
+	attrs []field // in ascending column order, as a Row's columns are
 	err   error
 }
 
@@ -96,6 +97,12 @@ func infoOf(t reflect.Type) *structInfo {
 	}
 	si := &structInfo{}
 	si.err = collect(t, nil, si)
+	slices.SortStableFunc(si.attrs, func(a, b field) int { return strings.Compare(a.column, b.column) })
+	for i := 1; i < len(si.attrs) && si.err == nil; i++ {
+		if si.attrs[i].column == si.attrs[i-1].column {
+			si.err = invalid("typed: fields %s and %s of %v map to the same column %q", si.attrs[i-1].name, si.attrs[i].name, t, si.attrs[i].column)
+		}
+	}
 	v, _ := cache.LoadOrStore(t, si)
 	return v.(*structInfo)
 }
@@ -229,6 +236,9 @@ func encode(f *field, sv reflect.Value) (tablekit.Value, bool, error) {
 	case kindBytes:
 		return tablekit.Binary(fv.Bytes()), true, nil
 	case kindTime:
+		if fv.CanAddr() { // no boxing of the time.Time
+			return tablekit.Integer(fv.Addr().Interface().(*time.Time).UnixMilli()), true, nil
+		}
 		return tablekit.Integer(fv.Interface().(time.Time).UnixMilli()), true, nil
 	case kindDuration:
 		return tablekit.Integer(time.Duration(fv.Int()).Milliseconds()), true, nil
@@ -301,7 +311,7 @@ func decode(f *field, sv reflect.Value, v tablekit.Value) error {
 		fv.SetBytes(b)
 	case kindTime:
 		i, _ := v.Int()
-		fv.Set(reflect.ValueOf(time.UnixMilli(i)))
+		*fv.Addr().Interface().(*time.Time) = time.UnixMilli(i)
 	case kindDuration:
 		i, _ := v.Int()
 		fv.SetInt(int64(time.Duration(i) * time.Millisecond))
@@ -393,15 +403,19 @@ func unmarshal(row tablekit.Row, sv reflect.Value, si *structInfo) error {
 			}
 		}
 	}
+	// Fields and the row's columns are both in ascending column order:
+	// one merge walk pairs them; the first cell of a column is its newest.
+	cols := row.Columns
 	for i := range si.attrs {
 		f := &si.attrs[i]
-		val, ok := row.Get(f.column)
-		if !ok {
-			fv := sv.FieldByIndex(f.index)
-			fv.SetZero()
+		for len(cols) > 0 && cols[0].Name < f.column {
+			cols = cols[1:]
+		}
+		if len(cols) == 0 || cols[0].Name != f.column {
+			sv.FieldByIndex(f.index).SetZero()
 			continue
 		}
-		if err := decode(f, sv, val); err != nil {
+		if err := decode(f, sv, cols[0].Value); err != nil {
 			return err
 		}
 	}

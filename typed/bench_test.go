@@ -1,0 +1,170 @@
+package typed_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/typed"
+)
+
+// Ten fields: two key columns and eight attributes of mixed types.
+type bench10 struct {
+	ID    string    `tablekit:"id,key"`
+	Seq   int64     `tablekit:"seq,key"`
+	Name  string    `tablekit:"name"`
+	Kind  string    `tablekit:"kind"`
+	Count int32     `tablekit:"count"`
+	Size  uint32    `tablekit:"size"`
+	Score float64   `tablekit:"score"`
+	OK    bool      `tablekit:"ok"`
+	Data  []byte    `tablekit:"data"`
+	At    time.Time `tablekit:"at"`
+}
+
+var benchValue = bench10{ID: "user-42", Seq: 7, Name: "click", Kind: "ui", Count: 3, Size: 1024, Score: 0.75, OK: true,
+	Data: []byte("0123456789abcdef"), At: time.UnixMilli(1700000000000)}
+
+func benchTable(b *testing.B) *tablekit.Table {
+	ctx := context.Background()
+	db := tablekit.NewClient(localengine.New())
+	b.Cleanup(func() { db.Close() })
+	schema := tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}, {Name: "seq", Type: tablekit.TypeInteger}}
+	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "b", Key: schema}); err != nil {
+		b.Fatal(err)
+	}
+	return db.Table("b")
+}
+
+// handPut builds the key and columns by hand, as code without mapping does.
+func handPut(ctx context.Context, tbl *tablekit.Table, v *bench10) error {
+	key := tablekit.Key("id", tablekit.String(v.ID)).Add("seq", tablekit.Integer(v.Seq))
+	return tbl.PutRow(ctx, key, []tablekit.Column{
+		{Name: "name", Value: tablekit.String(v.Name)},
+		{Name: "kind", Value: tablekit.String(v.Kind)},
+		{Name: "count", Value: tablekit.Integer(int64(v.Count))},
+		{Name: "size", Value: tablekit.Integer(int64(v.Size))},
+		{Name: "score", Value: tablekit.Double(v.Score)},
+		{Name: "ok", Value: tablekit.Boolean(v.OK)},
+		{Name: "data", Value: tablekit.Binary(v.Data)},
+		{Name: "at", Value: tablekit.Integer(v.At.UnixMilli())},
+	})
+}
+
+func handGet(ctx context.Context, tbl *tablekit.Table, key tablekit.PrimaryKey) (bench10, error) {
+	row, _, err := tbl.GetRow(ctx, key)
+	var v bench10
+	if err != nil {
+		return v, err
+	}
+	v.ID, _ = row.Key[0].Value.Str()
+	v.Seq, _ = row.Key[1].Value.Int()
+	for _, c := range row.Columns {
+		switch c.Name {
+		case "name":
+			v.Name, _ = c.Value.Str()
+		case "kind":
+			v.Kind, _ = c.Value.Str()
+		case "count":
+			i, _ := c.Value.Int()
+			v.Count = int32(i)
+		case "size":
+			i, _ := c.Value.Int()
+			v.Size = uint32(i)
+		case "score":
+			v.Score, _ = c.Value.Float()
+		case "ok":
+			v.OK, _ = c.Value.Bool()
+		case "data":
+			v.Data, _ = c.Value.Bytes()
+		case "at":
+			i, _ := c.Value.Int()
+			v.At = time.UnixMilli(i)
+		}
+	}
+	return v, nil
+}
+
+func BenchmarkPutRow(b *testing.B) {
+	ctx := context.Background()
+	b.Run("hand", func(b *testing.B) {
+		tbl := benchTable(b)
+		v := benchValue
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := handPut(ctx, tbl, &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("typed", func(b *testing.B) {
+		t := typed.Of[bench10](benchTable(b))
+		v := benchValue
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := t.Put(ctx, &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkGetRow(b *testing.B) {
+	ctx := context.Background()
+	key := tablekit.Key("id", tablekit.String(benchValue.ID)).Add("seq", tablekit.Integer(benchValue.Seq))
+	b.Run("hand", func(b *testing.B) {
+		tbl := benchTable(b)
+		v := benchValue
+		if err := handPut(ctx, tbl, &v); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if got, err := handGet(ctx, tbl, key); err != nil || got.Name != "click" {
+				b.Fatal(got, err)
+			}
+		}
+	})
+	b.Run("typed", func(b *testing.B) {
+		tbl := benchTable(b)
+		t := typed.Of[bench10](tbl)
+		v := benchValue
+		if err := t.Put(ctx, &v); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if got, _, err := t.Get(ctx, key); err != nil || got.Name != "click" {
+				b.Fatal(got, err)
+			}
+		}
+	})
+}
+
+// BenchmarkMarshal and BenchmarkUnmarshal time the mapping alone.
+func BenchmarkMarshal(b *testing.B) {
+	v := benchValue
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := typed.Marshal(&v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkUnmarshal(b *testing.B) {
+	key, cols, err := typed.Marshal(&benchValue)
+	if err != nil {
+		b.Fatal(err)
+	}
+	row := tablekit.Row{Key: key, Columns: cols}
+	b.ReportAllocs()
+	for b.Loop() {
+		var v bench10
+		if err := typed.Unmarshal(row, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
