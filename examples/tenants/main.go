@@ -11,23 +11,25 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/examples/internal/exampledb"
+	"github.com/tablekit/tablekit/typed"
 )
 
 func main() { exampledb.Main(run) }
 
-func key(tenant string, order int64) tablekit.PrimaryKey {
-	return tablekit.Key("tenant", tablekit.String(tenant)).Add("order", tablekit.Integer(order))
+// Order is one row of the orders table: tenant and order are its key.
+type Order struct {
+	Tenant string `tablekit:"tenant,key"`
+	Order  int64  `tablekit:"order,key"`
+	Total  int64  `tablekit:"total"`
 }
 
-// prefix returns the range bounds of every row of tenant.
-func prefix(tenant string) (start, end tablekit.PrimaryKey) {
-	return key(tenant, 0)[:1].Add("order", tablekit.InfMin), key(tenant, 0)[:1].Add("order", tablekit.InfMax)
+func tenantKey(tenant string) tablekit.PrimaryKey {
+	return tablekit.Key("tenant", tablekit.String(tenant))
 }
 
 func count(ctx context.Context, tbl *tablekit.Table, tenant string) (int, error) {
-	start, end := prefix(tenant)
 	n := 0
-	for _, err := range tbl.Rows(ctx, start, end, tablekit.Columns()) {
+	for _, err := range tbl.PrefixRows(ctx, tenantKey(tenant), tablekit.Columns()) {
 		if err != nil {
 			return 0, err
 		}
@@ -45,19 +47,16 @@ func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
 		return err
 	}
 	tbl := db.Table("orders")
+	orders := typed.Of[Order](tbl)
 	tenants := map[string]int{"acme": 450, "globex": 120, "initech": 80}
+	var all []Order
 	for tenant, n := range tenants {
-		for lo := 0; lo < n; lo += tablekit.MaxBatchWrite {
-			var batch []tablekit.BatchWrite
-			for i := lo; i < min(n, lo+tablekit.MaxBatchWrite); i++ {
-				batch = append(batch, tablekit.BatchPut("orders", key(tenant, int64(i)), []tablekit.Column{
-					{Name: "total", Value: tablekit.Integer(int64(100 + i))},
-				}))
-			}
-			if _, err := db.BatchWriteRow(ctx, batch); err != nil {
-				return err
-			}
+		for i := range n {
+			all = append(all, Order{Tenant: tenant, Order: int64(i), Total: int64(100 + i)})
 		}
+	}
+	if _, err := typed.PutAll(ctx, db, orders, all); err != nil { // 650 rows, one call
+		return err
 	}
 	for _, tenant := range []string{"acme", "globex", "initech"} {
 		n, err := count(ctx, tbl, tenant)
@@ -67,42 +66,28 @@ func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
 		fmt.Fprintf(out, "tenant %-8s %d rows\n", tenant, n)
 		check.Expect(n == tenants[tenant], "tenant %s has %d rows, want %d", tenant, n, tenants[tenant])
 	}
+	var sum int64
+	for o, err := range orders.PrefixRows(ctx, tenantKey("initech")) {
+		if err != nil {
+			return err
+		}
+		sum += o.Total
+	}
+	fmt.Fprintf(out, "initech total %d\n", sum)
+	check.Expect(sum == 80*100+79*80/2, "initech total %d", sum)
 
-	// globex leaves: delete its prefix range in batches of 200.
-	start, end := prefix("globex")
-	var batch []tablekit.BatchWrite
-	deleted := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		res, err := db.BatchWriteRow(ctx, batch)
+	// globex leaves: delete its prefix range, any number of rows in one call.
+	var deletes []tablekit.BatchWrite
+	for r, err := range tbl.PrefixRows(ctx, tenantKey("globex"), tablekit.Columns()) {
 		if err != nil {
 			return err
 		}
-		for _, r := range res {
-			if r.Err != nil {
-				return r.Err
-			}
-		}
-		deleted += len(batch)
-		batch = batch[:0]
-		return nil
+		deletes = append(deletes, tablekit.BatchDelete("orders", r.Key))
 	}
-	for r, err := range tbl.Rows(ctx, start, end, tablekit.Columns()) {
-		if err != nil {
-			return err
-		}
-		batch = append(batch, tablekit.BatchDelete("orders", r.Key))
-		if len(batch) == tablekit.MaxBatchWrite {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := flush(); err != nil {
+	if _, err := db.WriteAll(ctx, deletes); err != nil {
 		return err
 	}
+	deleted := len(deletes)
 	fmt.Fprintf(out, "deleted %d rows of globex by key prefix\n", deleted)
 	for _, tenant := range []string{"acme", "globex", "initech"} {
 		n, err := count(ctx, tbl, tenant)
