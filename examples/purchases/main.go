@@ -13,7 +13,17 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/examples/internal/exampledb"
+	"github.com/tablekit/tablekit/typed"
 )
+
+// Purchase is one row: customer and the reversed time are its key.
+type Purchase struct {
+	Customer string  `tablekit:"customer,key"`
+	RTS      int64   `tablekit:"rts,key"` // reverse(at): newest first
+	Item     string  `tablekit:"item"`
+	Amount   float64 `tablekit:"amount"`
+	At       string  `tablekit:"at"`
+}
 
 func main() {
 	exampledb.Main(run)
@@ -37,31 +47,25 @@ func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
 	}
 	tbl := db.Table("purchases")
 	base := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	var writes []tablekit.BatchWrite
+	purchases := typed.Of[Purchase](tbl)
+	var writes []Purchase
 	for _, c := range []string{"c1", "c2", "c3"} {
 		for day := range 30 {
 			at := base.AddDate(0, 0, day)
-			writes = append(writes, tablekit.BatchPut("purchases", key(c, at), []tablekit.Column{
-				{Name: "item", Value: tablekit.String(fmt.Sprintf("item-%s-%02d", c, day))},
-				{Name: "amount", Value: tablekit.Double(float64(10 + day))},
-				{Name: "at", Value: tablekit.String(at.Format(time.RFC3339))},
-			}))
+			writes = append(writes, Purchase{Customer: c, RTS: reverse(at), Item: fmt.Sprintf("item-%s-%02d", c, day),
+				Amount: float64(10 + day), At: at.Format(time.RFC3339)})
 		}
 	}
-	res, err := db.BatchWriteRow(ctx, writes)
+	if _, err := typed.PutAll(ctx, db, purchases, writes); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "wrote %d purchases of 3 customers in one call\n", len(writes))
+
+	// Everything of customer c2: from (c2, InfMin) to (c2, InfMax).
+	first, last, err := tbl.PrefixRange(ctx, tablekit.Key("customer", tablekit.String("c2")))
 	if err != nil {
 		return err
 	}
-	for i, r := range res {
-		if r.Err != nil {
-			return fmt.Errorf("write %d: %w", i, r.Err)
-		}
-	}
-	fmt.Fprintf(out, "wrote %d purchases of 3 customers in one batch\n", len(writes))
-
-	// Everything of customer c2: from (c2, InfMin) to (c2, InfMax).
-	first := tablekit.Key("customer", tablekit.String("c2")).Add("rts", tablekit.InfMin)
-	last := tablekit.Key("customer", tablekit.String("c2")).Add("rts", tablekit.InfMax)
 
 	// The latest purchase is the first row of the customer's range.
 	latest, err := tbl.GetRange(ctx, first, last, tablekit.Limit(1))
@@ -70,9 +74,12 @@ func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
 	}
 	check.Expect(len(latest.Rows) == 1, "latest: got %d rows", len(latest.Rows))
 	if len(latest.Rows) == 1 {
-		item, _ := latest.Rows[0].Get("item")
-		fmt.Fprintf(out, "latest purchase of c2: %v\n", item)
-		check.Expect(item == tablekit.String("item-c2-29"), "latest is %v", item)
+		var p Purchase
+		if err := typed.Unmarshal(latest.Rows[0], &p); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "latest purchase of c2: %s (%.2f)\n", p.Item, p.Amount)
+		check.Expect(p.Item == "item-c2-29" && p.Amount == 39, "latest is %+v", p)
 	}
 
 	// The latest 5, newest first.
@@ -81,9 +88,12 @@ func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
 		return err
 	}
 	for i, r := range top.Rows {
-		item, _ := r.Get("item")
-		fmt.Fprintf(out, "  #%d %v\n", i+1, item)
-		check.Expect(item == tablekit.String(fmt.Sprintf("item-c2-%02d", 29-i)), "latest-5[%d] is %v", i, item)
+		var p Purchase // only the item was read: the other columns stay zero
+		if err := typed.Unmarshal(r, &p); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  #%d %s\n", i+1, p.Item)
+		check.Expect(p.Item == fmt.Sprintf("item-c2-%02d", 29-i), "latest-5[%d] is %q", i, p.Item)
 	}
 	check.Expect(len(top.Rows) == 5 && top.Next != nil, "latest 5: %d rows", len(top.Rows))
 
@@ -91,12 +101,11 @@ func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
 	from, to := base.AddDate(0, 0, 9), base.AddDate(0, 0, 14)
 	n := 0
 	// at < to  <=>  rts >= reverse(to - 1ms);  at >= from  <=>  rts < reverse(from - 1ms).
-	for r, err := range tbl.Rows(ctx, key("c2", to.Add(-time.Millisecond)), key("c2", from.Add(-time.Millisecond))) {
+	for p, err := range purchases.Rows(ctx, key("c2", to.Add(-time.Millisecond)), key("c2", from.Add(-time.Millisecond))) {
 		if err != nil {
 			return err
 		}
-		at, _ := r.Get("at")
-		fmt.Fprintf(out, "  in range: %v\n", at)
+		fmt.Fprintf(out, "  in range: %s %s\n", p.At, p.Item)
 		n++
 	}
 	check.Expect(n == 5, "date range returned %d rows, want 5", n)
