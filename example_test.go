@@ -48,9 +48,9 @@ func Example() {
 	name, _ := row.Get("name")
 	fmt.Println(found, name)
 	// Output:
-	// logins: Integer(1)
+	// logins: 1
 	// true
-	// true String("Ada")
+	// true Ada
 }
 
 // Rows streams a range in key order, page by page, in constant memory.
@@ -77,9 +77,9 @@ func ExampleTable_Rows() {
 		fmt.Println(row.Key[1].Value, temp)
 	}
 	// Output:
-	// Integer(4) Double(22)
-	// Integer(3) Double(21.5)
-	// Integer(2) Double(21)
+	// 4 22
+	// 3 21.5
+	// 2 21
 }
 
 // A ManualClock makes TTL deterministic in tests: SPEC §6's worked example.

@@ -147,7 +147,7 @@ func (c Condition) IsZero() bool { return c.Row == Ignore && c.Column == nil }
 // `price >= Integer(10)`, with `(if present)` when a missing column passes
 // and `(any version)` when every selected version may match.
 func (f ColumnFilter) String() string {
-	s := f.Column + " " + f.Op.String() + " " + f.Value.String()
+	s := f.Column + " " + f.Op.String() + " " + f.Value.GoString()
 	if f.AllVersions {
 		s += " (any version)"
 	}

@@ -49,9 +49,9 @@ func (c Change) String() string {
 	switch c.Kind {
 	case ChangePut:
 		if c.Version != 0 {
-			return fmt.Sprintf("PutAt(%s, %v, %d)", name, c.Value, c.Version)
+			return fmt.Sprintf("PutAt(%s, %#v, %d)", name, c.Value, c.Version)
 		}
-		return fmt.Sprintf("Put(%s, %v)", name, c.Value)
+		return fmt.Sprintf("Put(%s, %#v)", name, c.Value)
 	case ChangeDeleteVersion:
 		return fmt.Sprintf("DeleteVersion(%s, %d)", name, c.Version)
 	case ChangeDeleteColumn:

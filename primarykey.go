@@ -79,7 +79,7 @@ func (k PrimaryKey) String() string {
 		}
 		b.WriteString(p.Name)
 		b.WriteByte('=')
-		b.WriteString(p.Value.String())
+		b.WriteString(p.Value.GoString())
 	}
 	b.WriteByte(')')
 	return b.String()

@@ -1,9 +1,11 @@
 package tablekit
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestSameRowWaves(t *testing.T) {
@@ -27,13 +29,37 @@ func TestSameRowWaves(t *testing.T) {
 func TestMessagesQuoteShortPrefixes(t *testing.T) {
 	long := strings.Repeat("é", 600) // 1200 bytes, two per rune
 	for _, v := range []Value{String(long), Binary([]byte(long))} {
-		s := v.String()
+		s := v.GoString()
 		if len(s) > 160 || !strings.Contains(s, "1200 bytes") {
-			t.Errorf("%v.String() = %q (%d bytes): want a short prefix and the full length", v.Type(), s, len(s))
+			t.Errorf("%v.GoString() = %q (%d bytes): want a short prefix and the full length", v.Type(), s, len(s))
+		}
+		if s := v.String(); len(s) > 140 || !strings.HasSuffix(s, "…") {
+			t.Errorf("%v.String() = %q (%d bytes): want a short prefix and an ellipsis", v.Type(), s, len(s))
 		}
 	}
-	if s := String(long).String(); !strings.HasSuffix(strings.TrimSuffix(s, "…, 1200 bytes)"), `é"`) {
+	if s := String(long).GoString(); !strings.HasSuffix(strings.TrimSuffix(s, "…, 1200 bytes)"), `é"`) {
 		t.Errorf("a String is cut inside a rune: %q", s)
+	}
+	if s := String(long).String(); !utf8.ValidString(s) {
+		t.Errorf("a String is cut inside a rune: %q", s)
+	}
+	for _, tc := range []struct {
+		v          Value
+		str, typed string
+	}{
+		{String("click"), "click", `String("click")`},
+		{Integer(-7), "-7", "Integer(-7)"},
+		{Double(1.5), "1.5", "Double(1.5)"},
+		{Boolean(true), "true", "Boolean(true)"},
+		{Binary([]byte{0, 0xff}), "0x00ff", "Binary(0x00ff)"},
+		{InfMin, "InfMin", "InfMin"},
+	} {
+		if got := fmt.Sprint(tc.v); got != tc.str {
+			t.Errorf("%%v of %#v = %q, want %q", tc.v, got, tc.str)
+		}
+		if got := fmt.Sprintf("%#v", tc.v); got != tc.typed {
+			t.Errorf("%%#v = %q, want %q", got, tc.typed)
+		}
 	}
 	if s := Key("k", String(long)).String(); len(s) > 170 {
 		t.Errorf("key String() is %d bytes", len(s))

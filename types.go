@@ -148,19 +148,55 @@ func (v Value) Size() int {
 // doubles in hex) a message quotes; SPEC §12 keeps messages short.
 const maxQuoted = 64
 
-// String formats v for messages: String("a"), Integer(7), Binary(0x00ff),
-// InfMin. A String longer than 64 bytes or a Binary longer than 32 is cut
-// there and followed by its full length, so a message never echoes
-// kilobytes of key or value.
+// String formats v for people: a String as its text (click), an Integer
+// or Double as its number (7, 1.5), a Boolean as true or false, a Binary
+// in hex (0x00ff), and InfMin and InfMax by name. A String longer than 64
+// bytes or a Binary longer than 32 is cut there and marked with an
+// ellipsis. The form does not say the type ("7" may be a String or an
+// Integer): %#v, [Value.GoString], gives the typed form that messages use.
 func (v Value) String() string {
 	switch v.typ {
 	case TypeString:
 		if len(v.str) > maxQuoted {
-			cut := v.str[:maxQuoted]
-			for len(cut) > 0 && !utf8.ValidString(cut) { // never split a rune
-				cut = cut[:len(cut)-1]
-			}
-			return fmt.Sprintf("String(%s…, %d bytes)", strconv.Quote(cut), len(v.str))
+			return cutString(v.str) + "…"
+		}
+		return v.str
+	case TypeInteger:
+		return strconv.FormatInt(int64(v.num), 10)
+	case TypeDouble:
+		return strconv.FormatFloat(math.Float64frombits(v.num), 'g', -1, 64)
+	case TypeBoolean:
+		return strconv.FormatBool(v.num == 1)
+	case TypeBinary:
+		if len(v.str) > maxQuoted/2 {
+			return fmt.Sprintf("0x%x…", v.str[:maxQuoted/2])
+		}
+		return fmt.Sprintf("0x%x", v.str)
+	case typeInfMin, typeInfMax:
+		return v.typ.String()
+	}
+	return "invalid"
+}
+
+// cutString returns the first maxQuoted bytes of s, never splitting a rune.
+func cutString(s string) string {
+	cut := s[:maxQuoted]
+	for len(cut) > 0 && !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	return cut
+}
+
+// GoString formats v with its type, as %#v prints it and messages quote
+// it: String("a"), Integer(7), Double(1.5), Boolean(true), Binary(0x00ff),
+// InfMin. A String longer than 64 bytes or a Binary longer than 32 is cut
+// there and followed by its full length, so a message never echoes
+// kilobytes of key or value.
+func (v Value) GoString() string {
+	switch v.typ {
+	case TypeString:
+		if len(v.str) > maxQuoted {
+			return fmt.Sprintf("String(%s…, %d bytes)", strconv.Quote(cutString(v.str)), len(v.str))
 		}
 		return "String(" + strconv.Quote(v.str) + ")"
 	case TypeInteger:

@@ -102,7 +102,7 @@ func checkKeyValue(kc KeyColumn, v Value, bound bool) *Error {
 		if bound {
 			return nil
 		}
-		return Errorf(ErrInvalidPrimaryKey, "primary-key column %q is %v; InfMin and InfMax are allowed only in range bounds", kc.Name, v)
+		return Errorf(ErrInvalidPrimaryKey, "primary-key column %q is %#v; InfMin and InfMax are allowed only in range bounds", kc.Name, v)
 	}
 	if v.typ != kc.Type {
 		return Errorf(ErrInvalidPrimaryKey, "primary-key column %q has type %v, the schema says %v", kc.Name, v.typ, kc.Type)
@@ -155,7 +155,7 @@ func checkValue(column string, v Value) *Error {
 		}
 	case TypeInteger, TypeBoolean:
 	default:
-		return invalid("column %q: value %v is not a String, Integer, Double, Boolean or Binary", column, v)
+		return invalid("column %q: value %#v is not a String, Integer, Double, Boolean or Binary", column, v)
 	}
 	return nil
 }

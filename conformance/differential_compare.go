@@ -253,7 +253,7 @@ func shortValue(v tablekit.Value) string {
 	if b, ok := v.BytesString(); ok {
 		return fmt.Sprintf("Binary(0x%x)", b)
 	}
-	return v.String()
+	return v.GoString()
 }
 
 func shortKey(k tablekit.PrimaryKey) string {

@@ -123,7 +123,7 @@ func fromValue(v tablekit.Value) *plainbuffer.Value {
 		return plainbuffer.BlobValue(b)
 	}
 	// Never reached for stored data: keys and cells are finite values.
-	panic("tstest: cannot encode " + v.String())
+	panic("tstest: cannot encode " + v.GoString())
 }
 
 // decodeKey decodes a PlainBuffer block holding one primary key and checks
