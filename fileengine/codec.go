@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/valuecodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -114,31 +115,7 @@ func appendRow(dst []byte, r *rowmodel.Row) []byte {
 		c := &r.Cells[i]
 		dst = binary.AppendUvarint(dst, uint64(len(c.Name)))
 		dst = append(dst, c.Name...)
-		v := c.Value
-		dst = append(dst, byte(v.Type()))
-		switch v.Type() {
-		case tablekit.TypeString:
-			s, _ := v.Str()
-			dst = binary.AppendUvarint(dst, uint64(len(s)))
-			dst = append(dst, s...)
-		case tablekit.TypeBinary:
-			s, _ := v.BytesString()
-			dst = binary.AppendUvarint(dst, uint64(len(s)))
-			dst = append(dst, s...)
-		case tablekit.TypeInteger:
-			n, _ := v.Int()
-			dst = binary.BigEndian.AppendUint64(dst, uint64(n))
-		case tablekit.TypeDouble:
-			f, _ := v.Float()
-			dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(f))
-		case tablekit.TypeBoolean:
-			b, _ := v.Bool()
-			if b {
-				dst = append(dst, 1)
-			} else {
-				dst = append(dst, 0)
-			}
-		}
+		dst = valuecodec.Append(dst, c.Value)
 		dst = binary.AppendVarint(dst, c.Version)
 	}
 	return dst

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/valuecodec"
 )
 
 // The cells of a row live in at most two attributes (see the package doc):
@@ -224,31 +225,7 @@ func decodeBinary(dst []tablekit.Column, b []byte) ([]tablekit.Column, error) {
 // length then bytes).
 func appendCell(dst []byte, c tablekit.Column) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(c.Version))
-	v := c.Value
-	dst = append(dst, byte(v.Type()))
-	switch v.Type() {
-	case tablekit.TypeInteger:
-		i, _ := v.Int()
-		dst = binary.BigEndian.AppendUint64(dst, uint64(i))
-	case tablekit.TypeDouble:
-		f, _ := v.Float()
-		dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(f))
-	case tablekit.TypeBoolean:
-		b, _ := v.Bool()
-		if b {
-			dst = append(dst, 1)
-		} else {
-			dst = append(dst, 0)
-		}
-	default:
-		s, ok := v.Str()
-		if !ok {
-			s, _ = v.BytesString()
-		}
-		dst = binary.AppendUvarint(dst, uint64(len(s)))
-		dst = append(dst, s...)
-	}
-	return dst
+	return valuecodec.Append(dst, c.Value)
 }
 
 // decodeCell decodes the binary cell at the start of b (its Name unset)

@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/valuecodec"
 )
 
 // The JSON-lines format of export, import and scan --format json.
@@ -271,32 +272,7 @@ var crcTable = crc64.MakeTable(crc64.ECMA)
 // and value. buf is scratch space, returned for reuse.
 func rowChecksum(r *tablekit.Row, buf []byte) (uint64, []byte) {
 	b := buf[:0]
-	appendVal := func(v tablekit.Value) {
-		b = append(b, byte(v.Type()))
-		switch v.Type() {
-		case tablekit.TypeString:
-			s, _ := v.Str()
-			b = binary.AppendUvarint(b, uint64(len(s)))
-			b = append(b, s...)
-		case tablekit.TypeBinary:
-			s, _ := v.BytesString()
-			b = binary.AppendUvarint(b, uint64(len(s)))
-			b = append(b, s...)
-		case tablekit.TypeInteger:
-			i, _ := v.Int()
-			b = binary.BigEndian.AppendUint64(b, uint64(i))
-		case tablekit.TypeDouble:
-			f, _ := v.Float()
-			b = binary.BigEndian.AppendUint64(b, math.Float64bits(f))
-		case tablekit.TypeBoolean:
-			t, _ := v.Bool()
-			if t {
-				b = append(b, 1)
-			} else {
-				b = append(b, 0)
-			}
-		}
-	}
+	appendVal := func(v tablekit.Value) { b = valuecodec.Append(b, v) }
 	b = append(b, byte(len(r.Key)))
 	for _, p := range r.Key {
 		b = binary.AppendUvarint(b, uint64(len(p.Name)))
