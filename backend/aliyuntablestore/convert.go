@@ -164,6 +164,48 @@ var compareOps = [...]tablestore.ComparatorType{
 	tablekit.LessEqual:    tablestore.CT_LESS_EQUAL,
 }
 
+// The service bounds a filter: its documentation gives 10 to 32
+// single-column conditions per filter depending on the page, and the
+// emulator (tstest.MaxFilterConditions, tstest.MaxFilterWidth) allows 32.
+// tablekit sets no such bound (SPEC §10), so a read whose filter is larger
+// is filtered by the adapter alone; a write condition must be checked
+// atomically by the service, so a larger one is refused (see the package
+// documentation).
+const (
+	maxNativeConditions = 32
+	maxNativeWidth      = 32
+)
+
+// fitsNative reports whether the service accepts f as one filter.
+func fitsNative(f tablekit.Filter) bool {
+	n := 0
+	var fits func(f tablekit.Filter) bool
+	fits = func(f tablekit.Filter) bool {
+		var c *tablekit.CompositeFilter
+		switch f := f.(type) {
+		case tablekit.ColumnFilter, *tablekit.ColumnFilter:
+			n++
+			return n <= maxNativeConditions
+		case tablekit.CompositeFilter:
+			c = &f
+		case *tablekit.CompositeFilter:
+			c = f
+		default:
+			return true // nativeFilter reports it
+		}
+		if c == nil || len(c.Filters) > maxNativeWidth {
+			return c == nil
+		}
+		for _, s := range c.Filters {
+			if !fits(s) {
+				return false
+			}
+		}
+		return true
+	}
+	return fits(f)
+}
+
 // nativeFilter translates a tablekit filter into a Tablestore column
 // condition: SingleColumnCondition with FilterIfMissing = !PassIfMissing
 // and LatestVersionOnly = !AllVersions; And/Or/Not as a
@@ -249,6 +291,11 @@ func nativeCondition(c tablekit.Condition) (*tablestore.RowCondition, error) {
 		rc.RowExistenceExpectation = tablestore.RowExistenceExpectation_EXPECT_NOT_EXIST
 	default:
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "unknown row existence expectation %d", c.Row)
+	}
+	if c.Column != nil && !fitsNative(c.Column) {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument,
+			"write condition %v: Tablestore checks at most %d column conditions (%d per AND/OR) in one condition",
+			c.Column, maxNativeConditions, maxNativeWidth)
 	}
 	f, err := nativeFilter(c.Column)
 	if err != nil {

@@ -173,6 +173,13 @@
 //   - Column conditions of writes are evaluated by Tablestore (they must
 //     be, to be atomic), so their exact semantics are the server's; the
 //     conformance suite checks them against tstest, not the real service.
+//     For the same reason a write condition larger than the service
+//     accepts (more than 32 column conditions, or more than 32 filters in
+//     one AND/OR) is refused with ErrInvalidArgument before anything is
+//     sent; other backends accept it. A read filter of any size works: one
+//     beyond the service's bound is evaluated by the adapter alone (the
+//     service then returns every row of the range, so such a read costs a
+//     full scan of its range).
 //   - Tables with an auto-increment primary-key column are refused by
 //     DescribeTable with ErrUnimplemented.
 //   - A client built elsewhere and given to [New] honours contexts

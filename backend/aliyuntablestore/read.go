@@ -391,9 +391,10 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 		p = readPlan{maxVersions: math.MaxInt32, final: true, local: true}
 	}
 	crit.MaxVersion = p.maxVersions
-	if !p.local && spec.Filter != nil {
+	if !p.local && spec.Filter != nil && fitsNative(spec.Filter) {
 		// The server selects the same cells, so its filter keeps the rows
-		// tablekit keeps; answer checks it again with MatchFilter.
+		// tablekit keeps; answer checks it again with MatchFilter. A filter
+		// larger than the service accepts is left to MatchFilter alone.
 		if crit.Filter, err = nativeFilter(spec.Filter); err != nil {
 			return nil, err
 		}
