@@ -10,18 +10,20 @@ import (
 	"github.com/tablekit/tablekit/typed"
 )
 
-// Ten fields: two key columns and eight attributes of mixed types.
+// Ten fields: two key columns and eight attributes of mixed types. The
+// dynamodbav tags let BenchmarkVsAttributeValue map the same struct with
+// the AWS SDK's attributevalue package.
 type bench10 struct {
-	ID    string    `tablekit:"id,key"`
-	Seq   int64     `tablekit:"seq,key"`
-	Name  string    `tablekit:"name"`
-	Kind  string    `tablekit:"kind"`
-	Count int32     `tablekit:"count"`
-	Size  uint32    `tablekit:"size"`
-	Score float64   `tablekit:"score"`
-	OK    bool      `tablekit:"ok"`
-	Data  []byte    `tablekit:"data"`
-	At    time.Time `tablekit:"at"`
+	ID    string    `tablekit:"id,key" dynamodbav:"id"`
+	Seq   int64     `tablekit:"seq,key" dynamodbav:"seq"`
+	Name  string    `tablekit:"name" dynamodbav:"name"`
+	Kind  string    `tablekit:"kind" dynamodbav:"kind"`
+	Count int32     `tablekit:"count" dynamodbav:"count"`
+	Size  uint32    `tablekit:"size" dynamodbav:"size"`
+	Score float64   `tablekit:"score" dynamodbav:"score"`
+	OK    bool      `tablekit:"ok" dynamodbav:"ok"`
+	Data  []byte    `tablekit:"data" dynamodbav:"data"`
+	At    time.Time `tablekit:"at" dynamodbav:"at,unixtime"`
 }
 
 var benchValue = bench10{ID: "user-42", Seq: 7, Name: "click", Kind: "ui", Count: 3, Size: 1024, Score: 0.75, OK: true,

@@ -13,21 +13,27 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/examples/internal/exampledb"
+	"github.com/tablekit/tablekit/typed"
 )
 
 func main() { exampledb.Main(run) }
 
-type product struct {
-	category, sku, description string
-	price                      int64
+// Product is one row of the catalog: the two key fields, in schema order,
+// then the attributes.
+type Product struct {
+	Category    string `tablekit:"category,key"`
+	SKU         string `tablekit:"sku,key"`
+	Description string `tablekit:"description"`
+	Price       int64  `tablekit:"price"`
+	Thumbnail   string `tablekit:"thumbnail,omitempty"`
 }
 
-var products = []product{
-	{"hats", "fedoras#brandA", "Made from premium wool.", 30},
-	{"hats", "fedoras#brandB", "Crafted from durable waterproof canvas.", 28},
-	{"hats", "newsboy#brandB", "Turn vintage charm into an everyday look.", 25},
-	{"shoes", "sneakers#brandA", "Style and comfort.", 40},
-	{"shoes", "sneakers#brandB", "Classic features with modern materials.", 50},
+var products = []Product{
+	{"hats", "fedoras#brandA", "Made from premium wool.", 30, ""},
+	{"hats", "fedoras#brandB", "Crafted from durable waterproof canvas.", 28, ""},
+	{"hats", "newsboy#brandB", "Turn vintage charm into an everyday look.", 25, ""},
+	{"shoes", "sneakers#brandA", "Style and comfort.", 40, ""},
+	{"shoes", "sneakers#brandB", "Classic features with modern materials.", 50, ""},
 }
 
 func key(category, sku string) tablekit.PrimaryKey {
@@ -43,34 +49,29 @@ func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
 		return err
 	}
 	tbl := db.Table("catalog")
+	catalog := typed.Of[Product](tbl)
 	for _, p := range products {
-		err := tbl.PutRow(ctx, key(p.category, p.sku), []tablekit.Column{
-			{Name: "description", Value: tablekit.String(p.description)},
-			{Name: "price", Value: tablekit.Integer(p.price)},
-			{Name: "thumbnail", Value: tablekit.String("https://storage.example/" + p.sku + ".png")},
-		}, tablekit.ExpectNotExist) // a SKU is created once
-		if err != nil {
+		p.Thumbnail = "https://storage.example/" + p.SKU + ".png"
+		if err := catalog.Put(ctx, &p, tablekit.ExpectNotExist); err != nil { // a SKU is created once
 			return err
 		}
 	}
 	fmt.Fprintf(out, "added %d products\n", len(products))
 
-	// All hats, in key order, with two columns.
+	// All hats, in key order: the rows whose first key column is "hats".
 	var hats []string
-	start := tablekit.Key("category", tablekit.String("hats")).Add("sku", tablekit.InfMin)
-	end := tablekit.Key("category", tablekit.String("hats")).Add("sku", tablekit.InfMax)
-	for r, err := range tbl.Rows(ctx, start, end, tablekit.Columns("price")) {
+	for p, err := range catalog.PrefixRows(ctx, tablekit.Key("category", tablekit.String("hats"))) {
 		if err != nil {
 			return err
 		}
-		sku, _ := r.Key.Get("sku")
-		price, _ := r.Get("price")
-		s, _ := sku.Str()
-		p, _ := price.Int()
-		hats = append(hats, s)
-		fmt.Fprintf(out, "  hats/%s: %d\n", s, p)
+		hats = append(hats, p.SKU)
+		fmt.Fprintf(out, "  hats/%s: %d\n", p.SKU, p.Price)
 	}
 	check.Expect(fmt.Sprint(hats) == "[fedoras#brandA fedoras#brandB newsboy#brandB]", "hats listed as %v", hats)
+	start, end, err := tbl.PrefixRange(ctx, tablekit.Key("category", tablekit.String("hats")))
+	if err != nil {
+		return err
+	}
 
 	// Hats under 29, filtered by the store.
 	cheap, err := tbl.GetRange(ctx, start, end, tablekit.WithFilter(tablekit.SingleColumnValue("price", tablekit.Less, tablekit.Integer(29))))
@@ -89,13 +90,12 @@ func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
 	// A second writer who also saw 40 loses, and nothing is written.
 	_, stale := tbl.UpdateRow(ctx, k, []tablekit.Change{tablekit.Put("price", tablekit.Integer(45))}, cas)
 	check.Expect(errors.Is(stale, tablekit.ErrConditionFailed), "second compare-and-set: %v", stale)
-	row, found, err := tbl.GetRow(ctx, k, tablekit.Columns("price"))
+	p, found, err := catalog.Get(ctx, k)
 	if err != nil {
 		return err
 	}
-	price, _ := row.Get("price")
-	check.Expect(found && price == tablekit.Integer(38), "price after CAS: %v", price)
-	fmt.Fprintf(out, "sneakers#brandA price is now %v; the stale update got: %v\n", price, stale)
+	check.Expect(found && p.Price == 38, "price after CAS: %d", p.Price)
+	fmt.Fprintf(out, "sneakers#brandA price is now %d; the stale update got: %v\n", p.Price, stale)
 
 	// Bad input is refused with a typed error that names the problem.
 	err = tbl.PutRow(ctx, key("hats", "x"), []tablekit.Column{{Name: "price", Value: tablekit.Double(0)}, {Name: "bad-name", Value: tablekit.Integer(1)}})

@@ -17,6 +17,9 @@ import (
 
 func main() { exampledb.Main(run) }
 
+// This example works with versions of one column (a comment is a version
+// of "comments"), which struct mapping does not cover: typed maps a
+// column's latest version to a field. It uses rows and changes directly.
 func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
 	var check exampledb.Checker
 	// Keep the newest 1000 comments; allow importing comments up to ~3 years old.
@@ -31,7 +34,7 @@ func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
 	video := tablekit.Key("video", tablekit.String("0123"))
 	posted := time.Now().Add(-48 * time.Hour).Truncate(time.Second)
 	if err := tbl.PutRow(ctx, video, []tablekit.Column{
-		{Name: "format", Value: tablekit.String(`{"480":"https://storage.example/480","1080p":"https://storage.example/1080"}`), Version: posted.UnixMilli()},
+		{Name: "format", Value: tablekit.String(`{"480":"https://storage.example/480","1080p":"https://storage.example/1080"}`), Version: tablekit.VersionAt(posted)},
 	}); err != nil {
 		return err
 	}
@@ -39,7 +42,7 @@ func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
 	for i := range 25 {
 		at := posted.Add(time.Duration(i+1) * time.Minute)
 		changes := []tablekit.Change{
-			tablekit.PutAt("comments", tablekit.String(fmt.Sprintf("comment %02d", i)), at.UnixMilli()),
+			tablekit.PutAt("comments", tablekit.String(fmt.Sprintf("comment %02d", i)), tablekit.VersionAt(at)),
 			tablekit.Increment("views", 1),
 		}
 		if i%3 == 0 {
@@ -66,7 +69,7 @@ func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
 	likes, _ := row.Get("likes")
 	fmt.Fprintf(out, "video 0123: %d views, likes %v, latest comments:\n", views, likes)
 	for _, c := range latest {
-		fmt.Fprintf(out, "  %s  %v\n", time.UnixMilli(c.Version).UTC().Format(time.TimeOnly), c.Value)
+		fmt.Fprintf(out, "  %s  %v\n", tablekit.VersionTime(c.Version).UTC().Format(time.TimeOnly), c.Value)
 	}
 	check.Expect(len(latest) == 5 && latest[0].Value == tablekit.String("comment 24"), "latest 5: %v", latest)
 	check.Expect(likes == tablekit.Integer(9), "likes = %v", likes)
