@@ -158,7 +158,7 @@ func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOption
 	}
 	for attempt := range maxUpdateAttempts {
 		if attempt > 0 {
-			ReportRetry(ctx, Retry{Attempt: attempt, Reason: err})
+			reportRetry(ctx, Retry{Attempt: attempt, Reason: err})
 		}
 		var cur, m *TableMeta
 		if cur, err = c.b.DescribeTable(ctx, table); err != nil {
@@ -334,7 +334,7 @@ func (c *Client) run(ctx context.Context, table string, call func(m *TableMeta) 
 		if m = c.refresh(ctx, table, m); m == nil {
 			return err
 		}
-		ReportRetry(ctx, Retry{Attempt: attempt + 1, Reason: err, ErrorType: staleRetry})
+		reportRetry(ctx, Retry{Attempt: attempt + 1, Reason: err, ErrorType: staleRetry})
 	}
 }
 
@@ -536,7 +536,7 @@ func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) (out []BatchG
 		i := idx[j]
 		row, rerr := r.Row, r.Err
 		if rerr != nil && isStale(rerr) { // read again on its own, with new metadata
-			ReportRetry(ctx, Retry{Attempt: 1, Reason: rerr, ErrorType: staleRetry})
+			reportRetry(ctx, Retry{Attempt: 1, Reason: rerr, ErrorType: staleRetry})
 			row, rerr = c.getRow(ctx, gets[i].Table, gets[i].Key, gets[i].Options)
 		}
 		switch {
@@ -610,7 +610,7 @@ func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) (out []
 			i := idx[j]
 			upd, werr := r.Update, r.Err
 			if werr != nil && isStale(werr) { // write again on its own, with new metadata
-				ReportRetry(ctx, Retry{Attempt: 1, Reason: werr, ErrorType: staleRetry})
+				reportRetry(ctx, Retry{Attempt: 1, Reason: werr, ErrorType: staleRetry})
 				w := writes[i]
 				upd, werr = c.write(ctx, op, w.Table, w.Kind, w.Key, w.Columns, w.Changes, w.Condition)
 			}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/tablekit/tablekit/internal/retryhook"
 )
 
 // Observer sees every operation of a [Client]: its start, the retries made
@@ -68,7 +70,7 @@ type Outcome struct {
 	Failed int
 	// Retries is how many times a call of the operation was made again:
 	// the Client's retries with new table metadata and the backend's
-	// back-off retries (see [ReportRetry]). Retries inside a native SDK
+	// back-off retries (see package backend/driver). Retries inside a native SDK
 	// are not seen.
 	Retries int
 	// Err is the operation's error, nil on success.
@@ -119,16 +121,16 @@ func WithLogger(l *slog.Logger) ClientOption {
 	}
 }
 
-// ReportRetry reports a retry to the operation that ctx belongs to, if it
+// reportRetry reports a retry to the operation that ctx belongs to, if it
 // is observed (see [WithObserver] and [WithLogger]); otherwise it does
-// nothing. The Client calls it for its own retries and package
-// backend/driver for every back-off it waits, so adapters need not call it
-// themselves.
-func ReportRetry(ctx context.Context, r Retry) {
+// nothing. The Client calls it for its own retries; package backend/driver
+// reports every back-off it waits through internal/retryhook, so adapters
+// need not report anything themselves.
+func reportRetry(ctx context.Context, r Retry) {
 	if ctx == nil {
 		return
 	}
-	st, _ := ctx.Value(opStateKey{}).(*opState)
+	st, _ := ctx.Value(retryhook.Key{}).(*opState)
 	if st == nil {
 		return
 	}
@@ -177,8 +179,6 @@ func (t *telemetry) active() {
 	}
 }
 
-type opStateKey struct{}
-
 // opState is one observed operation. It is also the context the operation
 // runs with, so that one allocation carries both.
 type opState struct {
@@ -189,12 +189,17 @@ type opState struct {
 	retries atomic.Int64
 }
 
-// Value finds the operation for ReportRetry.
+// Value finds the operation for reportRetry and retryhook.Report.
 func (s *opState) Value(key any) any {
-	if key == (opStateKey{}) {
+	if key == (retryhook.Key{}) {
 		return s
 	}
 	return s.Context.Value(key)
+}
+
+// ReportBackoff implements retryhook.Reporter for backend/driver's waits.
+func (s *opState) ReportBackoff(ctx context.Context, attempt int, delay time.Duration) {
+	reportRetry(ctx, Retry{Attempt: attempt, Delay: delay})
 }
 
 // begin starts observing an operation. Without an observer or a logger it

@@ -120,7 +120,7 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 		// new metadata if the key schema (and so the bounds) still fits.
 		if m := rc.c.refresh(ctx, rc.table, rc.req.Meta); m != nil && slices.Equal(m.Key, rc.req.Meta.Key) {
 			rc.req.Meta = m
-			ReportRetry(ctx, Retry{Attempt: 1, Reason: err, ErrorType: staleRetry})
+			reportRetry(ctx, Retry{Attempt: 1, Reason: err, ErrorType: staleRetry})
 			page, err = rc.c.b.GetRange(ctx, &rc.req)
 		}
 	}

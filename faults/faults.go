@@ -338,6 +338,12 @@ func (f fault) before(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
+			// Both may be ready after a long pause of this goroutine,
+			// and select then picks either: a deadline that passed
+			// during the wait still fails the call.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
 	}
 	return f.err

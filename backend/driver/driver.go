@@ -16,6 +16,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/internal/par"
+	"github.com/tablekit/tablekit/internal/retryhook"
 	"github.com/tablekit/tablekit/internal/stale"
 )
 
@@ -97,18 +98,18 @@ func (b Backoff) Delay(n int) time.Duration {
 
 // Wait sleeps Delay(n), or less when ctx ends first, and then returns
 // ctx's error, if any. It reports retry attempt n+1 to the operation of
-// ctx (tablekit.ReportRetry), for the program's telemetry and log.
+// ctx (through internal/retryhook), for the program's telemetry and log.
 func (b Backoff) Wait(ctx context.Context, n int) error {
 	d := b.Delay(n)
-	tablekit.ReportRetry(ctx, tablekit.Retry{Attempt: n + 1, Delay: d})
+	retryhook.Report(ctx, n+1, d)
 	return sleep(ctx, d)
 }
 
 // Sleep is the back-off before a retry: it waits d, or until ctx ends, and
 // returns ctx's error if it ended. Like Wait, it reports the retry to the
-// operation of ctx (tablekit.ReportRetry, with Attempt 0: not counted).
+// operation of ctx (through internal/retryhook, with Attempt 0: not counted).
 func Sleep(ctx context.Context, d time.Duration) error {
-	tablekit.ReportRetry(ctx, tablekit.Retry{Delay: d})
+	retryhook.Report(ctx, 0, d)
 	return sleep(ctx, d)
 }
 
