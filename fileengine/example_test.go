@@ -53,5 +53,5 @@ func Example() {
 	}
 	name, _ := row.Get("name")
 	fmt.Println(found, name)
-	// Output: true String("Ada")
+	// Output: true Ada
 }

@@ -62,6 +62,6 @@ func Example() {
 	var oe *tablestore.OtsError
 	fmt.Println(errors.Is(err, tablekit.ErrConditionFailed), errors.As(err, &oe) && oe.Code == "OTSConditionCheckFail")
 	// Output:
-	// true String("Ada") Integer(1)
+	// true Ada 1
 	// true true
 }

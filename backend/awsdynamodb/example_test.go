@@ -63,8 +63,8 @@ func Example() {
 	shards, nativeTTL, _ := be.TableLayout(ctx, name)
 	fmt.Println("shards:", shards, "native TTL:", nativeTTL)
 	// Output:
-	// (customer=String("c1"), id=Integer(6)) Integer(400)
-	// (customer=String("c1"), id=Integer(8)) Integer(200)
-	// (customer=String("c1"), id=Integer(10)) Integer(0)
+	// (customer=String("c1"), id=Integer(6)) 400
+	// (customer=String("c1"), id=Integer(8)) 200
+	// (customer=String("c1"), id=Integer(10)) 0
 	// shards: 4 native TTL: false
 }

@@ -76,6 +76,6 @@ func Example() {
 		fmt.Printf("%s @ %s = %q\n", cell.Column, cell.Timestamp.Time().UTC().Format(time.RFC3339), cell.Value)
 	}
 	// Output:
-	// incremented: Integer(1300)
+	// incremented: 1300
 	// c:amount @ 2016-07-20T00:00:00Z = "i1300"
 }
