@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"iter"
 	"slices"
+	"sync"
 )
 
 // RangeResult is one answer of GetRange: at most Limit rows (and at most
@@ -30,74 +31,109 @@ type rangeCursor struct {
 	done    bool
 	lastKey PrimaryKey
 	opts    readOptions // what the cursor was made with (here to share its allocation)
+	page    scanPage    // Scan's per-page state (scan.go)
+
+	// keys holds the cursor's copies of start and end (with clone), so
+	// that they share the cursor's allocation.
+	keys [2 * MaxKeyColumns]KeyPart
 }
 
-// newCursor validates a range read and returns its cursor. With clone, the
-// cursor keeps copies of start and end (an iterator outlives the call that
-// made it); a single GetRange call needs none.
+// newCursor validates a range read and returns its cursor, which the
+// caller releases when the read is over. With clone, the cursor keeps
+// copies of start and end (an iterator outlives the call that made it); a
+// single GetRange call needs none.
 func (t *Table) newCursor(ctx context.Context, start, end PrimaryKey, opts []RangeOption, clone bool) (*rangeCursor, *readOptions, error) {
 	m, err := t.c.tableMeta(ctx, t.name)
 	if err != nil {
 		return nil, nil, err
 	}
-	cur := &rangeCursor{c: t.c, table: t.name}
-	o := &cur.opts
+	cur := cursorPool.Get().(*rangeCursor)
+	fn := cur.page.fn
+	*cur = rangeCursor{c: t.c, table: t.name}
+	cur.page.fn = fn // bound to cur.page: still this cursor's
+	if err := cur.init(m, start, end, opts, clone); err != nil {
+		cur.release()
+		return nil, nil, err
+	}
+	return cur, &cur.opts, nil
+}
+
+// cursorPool holds released cursors: a range read, Scan's above all,
+// should not cost the garbage collector a cursor per call.
+var cursorPool = sync.Pool{New: func() any { return new(rangeCursor) }}
+
+// release clears rc of everything it refers to and returns it to the pool.
+// Neither rc nor the options newCursor returned may be used after.
+func (rc *rangeCursor) release() {
+	fn := rc.page.fn
+	*rc = rangeCursor{}
+	rc.page.fn = fn
+	cursorPool.Put(rc)
+}
+
+// init is newCursor's validation, for table m.
+func (rc *rangeCursor) init(m *TableMeta, start, end PrimaryKey, opts []RangeOption, clone bool) error {
+	o := &rc.opts
 	for _, opt := range opts {
 		if opt != nil {
 			opt.applyRange(o)
 		}
 	}
 	if err := checkKey(m, start, true); err != nil {
-		return nil, nil, err
+		return err
 	}
 	if err := checkKey(m, end, true); err != nil {
-		return nil, nil, err
+		return err
 	}
 	c := CompareKeys(start, end)
 	if !o.backward && c >= 0 {
-		return nil, nil, invalid("forward range needs start %v below end %v", start, end)
+		return invalid("forward range needs start %v below end %v", start, end)
 	}
 	if o.backward && c <= 0 {
-		return nil, nil, invalid("backward range needs start %v above end %v", start, end)
+		return invalid("backward range needs start %v above end %v", start, end)
 	}
 	if o.limit < 0 {
-		return nil, nil, invalid("Limit %d must be at least 1", o.limit)
+		return invalid("Limit %d must be at least 1", o.limit)
 	}
 	if o.pageSize < 0 || o.pageSize > MaxPageRows {
-		return nil, nil, invalid("PageSize %d must be 1-%d", o.pageSize, MaxPageRows)
+		return invalid("PageSize %d must be 1-%d", o.pageSize, MaxPageRows)
 	}
 	spec, verr := resolveRead(m, o)
 	if verr != nil {
-		return nil, nil, verr
+		return verr
 	}
 	if clone {
-		start, end = start.Clone(), end.Clone()
+		// checkKey bounded both keys by MaxKeyColumns.
+		n := copy(rc.keys[:], start)
+		start = rc.keys[:n:n]
+		k := copy(rc.keys[n:], end)
+		end = rc.keys[n : n+k : n+k]
 	}
-	cur.req = GetRangeRequest{Meta: m, Start: start, End: end, Backward: o.backward, Read: spec}
+	rc.req = GetRangeRequest{Meta: m, Start: start, End: end, Backward: o.backward, Read: spec}
 	if o.token != nil {
 		tk, err := decodeCanonicalToken(o.token)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		if tk.table != t.name || tk.backward != o.backward {
-			return nil, nil, invalid("resume token belongs to another table or direction")
+		if tk.table != rc.table || tk.backward != o.backward {
+			return invalid("resume token belongs to another table or direction")
 		}
 		if err := checkKey(m, tk.key, false); err != nil {
-			return nil, nil, invalid("resume token does not match the table's key schema")
+			return invalid("resume token does not match the table's key schema")
 		}
 		inRange := CompareKeys(tk.key, start) >= 0 && CompareKeys(tk.key, end) < 0
 		if o.backward {
 			inRange = CompareKeys(tk.key, start) <= 0 && CompareKeys(tk.key, end) > 0
 		}
 		if !inRange {
-			return nil, nil, invalid("resume token key %v lies outside the range", tk.key)
+			return invalid("resume token key %v lies outside the range", tk.key)
 		}
-		cur.req.Start = tk.key
+		rc.req.Start = tk.key
 		if tk.exclusive {
-			cur.skip = tk.key
+			rc.skip = tk.key
 		}
 	}
-	return cur, o, nil
+	return nil
 }
 
 // next fetches one backend page of at most want rows and returns its rows
@@ -168,6 +204,7 @@ func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...Ran
 	if err != nil {
 		return RangeResult{}, annotate(err, op, t.name)
 	}
+	defer cur.release()
 	want := MaxPageRows
 	if o.limit > 0 {
 		want = min(o.limit, MaxPageRows)
@@ -219,6 +256,7 @@ func (t *Table) Rows(ctx context.Context, start, end PrimaryKey, opts ...RangeOp
 			yield(Row{}, annotate(err, "GetRange", t.name))
 			return
 		}
+		defer cur.release()
 		page, remaining := o.streamSizes()
 		for !cur.done && remaining > 0 {
 			rows, err := cur.next(ctx, min(page, remaining))

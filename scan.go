@@ -18,9 +18,11 @@ type RangeScanner interface {
 	// fn instead of returning them. The Row fn gets, its key and its cells
 	// are lent for the call only: fn must neither modify nor keep them,
 	// since the backend may reuse them for the next row. When fn returns
-	// false, ScanRange returns at once, with a nil Next. next is the
-	// caller's, as a GetRangeResponse's Next is.
-	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(*Row) bool) (next PrimaryKey, err error)
+	// false, ScanRange returns at once, with a nil Next. next may be lent
+	// too: the caller keeps it (as the next page's start) but never
+	// modifies it, so a backend may return a key it stores and never
+	// changes.
+	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(Row) bool) (next PrimaryKey, err error)
 }
 
 // Scan streams the rows of a range as [Table.Rows] does (same options,
@@ -52,7 +54,7 @@ func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOp
 		rows := t.Rows(ctx, start, end, opts...)
 		return func(yield func(Row, error) bool) {
 			for r, err := range rows {
-				if !yieldScanned(yield, &r, err) {
+				if !yieldScanned(yield, r, err) {
 					return
 				}
 			}
@@ -67,6 +69,7 @@ func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOp
 			yield(Row{}, annotate(err, "GetRange", t.name))
 			return
 		}
+		defer cur.release()
 		page, remaining := o.streamSizes()
 		for !cur.done && remaining > 0 {
 			n, stop, err := cur.scan(ctx, s, min(page, remaining), yield)
@@ -82,6 +85,50 @@ func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOp
 	}
 }
 
+// scanPage is the state of the page a RangeScanner is showing: the
+// cursor holds it, with its row callback made once, so that a page costs
+// no allocation.
+type scanPage struct {
+	rc    *rangeCursor
+	ctx   context.Context
+	yield func(Row, error) bool
+	fn    func(Row) bool // pass, bound to this page state
+	want  int            // rows the page passes on at most
+	n     int            // rows passed on
+	skip  PrimaryKey     // the resume key, dropped if it comes first
+	more  bool           // the page ended on a row past want: the next page starts at it
+	stop  bool           // yield or ctx ended the loop
+}
+
+// pass is the RangeScanner's callback: it drops the resume key, stops one
+// row past want (the next page starts there) and yields the rest.
+func (p *scanPage) pass(r Row) bool {
+	if p.skip != nil {
+		k := p.skip
+		p.skip = nil
+		if CompareKeys(r.Key, k) == 0 {
+			return true
+		}
+	}
+	if p.n == p.want {
+		// One row more than wanted (the resume key was gone): the next page
+		// starts at it. The backend lends the key; the cursor keeps it.
+		p.rc.req.Start, p.more = r.Key.Clone(), true
+		return false
+	}
+	if err := p.ctx.Err(); err != nil {
+		p.yield(Row{}, err)
+		p.stop = true
+		return false
+	}
+	p.n++
+	if !yieldScanned(p.yield, r, nil) {
+		p.stop = true
+		return false
+	}
+	return true
+}
+
 // scan is next for a RangeScanner: it passes at most want rows of one
 // backend page to yield and returns how many it passed, and stop when
 // yield or ctx ended the loop (ctx's error then was yielded).
@@ -95,43 +142,23 @@ func (rc *rangeCursor) scan(ctx context.Context, s RangeScanner, want int, yield
 	}
 	rc.req.Limit = limit
 	rc.req.Now = rc.c.now()
-	skip, more := rc.skip, false
-	fn := func(r *Row) bool {
-		if skip != nil {
-			k := skip
-			skip = nil
-			if CompareKeys(r.Key, k) == 0 {
-				return true
-			}
-		}
-		if n == want {
-			// One row more than wanted (the resume key was gone): the next
-			// page starts at it.
-			rc.req.Start, more = r.Key.Clone(), true
-			return false
-		}
-		if err := ctx.Err(); err != nil {
-			yield(Row{}, err)
-			stop = true
-			return false
-		}
-		n++
-		if !yieldScanned(yield, r, nil) {
-			stop = true
-			return false
-		}
-		return true
+	p := &rc.page
+	if p.fn == nil {
+		p.fn = p.pass // once per cursor: a method value is an allocation
 	}
-	next, err := s.ScanRange(ctx, &rc.req, fn)
-	if err != nil && n == 0 && !stop && isStale(err) && ctx.Err() == nil {
+	*p = scanPage{rc: rc, fn: p.fn, ctx: ctx, yield: yield, want: want, skip: rc.skip}
+	next, err := s.ScanRange(ctx, &rc.req, p.fn)
+	if err != nil && p.n == 0 && !p.stop && isStale(err) && ctx.Err() == nil {
 		// As in next: go on with the table's new metadata if the key schema
 		// still fits.
 		if m := rc.c.refresh(ctx, rc.table, rc.req.Meta); m != nil && slices.Equal(m.Key, rc.req.Meta.Key) {
 			rc.req.Meta = m
-			skip = rc.skip
-			next, err = s.ScanRange(ctx, &rc.req, fn)
+			p.skip = rc.skip
+			next, err = s.ScanRange(ctx, &rc.req, p.fn)
 		}
 	}
+	n, stop = p.n, p.stop
+	p.ctx, p.yield = nil, nil // the loop's, not the cursor's
 	if stop {
 		return n, true, nil
 	}
@@ -140,7 +167,7 @@ func (rc *rangeCursor) scan(ctx context.Context, s RangeScanner, want int, yield
 	}
 	rc.skip = nil
 	switch {
-	case more:
+	case p.more:
 	case next == nil:
 		rc.done = true
 	default:
@@ -156,9 +183,9 @@ const ScanPoison = "tablekit: Row used after its Scan iteration"
 
 // yieldScanned yields r (and err). In a checking build it yields a copy
 // and poisons the copy once yield returns.
-func yieldScanned(yield func(Row, error) bool, r *Row, err error) bool {
+func yieldScanned(yield func(Row, error) bool, r Row, err error) bool {
 	if !scanCheck || err != nil {
-		return yield(*r, err)
+		return yield(r, err)
 	}
 	c := r.Clone()
 	ok := yield(c, nil)

@@ -136,6 +136,7 @@ func benchSetup(b *testing.B) {
 		for i := 0; i < benchRows; i++ {
 			k := benchKey(i)
 			ent := &entry{key: k, row: rowmodel.Row{Cells: []tablekit.Column{{Name: "v", Value: tablekit.Integer(int64(i)), Version: benchNow}}}}
+			ent.seal()
 			ek := string(keycodec.Encode(k))
 			benchBare.Set(ek, ent)
 			benchTable.rows.Set(ek, ent)
@@ -479,7 +480,7 @@ func BenchmarkLocalRange100(b *testing.B) {
 		side{name: "enginescan", op: func(i int) {
 			sreq.Start = benchStarts[pick(sideEngineScan, i)]
 			n := 0
-			if _, err := benchEngine.ScanRange(ctx, sreq, func(r *tablekit.Row) bool { n += len(r.Columns); return true }); err != nil || n != 100 {
+			if _, err := benchEngine.ScanRange(ctx, sreq, func(r tablekit.Row) bool { n += len(r.Columns); return true }); err != nil || n != 100 {
 				b.Fatal(n, err)
 			}
 		}},

@@ -97,9 +97,13 @@ type table struct {
 // place: a write stores a new entry, so a reader may keep one after
 // unlocking.
 type entry struct {
-	key tablekit.PrimaryKey
-	row rowmodel.Row
+	key   tablekit.PrimaryKey
+	row   rowmodel.Row
+	shape rowmodel.Shape // of row.Cells; set by seal, before the entry is stored
 }
+
+// seal completes an entry before it is stored.
+func (ent *entry) seal() { ent.shape = rowmodel.ShapeOf(ent.row.Cells) }
 
 var (
 	_ tablekit.Backend      = (*Engine)(nil)
@@ -300,12 +304,12 @@ func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(
 
 // rangeScratch is what one GetRange collects: the entries of the rows it
 // returns and their number of cells; and the walk's working memory.
-// ScanRange keeps its reused row in it too.
+// ScanRange keeps the cells it copies in it too.
 type rangeScratch struct {
 	ents  []*entry
 	cells int
 	batch []*entry
-	row   tablekit.Row
+	cbuf  []tablekit.Column // ScanRange's cells, when it cannot lend the stored ones
 	opts  tablekit.TableOptions
 	sbuf  [128]byte // the encoded bounds; the map keeps no pivot
 	ebuf  [128]byte
@@ -350,9 +354,8 @@ func (sc *rangeScratch) page(req *tablekit.GetRangeRequest, opts tablekit.TableO
 func (sc *rangeScratch) release() {
 	clear(sc.ents)
 	clear(sc.batch)
-	clear(sc.row.Columns[:cap(sc.row.Columns)])
-	sc.ents, sc.cells, sc.batch = sc.ents[:0], 0, sc.batch[:0]
-	sc.row.Key, sc.row.Columns = nil, sc.row.Columns[:0]
+	clear(sc.cbuf[:cap(sc.cbuf)])
+	sc.ents, sc.cells, sc.batch, sc.cbuf = sc.ents[:0], 0, sc.batch[:0], sc.cbuf[:0]
 	scratchPool.Put(sc)
 }
 
@@ -416,6 +419,7 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 		}
 		return res, nil
 	}
+	ent.seal()
 	t.rows.Set(stored, ent)
 	return res, nil
 }

