@@ -7,7 +7,8 @@ package awsdynamodb_test
 // BenchmarkPoint compares the adapter (through tablekit.Client) with the raw
 // SDK doing the same work on a plain table (pk S, sk N) holding the same
 // rows: a 1 KB row (10 String columns of 100 bytes) written with one
-// PutItem, read with one consistent GetItem, and the 100 rows of one
+// PutItem, one of its columns updated with one UpdateItem, read with one
+// consistent GetItem, and the 100 rows of one
 // partition key read with one consistent Query (no Limit: one page). It
 // reports the mean time of each side, their ratio ("ratio") and the ratio
 // of the medians ("p50-ratio"); the package doc has figures and how they
@@ -179,6 +180,27 @@ func BenchmarkPoint(b *testing.B) {
 			}
 		}, func(i int) {
 			if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(raw), Item: benchItem("part", i%n)}); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("Update", func(b *testing.B) {
+		// One column of an existing row: UpdateRow with one Put against one
+		// UpdateItem SET.
+		pair(b, func(i int) {
+			if _, err := tbl.UpdateRow(ctx, key(i), []tablekit.Change{tablekit.Put("field3", tablekit.String(benchValue(i)))}); err != nil {
+				b.Fatal(err)
+			}
+		}, func(i int) {
+			if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName: aws.String(raw),
+				Key: map[string]types.AttributeValue{
+					"pk": &types.AttributeValueMemberS{Value: "part"},
+					"sk": &types.AttributeValueMemberN{Value: strconv.Itoa(i % n)},
+				},
+				UpdateExpression:          aws.String("SET field3 = :v"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: benchValue(i)}},
+			}); err != nil {
 				b.Fatal(err)
 			}
 		})
