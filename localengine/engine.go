@@ -21,7 +21,8 @@
 //
 // It keeps no part of a request: a stored row's key and cells are copies.
 // Everything it returns is the caller's: rows, key parts and cells are new
-// slices, sharing only immutable strings with the store. Its metadata is
+// slices, sharing only immutable strings with the store (except what
+// ScanRange lends, read-only, as tablekit.RangeScanner allows). Its metadata is
 // authoritative: a request built from a table since deleted and created
 // again is refused as stale (the Client then retries against the new
 // table), and writes use the table's current options, never the request's
@@ -46,9 +47,13 @@
 //     allocations: the page, its rows, all their key parts (and Next's)
 //     and all their cells, each row a capped window of them.
 //   - The engine implements tablekit.RangeScanner, so tablekit.Table.Scan
-//     reads a range without copying it out: each row's cells go into one
-//     buffer reused from row to row, its key is the stored (immutable)
-//     one, and a row costs no allocation.
+//     reads a range without copying it out: a row's key is the stored
+//     (immutable) one, and so are its cells when the read returns them as
+//     stored (no time range or projection, nothing expired or hidden by
+//     MaxVersions: each entry keeps its rowmodel.Shape, so this is decided
+//     without reading the cells); otherwise they go into one buffer reused
+//     from row to row. A Scan costs no allocation per row, nor per page
+//     (the cursor and the engine's scratch space come from pools).
 //   - Visibility (TTL, the table's MaxVersions) and the read's selection
 //     (time range, MaxVersions) are one pass over a row's cells.
 //
