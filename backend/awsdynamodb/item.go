@@ -30,6 +30,7 @@ const (
 	attrText     = ".c" // S, every column with no Binary version
 	attrBinary   = ".b" // B, every column with a Binary version
 	attrGen      = ".g" // N, the options generation the row was written under
+	attrUpdates  = ".u" // N, one-call updates since the item was last written whole
 )
 
 // expiryMargin (seconds) is added to the expiry attribute .x: DynamoDB's
@@ -306,6 +307,7 @@ func appendRow(dst []tablekit.Column, item map[string]types.AttributeValue) (row
 	}
 	start := len(dst)
 	parts := 0 // attributes holding cells; each is in stored order itself
+	var overlays []tablekit.Column
 	for name, av := range item {
 		switch name {
 		case attrMarker:
@@ -334,10 +336,16 @@ func appendRow(dst []tablekit.Column, item map[string]types.AttributeValue) (row
 				return r, fmt.Errorf("attribute %q: %w (generation %q)", name, errCorrupt, n.Value)
 			}
 			continue
-		case attrShard, attrKey, attrRevision, attrExpiry:
+		case attrShard, attrKey, attrRevision, attrExpiry, attrUpdates:
 			continue
 		default:
-			err = fmt.Errorf("%w (not an attribute of the layout)", errCorrupt)
+			// An overlay cell (fastwrite.go), or not an attribute of the layout.
+			var c tablekit.Column
+			if c, err = decodeOverlay(name, av); err != nil {
+				return r, fmt.Errorf("attribute %q: %w (not an attribute of the layout)", name, errCorrupt)
+			}
+			overlays = append(overlays, c)
+			continue
 		}
 		if err != nil {
 			return r, fmt.Errorf("attribute %q: %w", name, err)
@@ -352,6 +360,9 @@ func appendRow(dst []tablekit.Column, item map[string]types.AttributeValue) (row
 				return r, fmt.Errorf("%w: column %q has version %d twice", errCorrupt, a.Name, a.Version)
 			}
 		}
+	}
+	if overlays != nil {
+		r.Cells = mergeOverlays(r.Cells, overlays)
 	}
 	return r, nil
 }

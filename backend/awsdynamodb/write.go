@@ -38,7 +38,7 @@ func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tableki
 		return nil, err
 	}
 	if !direct(w) {
-		return b.occ(ctx, w, t)
+		return b.write(ctx, w, t)
 	}
 	wr, err := directRequest(w, t)
 	if err != nil {
@@ -96,6 +96,18 @@ func directRequest(w *tablekit.WriteRequest, t target) (types.WriteRequest, erro
 	return types.WriteRequest{PutRequest: &types.PutRequest{Item: enc.item}}, nil
 }
 
+// write applies a write that is not direct: in one conditional call when
+// it can (fastwrite.go), else, or when that call's condition fails, with
+// optimistic concurrency.
+func (b *Backend) write(ctx context.Context, w *tablekit.WriteRequest, t target) (*tablekit.UpdateResult, error) {
+	if fastUpdate(w) || fastPutOrDelete(w) {
+		if res, done, err := b.fastWrite(ctx, w, t); done {
+			return res, err
+		}
+	}
+	return b.occ(ctx, w, t)
+}
+
 // occ applies w with optimistic concurrency: read the item consistently,
 // compute the new row with rowmodel.Apply (condition, versions, TTL,
 // increments, and the refusal of a row written under a newer options
@@ -137,9 +149,17 @@ func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (
 			cond = "attribute_not_exists(#r)"
 			names["#r"] = attrRevision
 		default:
-			cond = "#r = :r"
-			names["#r"] = attrRevision
+			// The revision, and the count of one-call updates since (none
+			// when the item has no .u): either changes with every write.
+			cond = "#r = :r AND "
+			names["#r"], names["#u"] = attrRevision, attrUpdates
 			vals[":r"] = rev
+			if u, ok := got.Item[attrUpdates]; ok {
+				cond += "#u = :u"
+				vals[":u"] = u
+			} else {
+				cond += "attribute_not_exists(#u)"
+			}
 		}
 		if len(vals) == 0 {
 			vals = nil
@@ -231,7 +251,7 @@ func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 	err := driver.Parallel(ctx, len(tasks), b.opts.concurrency, func(ctx context.Context, j int) error {
 		tk := tasks[j]
 		if tk.occ >= 0 {
-			out[tk.occ].Update, out[tk.occ].Err = b.occ(ctx, reqs[tk.occ], targets[tk.occ])
+			out[tk.occ].Update, out[tk.occ].Err = b.write(ctx, reqs[tk.occ], targets[tk.occ])
 			return nil
 		}
 		failed, err := b.batchWrite(ctx, tk.native, tk.items)
