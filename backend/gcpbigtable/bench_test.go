@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"cloud.google.com/go/bigtable"
 	"cloud.google.com/go/bigtable/bttest"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/gcpbigtable"
@@ -70,6 +73,7 @@ const (
 
 var bench struct {
 	once sync.Once
+	rpcs atomic.Int64 // every RPC either side made (see countRPCs)
 	err  error
 	srv  *bttest.Server
 	b    *gcpbigtable.Backend
@@ -130,7 +134,7 @@ func setupBench(b *testing.B) {
 			return
 		}
 		bench.srv = srv
-		cfg := gcpbigtable.Options{Project: "proj", Instance: "inst", GC: gcpbigtable.GCOff, ClientOptions: emulatorOptions(srv)}
+		cfg := gcpbigtable.Options{Project: "proj", Instance: "inst", GC: gcpbigtable.GCOff, ClientOptions: append(emulatorOptions(srv), countRPCs(&bench.rpcs)...)}
 		cfg.ClientConfig.MetricsProvider = bigtable.NoopMetricsProvider{}
 		bench.b, err = gcpbigtable.Open(ctx, &cfg)
 		if err != nil {
@@ -185,32 +189,49 @@ func setupBench(b *testing.B) {
 	}
 }
 
+// countRPCs is a client option that counts every RPC, unary or streaming,
+// in n.
+func countRPCs(n *atomic.Int64) []option.ClientOption {
+	return []option.ClientOption{option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		n.Add(1)
+		return invoker(ctx, method, req, reply, cc, opts...)
+	})), option.WithGRPCDialOption(grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		n.Add(1)
+		return streamer(ctx, desc, cc, method, opts...)
+	}))}
+}
+
 // pair runs the adapter's and the raw client's version of one operation
 // alternately (the order flips every iteration), so both see the same
 // machine noise, and reports each side's wall time per op, their ratio
 // tablekit/raw, and the ratio of the process CPU time each side used,
 // cpu-tk/raw (bttest runs in this process, so that includes the server's
-// work). The benchmark's own ns/op is the time of one of each.
+// work), and the RPCs each side made per op (tk-rpcs/op, raw-rpcs/op).
+// The benchmark's own ns/op is the time of one of each.
 func pair(b *testing.B, tk, raw func(i int) error) {
 	var tkd, rawd, tkc, rawc time.Duration
+	var tkn, rawn int64
 	i := 0
 	for b.Loop() {
 		for side := range 2 {
-			f, d, c := tk, &tkd, &tkc
+			f, d, c, n := tk, &tkd, &tkc, &tkn
 			if (i+side)%2 == 1 {
-				f, d, c = raw, &rawd, &rawc
+				f, d, c, n = raw, &rawd, &rawc, &rawn
 			}
-			c0, t0 := processCPU(), time.Now()
+			r0, c0, t0 := bench.rpcs.Load(), processCPU(), time.Now()
 			if err := f(i); err != nil {
 				b.Fatal(err)
 			}
 			*d += time.Since(t0)
 			*c += processCPU() - c0
+			*n += bench.rpcs.Load() - r0
 		}
 		i++
 	}
 	b.ReportMetric(float64(tkd.Nanoseconds())/float64(i), "tablekit-ns/op")
 	b.ReportMetric(float64(rawd.Nanoseconds())/float64(i), "raw-ns/op")
+	b.ReportMetric(float64(tkn)/float64(i), "tk-rpcs/op")
+	b.ReportMetric(float64(rawn)/float64(i), "raw-rpcs/op")
 	b.ReportMetric(float64(tkd)/float64(rawd), "tablekit/raw")
 	if rawc > 0 {
 		b.ReportMetric(float64(tkc)/float64(rawc), "cpu-tk/raw")
@@ -323,4 +344,95 @@ func BenchmarkBatchWrite1000(b *testing.B) {
 		pair(b, tk, func(int) error { return rawBatch1000(ctx, benchBatch/tablekit.MaxBatchWrite) })
 	})
 	b.Run("vs1x1000", func(b *testing.B) { pair(b, tk, func(int) error { return rawBatch1000(ctx, 1) }) })
+}
+
+// rawFields is the raw client's read of the newest version of fields, as
+// the YCSB raw binding (ycsb/raw_bigtable.go) reads them: a qualifier
+// regex and LatestN(1).
+func rawFields(fields []string) bigtable.ReadOption {
+	return bigtable.RowFilter(bigtable.ChainFilters(
+		bigtable.ColumnFilter("^(?:"+strings.Join(fields, "|")+")$"),
+		bigtable.LatestNFilter(1)))
+}
+
+// BenchmarkPointReadProjected is YCSB's read: GetRow projected on every
+// field (/all, readallfields=true, which go-ycsb sends as the list of all
+// ten names) or on one (/one), against the raw client reading the same
+// qualifiers with a regex and LatestN(1).
+func BenchmarkPointReadProjected(b *testing.B) {
+	setupBench(b)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		fields []string
+	}{{"all", bench.names}, {"one", bench.names[3:4]}} {
+		b.Run(tc.name, func(b *testing.B) {
+			cols, rawF := tablekit.Columns(tc.fields...), rawFields(tc.fields)
+			pair(b, func(i int) error {
+				r, found, err := bench.tbl.GetRow(ctx, bench.readKeys[i%benchPreload], cols)
+				if err == nil && (!found || len(r.Columns) != len(tc.fields)) {
+					err = fmt.Errorf("row %d: found %v, %d columns", i, found, len(r.Columns))
+				}
+				return err
+			}, func(i int) error {
+				r, err := bench.raw.ReadRow(ctx, bench.readRaw[i%benchPreload], rawF)
+				if err == nil && len(r["c"]) != len(tc.fields) {
+					err = fmt.Errorf("row %d has %d cells", i, len(r["c"]))
+				}
+				return err
+			})
+		})
+	}
+}
+
+// BenchmarkUpdate is YCSB's update: UpdateRow with a Put of each of the
+// ten fields (a blind write: one MutateRow that also sets m:rev) against
+// one raw MutateRow setting the ten cells.
+func BenchmarkUpdate(b *testing.B) {
+	setupBench(b)
+	ctx := context.Background()
+	changes := make([]tablekit.Change, len(bench.cols))
+	for i, c := range bench.cols {
+		changes[i] = tablekit.Put(c.Name, c.Value)
+	}
+	pair(b, func(i int) error {
+		_, err := bench.tbl.UpdateRow(ctx, bench.writeKeys[i%benchWrites], changes)
+		return err
+	}, func(i int) error {
+		m := bigtable.NewMutation()
+		ts := bigtable.Now().TruncateToMilliseconds()
+		for _, name := range bench.names {
+			v := make([]byte, 1+len(benchValue))
+			v[0] = 's'
+			copy(v[1:], benchValue)
+			m.Set("c", name, ts, v)
+		}
+		return bench.raw.Apply(ctx, bench.writeRaw[i%benchWrites], m)
+	})
+}
+
+// BenchmarkRange100Projected is YCSB's scan: a 100-row GetRange projected
+// on every field against a raw ReadRows of 100 rows with the regex and
+// LatestN(1).
+func BenchmarkRange100Projected(b *testing.B) {
+	setupBench(b)
+	ctx := context.Background()
+	cols, rawF := tablekit.Columns(bench.names...), rawFields(bench.names)
+	pair(b, func(i int) error {
+		res, err := bench.tbl.GetRange(ctx, bench.readKeys[(i*37)%(benchPreload-100)], bench.endKey, tablekit.Limit(100), cols)
+		if err == nil && len(res.Rows) != 100 {
+			err = fmt.Errorf("%d rows", len(res.Rows))
+		}
+		return err
+	}, func(i int) error {
+		n := 0
+		err := bench.raw.ReadRows(ctx, bigtable.NewRange(bench.readRaw[(i*37)%(benchPreload-100)], bench.endRaw), func(r bigtable.Row) bool {
+			n++
+			return true
+		}, bigtable.LimitRows(100), rawF)
+		if err == nil && n != 100 {
+			err = fmt.Errorf("%d rows", n)
+		}
+		return err
+	})
 }
