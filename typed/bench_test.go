@@ -2,6 +2,8 @@ package typed_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -169,4 +171,62 @@ func BenchmarkUnmarshal(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkGetRowInterleaved makes one hand-built and one typed GetRow
+// per iteration, alternating which goes first, and reports the median of
+// each and their ratio: on a shared machine the ratio then compares calls
+// made under the same load.
+//
+//	go test -run '^$' -bench GetRowInterleaved -count 6 -benchtime 50000x ./typed/
+func BenchmarkGetRowInterleaved(b *testing.B) {
+	ctx := context.Background()
+	tbl := benchTable(b)
+	t := typed.Of[bench10](tbl)
+	v := benchValue
+	if err := t.Put(ctx, &v); err != nil {
+		b.Fatal(err)
+	}
+	key := tablekit.Key("id", tablekit.String(benchValue.ID)).Add("seq", tablekit.Integer(benchValue.Seq))
+	calls := [2]func() error{
+		func() error {
+			got, err := handGet(ctx, tbl, key)
+			if err == nil && got.Name != "click" {
+				err = fmt.Errorf("hand: %+v", got)
+			}
+			return err
+		},
+		func() error {
+			got, _, err := t.Get(ctx, key)
+			if err == nil && got.Name != "click" {
+				err = fmt.Errorf("typed: %+v", got)
+			}
+			return err
+		},
+	}
+	var d [2][]time.Duration
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		for k := range 2 {
+			c := (i + k) % 2
+			t0 := time.Now()
+			if err := calls[c](); err != nil {
+				b.Fatal(err)
+			}
+			d[c] = append(d[c], time.Since(t0))
+		}
+	}
+	hand, typ := median(d[0]), median(d[1])
+	b.ReportMetric(float64(hand.Nanoseconds()), "hand-p50-ns")
+	b.ReportMetric(float64(typ.Nanoseconds()), "typed-p50-ns")
+	b.ReportMetric(float64(typ)/float64(hand), "ratio")
+}
+
+func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return d[len(d)/2]
 }

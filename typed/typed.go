@@ -38,20 +38,30 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tablekit/tablekit"
 )
 
 // field is one mapped struct field.
 type field struct {
-	index     []int
+	index []int
+	// offset is the field's offset from the start of the outermost struct
+	// (embedded structs are values, so the offsets along index add up):
+	// decode writes through it without walking index per call.
+	offset    uintptr
 	name      string // Go field name, for messages
 	column    string
 	key       bool
 	omitEmpty bool
 	typ       reflect.Type
 	kind      fieldKind
-	ptr       bool // typ is a pointer to the mapped type
+	ptr       bool          // typ is a pointer to the mapped type
+	want      tablekit.Type // the stored type the field reads (wantType)
+	size      uintptr       // typ.Size()
+	// arr is [1]typ for the Text and Binary kinds: a view of the field
+	// that reflect.Copy can fill (see decodeUnmarshaler).
+	arr reflect.Type
 }
 
 type fieldKind uint8
@@ -96,7 +106,7 @@ func infoOf(t reflect.Type) *structInfo {
 		return v.(*structInfo)
 	}
 	si := &structInfo{}
-	si.err = collect(t, nil, si)
+	si.err = collect(t, nil, 0, si)
 	slices.SortStableFunc(si.attrs, func(a, b field) int { return strings.Compare(a.column, b.column) })
 	for i := 1; i < len(si.attrs) && si.err == nil; i++ {
 		if si.attrs[i].column == si.attrs[i-1].column {
@@ -137,7 +147,7 @@ func classify(t reflect.Type) fieldKind {
 	return 0
 }
 
-func collect(t reflect.Type, index []int, si *structInfo) error {
+func collect(t reflect.Type, index []int, offset uintptr, si *structInfo) error {
 	if t.Kind() != reflect.Struct {
 		return invalid("typed: %v is not a struct", t)
 	}
@@ -152,7 +162,7 @@ func collect(t reflect.Type, index []int, si *structInfo) error {
 		if sf.Anonymous && name == "" {
 			et := sf.Type
 			if et.Kind() == reflect.Struct && classify(et) == 0 {
-				if err := collect(et, idx, si); err != nil {
+				if err := collect(et, idx, offset+sf.Offset, si); err != nil {
 					return err
 				}
 				continue
@@ -164,7 +174,7 @@ func collect(t reflect.Type, index []int, si *structInfo) error {
 		if name == "" {
 			name = sf.Name
 		}
-		f := field{index: idx, name: sf.Name, column: name, typ: sf.Type}
+		f := field{index: idx, offset: offset + sf.Offset, name: sf.Name, column: name, typ: sf.Type}
 		for o := range strings.SplitSeq(opts, ",") {
 			switch o {
 			case "key":
@@ -183,7 +193,10 @@ func collect(t reflect.Type, index []int, si *structInfo) error {
 		if f.kind = classify(ft); f.kind == 0 {
 			return invalid("typed: field %s of %v has type %v, which tablekit does not map", sf.Name, t, sf.Type)
 		}
-		f.typ = ft
+		f.typ, f.want, f.size = ft, wantType(f.kind), ft.Size()
+		if f.kind == kindText || f.kind == kindBinary {
+			f.arr = reflect.ArrayOf(1, ft)
+		}
 		if f.key {
 			si.keys = append(si.keys, f)
 		} else {
@@ -273,60 +286,138 @@ func wantType(k fieldKind) tablekit.Type {
 	return tablekit.TypeBinary
 }
 
-// decode stores v into field f of struct value sv.
-func decode(f *field, sv reflect.Value, v tablekit.Value) error {
-	fv := sv.FieldByIndex(f.index)
-	if v.Type() != wantType(f.kind) {
+// decode stores v into field f of the struct at base. The metadata of
+// the field (offset, kind, width) was computed once for its type, so
+// decode writes the value in place with no reflection, except through the
+// Text and Binary unmarshalers and for a pointer field's new target.
+func decode(f *field, base unsafe.Pointer, v tablekit.Value) error {
+	if v.Type() != f.want {
 		return invalid("typed: field %s (column %q) of Go type %v cannot hold a stored %v", f.name, f.column, f.typ, v.Type())
 	}
+	p := unsafe.Add(base, f.offset)
 	if f.ptr {
-		p := reflect.New(f.typ)
-		fv.Set(p)
-		fv = p.Elem()
+		np := reflect.New(f.typ).UnsafePointer()
+		*(*unsafe.Pointer)(p) = np
+		p = np
 	}
 	switch f.kind {
 	case kindInt:
 		i, _ := v.Int()
-		if fv.OverflowInt(i) {
+		if !setInt(p, f.size, i) {
 			return invalid("typed: field %s (column %q) of Go type %v cannot hold the stored Integer %d", f.name, f.column, f.typ, i)
 		}
-		fv.SetInt(i)
 	case kindUint:
 		i, _ := v.Int()
-		if i < 0 || fv.OverflowUint(uint64(i)) {
+		if i < 0 || !setUint(p, f.size, uint64(i)) {
 			return invalid("typed: field %s (column %q) of Go type %v cannot hold the stored Integer %d", f.name, f.column, f.typ, i)
 		}
-		fv.SetUint(uint64(i))
 	case kindFloat:
 		x, _ := v.Float()
-		fv.SetFloat(x)
+		if f.size == 4 {
+			*(*float32)(p) = float32(x)
+		} else {
+			*(*float64)(p) = x
+		}
 	case kindBool:
-		b, _ := v.Bool()
-		fv.SetBool(b)
+		*(*bool)(p), _ = v.Bool()
 	case kindString:
-		s, _ := v.Str()
-		fv.SetString(s)
+		*(*string)(p), _ = v.Str()
 	case kindBytes:
-		b, _ := v.Bytes()
-		fv.SetBytes(b)
+		*(*[]byte)(p), _ = v.Bytes()
 	case kindTime:
 		i, _ := v.Int()
-		*fv.Addr().Interface().(*time.Time) = time.UnixMilli(i)
+		*(*time.Time)(p) = time.UnixMilli(i)
 	case kindDuration:
 		i, _ := v.Int()
-		fv.SetInt(int64(time.Duration(i) * time.Millisecond))
-	case kindText:
-		s, _ := v.Str()
-		if err := fv.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
-			return tablekit.WrapError(tablekit.ErrInvalidArgument, err, "typed: field %s (column %q): UnmarshalText", f.name, f.column)
-		}
-	case kindBinary:
-		b, _ := v.Bytes()
-		if err := fv.Addr().Interface().(encoding.BinaryUnmarshaler).UnmarshalBinary(b); err != nil {
-			return tablekit.WrapError(tablekit.ErrInvalidArgument, err, "typed: field %s (column %q): UnmarshalBinary", f.name, f.column)
-		}
+		*(*time.Duration)(p) = time.Duration(i) * time.Millisecond
+	case kindText, kindBinary:
+		return decodeUnmarshaler(f, p, v)
 	}
 	return nil
+}
+
+// decodeUnmarshaler runs the field's UnmarshalText or UnmarshalBinary on
+// a copy of the field and copies the result back (also after an error, so
+// the field ends as the method left it). The method, the program's code,
+// is thus never given the field's address: a struct that Table.Get
+// decodes can live on Get's stack.
+func decodeUnmarshaler(f *field, p unsafe.Pointer, v tablekit.Value) error {
+	tmp := reflect.New(f.typ)
+	field := reflect.NewAt(f.arr, p).Elem()
+	view := reflect.NewAt(f.arr, tmp.UnsafePointer()).Elem()
+	reflect.Copy(view, field)
+	var err error
+	if f.kind == kindText {
+		s, _ := v.Str()
+		if err = tmp.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+			err = tablekit.WrapError(tablekit.ErrInvalidArgument, err, "typed: field %s (column %q): UnmarshalText", f.name, f.column)
+		}
+	} else {
+		b, _ := v.Bytes()
+		if err = tmp.Interface().(encoding.BinaryUnmarshaler).UnmarshalBinary(b); err != nil {
+			err = tablekit.WrapError(tablekit.ErrInvalidArgument, err, "typed: field %s (column %q): UnmarshalBinary", f.name, f.column)
+		}
+	}
+	reflect.Copy(field, view)
+	return err
+}
+
+// setInt stores i in the signed integer of size bytes at p; false, with
+// nothing stored, when it does not fit (reflect's OverflowInt).
+func setInt(p unsafe.Pointer, size uintptr, i int64) bool {
+	switch {
+	case size == 1 && int64(int8(i)) == i:
+		*(*int8)(p) = int8(i)
+	case size == 2 && int64(int16(i)) == i:
+		*(*int16)(p) = int16(i)
+	case size == 4 && int64(int32(i)) == i:
+		*(*int32)(p) = int32(i)
+	case size == 8:
+		*(*int64)(p) = i
+	default:
+		return false
+	}
+	return true
+}
+
+// setUint stores u in the unsigned integer of size bytes at p; false, with
+// nothing stored, when it does not fit (reflect's OverflowUint).
+func setUint(p unsafe.Pointer, size uintptr, u uint64) bool {
+	switch {
+	case size == 1 && uint64(uint8(u)) == u:
+		*(*uint8)(p) = uint8(u)
+	case size == 2 && uint64(uint16(u)) == u:
+		*(*uint16)(p) = uint16(u)
+	case size == 4 && uint64(uint32(u)) == u:
+		*(*uint32)(p) = uint32(u)
+	case size == 8:
+		*(*uint64)(p) = u
+	default:
+		return false
+	}
+	return true
+}
+
+// clearField sets field f of the struct at base to its zero value (a
+// pointer field to nil).
+func clearField(f *field, base unsafe.Pointer) {
+	p := unsafe.Add(base, f.offset)
+	if f.ptr {
+		*(*unsafe.Pointer)(p) = nil
+		return
+	}
+	switch f.kind {
+	case kindString:
+		*(*string)(p) = ""
+	case kindBytes:
+		*(*[]byte)(p) = nil
+	case kindTime:
+		*(*time.Time)(p) = time.Time{}
+	case kindText, kindBinary:
+		reflect.NewAt(f.typ, p).Elem().SetZero()
+	default: // integers, floats, bools, durations: no pointers inside
+		clear(unsafe.Slice((*byte)(p), f.size))
+	}
 }
 
 // Marshal returns the primary key (the fields tagged key, in field order)
@@ -386,19 +477,26 @@ func Unmarshal(row tablekit.Row, v any) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return invalid("typed: Unmarshal needs a non-nil pointer to a struct, got %T", v)
 	}
-	sv := rv.Elem()
-	si := infoOf(sv.Type())
+	si := infoOf(rv.Type().Elem())
 	if si.err != nil {
 		return si.err
 	}
-	return unmarshal(row, sv, si)
+	return unmarshal(row, rv.UnsafePointer(), si)
 }
 
-func unmarshal(row tablekit.Row, sv reflect.Value, si *structInfo) error {
+// unmarshal decodes row into the struct at base, whose type si describes.
+func unmarshal(row tablekit.Row, base unsafe.Pointer, si *structInfo) error {
 	for i := range si.keys {
 		f := &si.keys[i]
-		if val, ok := row.Key.Get(f.column); ok {
-			if err := decode(f, sv, val); err != nil {
+		// Key fields are usually in schema order, as the row's key parts.
+		val, ok := tablekit.Value{}, false
+		if i < len(row.Key) && row.Key[i].Name == f.column {
+			val, ok = row.Key[i].Value, true
+		} else {
+			val, ok = row.Key.Get(f.column)
+		}
+		if ok {
+			if err := decode(f, base, val); err != nil {
 				return err
 			}
 		}
@@ -408,14 +506,16 @@ func unmarshal(row tablekit.Row, sv reflect.Value, si *structInfo) error {
 	cols := row.Columns
 	for i := range si.attrs {
 		f := &si.attrs[i]
-		for len(cols) > 0 && cols[0].Name < f.column {
+		// Equality first: it is the usual case, and cheaper than an
+		// ordering comparison.
+		for len(cols) > 0 && cols[0].Name != f.column && cols[0].Name < f.column {
 			cols = cols[1:]
 		}
 		if len(cols) == 0 || cols[0].Name != f.column {
-			sv.FieldByIndex(f.index).SetZero()
+			clearField(f, base)
 			continue
 		}
-		if err := decode(f, sv, cols[0].Value); err != nil {
+		if err := decode(f, base, cols[0].Value); err != nil {
 			return err
 		}
 	}
@@ -474,7 +574,7 @@ func (t *Table[T]) Get(ctx context.Context, key tablekit.PrimaryKey, opts ...tab
 	if err != nil || !found {
 		return v, found, err
 	}
-	err = unmarshal(row, reflect.ValueOf(&v).Elem(), t.si)
+	err = unmarshal(row, unsafe.Pointer(&v), t.si)
 	return v, err == nil, err
 }
 
@@ -507,7 +607,7 @@ func (t *Table[T]) values(rows iter.Seq2[tablekit.Row, error]) iter.Seq2[T, erro
 				return
 			}
 			var v T
-			if err := unmarshal(r, reflect.ValueOf(&v).Elem(), t.si); err != nil {
+			if err := unmarshal(r, unsafe.Pointer(&v), t.si); err != nil {
 				yield(zero, err)
 				return
 			}
