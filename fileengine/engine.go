@@ -197,7 +197,14 @@ type table struct {
 	mu      sync.RWMutex
 	meta    tablekit.TableMeta
 	prefix  []byte // rowsPrefix(meta.Incarnation)
+	top     []byte // the successor of prefix: the upper bound of every row
 	deleted bool   // set, under mu, when DeleteTable removed it
+}
+
+// newTable returns the in-memory state of the table m describes.
+func newTable(m tablekit.TableMeta) *table {
+	p := rowsPrefix(m.Incarnation)
+	return &table{meta: m, prefix: p, top: keycodec.PrefixSuccessor(p)}
 }
 
 var (
@@ -360,7 +367,7 @@ func (e *Engine) load() error {
 			_ = it.Close()
 			return tablekit.WrapError(tablekit.ErrUnavailable, err, "fileengine: %q: table %q", e.dir, it.Key()[1:])
 		}
-		e.tables[m.Name] = &table{meta: m, prefix: rowsPrefix(m.Incarnation)}
+		e.tables[m.Name] = newTable(m)
 	}
 	if err := it.Close(); err != nil {
 		return storeError(err, "fileengine: open %q", e.dir)
@@ -474,7 +481,7 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 	if err != nil {
 		return tablekit.WrapError(tablekit.ErrInvalidArgument, err, "table %q: metadata", m.Name)
 	}
-	t := &table{meta: m, prefix: rowsPrefix(m.Incarnation)}
+	t := newTable(m)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, ok := e.tables[m.Name]; ok {
@@ -484,7 +491,7 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 	defer b.Close()
 	// Rows of an earlier table with this Incarnation (there are none unless
 	// a caller reuses one) must not reappear.
-	_ = b.DeleteRange(t.prefix, keycodec.PrefixSuccessor(t.prefix), nil)
+	_ = b.DeleteRange(t.prefix, t.top, nil)
 	_ = b.Set(metaKey(m.Name), val, nil)
 	if err := e.commit(b); err != nil {
 		return storeError(err, "table %q: create", m.Name)
@@ -587,7 +594,7 @@ func (e *Engine) DeleteTable(ctx context.Context, name string) error {
 	}
 	b := e.db.NewBatch()
 	defer b.Close()
-	_ = b.DeleteRange(t.prefix, keycodec.PrefixSuccessor(t.prefix), nil)
+	_ = b.DeleteRange(t.prefix, t.top, nil)
 	_ = b.Delete(metaKey(name), nil)
 	if err := e.commit(b); err != nil {
 		return storeError(err, "table %q: delete", name)
@@ -652,199 +659,6 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 	own(cols)
 	_ = closer.Close()
 	return &tablekit.Row{Key: slices.Clone(req.Key), Columns: cols}, nil
-}
-
-// own replaces the strings of cols (which view a buffer about to be
-// released) with copies sharing one new allocation.
-func own(cols []tablekit.Column) {
-	n := 0
-	for i := range cols {
-		n += len(cols[i].Name)
-		if s, ok := stringOf(cols[i].Value); ok {
-			n += len(s)
-		}
-	}
-	if n == 0 {
-		return
-	}
-	b := make([]byte, 0, n)
-	for i := range cols {
-		b = append(b, cols[i].Name...)
-		if s, ok := stringOf(cols[i].Value); ok {
-			b = append(b, s...)
-		}
-	}
-	all := view(b) // b is new and never written again
-	off := 0
-	for i := range cols {
-		c := &cols[i]
-		c.Name = all[off : off+len(c.Name)]
-		off += len(c.Name)
-		switch c.Value.Type() {
-		case tablekit.TypeString:
-			s, _ := c.Value.Str()
-			c.Value = tablekit.String(all[off : off+len(s)])
-			off += len(s)
-		case tablekit.TypeBinary:
-			s, _ := c.Value.BytesString()
-			c.Value = tablekit.BinaryString(all[off : off+len(s)])
-			off += len(s)
-		}
-	}
-}
-
-func stringOf(v tablekit.Value) (string, bool) {
-	if s, ok := v.Str(); ok {
-		return s, true
-	}
-	return v.BytesString()
-}
-
-// GetRange implements tablekit.Backend. It reads one page from one pebble
-// iterator (a consistent snapshot), examining at most MaxScanRows rows.
-func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
-	if err := e.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer e.end()
-	t, err := e.table(req.Meta.Name)
-	if err != nil {
-		return nil, err
-	}
-	t.mu.RLock()
-	if err := t.current(req.Meta); err != nil {
-		t.mu.RUnlock()
-		return nil, err
-	}
-	opts := t.meta.Options
-	schema := t.meta.Key
-	prefix := t.prefix
-	lower, upper, skip, empty := bounds(prefix, req)
-	if empty {
-		t.mu.RUnlock()
-		return &tablekit.GetRangeResponse{}, nil
-	}
-	it, err := e.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	t.mu.RUnlock()
-	if err != nil {
-		return nil, storeError(err, "table %q: range read", req.Meta.Name)
-	}
-	page, err := readPage(it, req, opts, schema, len(prefix), skip)
-	if cerr := it.Close(); err == nil && cerr != nil {
-		err = storeError(cerr, "table %q: range read", req.Meta.Name)
-	}
-	if err != nil {
-		if cerr := ctx.Err(); cerr != nil {
-			return nil, cerr
-		}
-		return nil, err
-	}
-	return page, nil
-}
-
-// bounds turns a range request into pebble iterator bounds over the
-// table's rows (lower inclusive, upper exclusive), with skip the encoded
-// key (prefix included) a backward walk must not return (its exclusive
-// exact end), and empty when nothing can be in the range.
-func bounds(prefix []byte, req *tablekit.GetRangeRequest) (lower, upper, skip []byte, empty bool) {
-	top := keycodec.PrefixSuccessor(prefix)
-	withPrefix := func(b []byte) []byte { return append(slices.Clip(prefix), b...) }
-	startB, startExact, startTop := keycodec.AppendBound(nil, req.Start)
-	endB, endExact, endTop := keycodec.AppendBound(nil, req.End)
-	if !req.Backward {
-		// [start, end): the start bound is inclusive either way, the end exclusive.
-		if startTop {
-			return nil, nil, nil, true
-		}
-		lower = withPrefix(startB)
-		upper = top
-		if !endTop {
-			upper = withPrefix(endB)
-		}
-		return lower, upper, nil, false
-	}
-	// Backward, from start down to end, end exclusive. An exact start is
-	// inclusive (the upper bound is its successor, the key followed by a
-	// zero byte); an infinite one is an exclusive byte bound.
-	if endTop && !endExact {
-		return nil, nil, nil, true
-	}
-	switch {
-	case startTop:
-		upper = top
-	case startExact:
-		upper = append(withPrefix(startB), 0)
-	default:
-		upper = withPrefix(startB)
-	}
-	lower = withPrefix(endB)
-	if endExact {
-		skip = lower
-	}
-	return lower, upper, skip, false
-}
-
-// readPage walks it (positioned by the caller's bounds) in the request's
-// direction and returns the page.
-func readPage(it *pebble.Iterator, req *tablekit.GetRangeRequest, opts tablekit.TableOptions, schema tablekit.KeySchema, plen int, skip []byte) (*tablekit.GetRangeResponse, error) {
-	limit := max(req.Limit, 1)
-	page := &tablekit.GetRangeResponse{}
-	scratch := rowPool.Get().(*rowmodel.Row)
-	defer putRow(scratch)
-	var cells []tablekit.Column
-	scanned := 0
-	var ok bool
-	if req.Backward {
-		ok = it.Last()
-	} else {
-		ok = it.First()
-	}
-	for ; ok; ok = step(it, req.Backward) {
-		k := it.Key()
-		if skip != nil && string(k) == string(skip) {
-			continue
-		}
-		if len(page.Rows) >= limit || scanned >= maxScan {
-			next, err := keycodec.Decode(schema, k[plen:])
-			if err != nil {
-				return nil, tablekit.WrapError(tablekit.ErrUnavailable, fmt.Errorf("%w: %w", ErrCorrupt, err), "table %q: row key", req.Meta.Name)
-			}
-			page.Next = next
-			return page, nil
-		}
-		scanned++
-		val, err := it.ValueAndErr()
-		if err != nil {
-			return nil, storeError(err, "table %q: range read", req.Meta.Name)
-		}
-		if err := decodeRow(scratch, view(val)); err != nil {
-			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: a row", req.Meta.Name)
-		}
-		n := len(cells)
-		var found bool
-		if cells, found = rowmodel.AppendRead(cells, scratch, opts, &req.Read, req.Now); !found {
-			continue
-		}
-		row := slices.Clone(cells[n:])
-		cells = cells[:n]
-		own(row)
-		key, err := keycodec.Decode(schema, k[plen:])
-		if err != nil {
-			return nil, tablekit.WrapError(tablekit.ErrUnavailable, fmt.Errorf("%w: %w", ErrCorrupt, err), "table %q: row key", req.Meta.Name)
-		}
-		page.Rows = append(page.Rows, tablekit.Row{Key: key, Columns: row})
-	}
-	if err := it.Error(); err != nil {
-		return nil, storeError(err, "table %q: range read", req.Meta.Name)
-	}
-	return page, nil
-}
-
-func step(it *pebble.Iterator, backward bool) bool {
-	if backward {
-		return it.Prev()
-	}
-	return it.Next()
 }
 
 // stripe returns the write mutex of the row at encoded key k.

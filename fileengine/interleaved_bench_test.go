@@ -31,8 +31,14 @@ const interleaveBlock = 32
 // interleave runs pebbleOp and engineOp b.N times each, in alternating
 // blocks, and reports their means and ratio.
 func interleave(b *testing.B, pebbleOp, engineOp func(i int)) {
+	interleaveSides(b, [2]string{"pebble", "engine"}, pebbleOp, engineOp)
+}
+
+// interleaveSides is interleave with the sides named: it reports
+// names[0]-ns/op, names[1]-ns/op and the ratio names[1]/names[0].
+func interleaveSides(b *testing.B, names [2]string, op0, op1 func(i int)) {
 	var spent [2]time.Duration
-	ops := [2]func(int){pebbleOp, engineOp}
+	ops := [2]func(int){op0, op1}
 	b.ResetTimer()
 	for blk, from := 0, 0; from < b.N; blk, from = blk+1, from+interleaveBlock {
 		to := min(from+interleaveBlock, b.N)
@@ -47,10 +53,10 @@ func interleave(b *testing.B, pebbleOp, engineOp func(i int)) {
 	}
 	b.StopTimer()
 	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N) }
-	b.ReportMetric(per(spent[0]), "pebble-ns/op")
-	b.ReportMetric(per(spent[1]), "engine-ns/op")
+	b.ReportMetric(per(spent[0]), names[0]+"-ns/op")
+	b.ReportMetric(per(spent[1]), names[1]+"-ns/op")
 	b.ReportMetric(per(spent[0]+spent[1]), "ns/op")
-	b.ReportMetric(float64(spent[1])/float64(spent[0]), "engine/pebble")
+	b.ReportMetric(float64(spent[1])/float64(spent[0]), names[1]+"/"+names[0])
 }
 
 func BenchmarkInterleaved(b *testing.B) {

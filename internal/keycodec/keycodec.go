@@ -20,6 +20,7 @@
 package keycodec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -124,76 +125,89 @@ func appendPadded(dst []byte, u uint64) []byte {
 	return dst
 }
 
-// Decode decodes b as a key of schema.
+// Decode decodes b as a key of schema. Its String and Binary values share
+// one new buffer.
 func Decode(schema tablekit.KeySchema, b []byte) (tablekit.PrimaryKey, error) {
-	k := make(tablekit.PrimaryKey, 0, len(schema))
-	for _, kc := range schema {
-		v, rest, err := decodeValue(kc.Type, b)
-		if err != nil {
-			return nil, fmt.Errorf("%w: column %q: %v", ErrCorrupt, kc.Name, err)
-		}
-		k = append(k, tablekit.KeyPart{Name: kc.Name, Value: v})
-		b = rest
-	}
-	if len(b) != 0 {
-		return nil, fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(b))
-	}
-	return k, nil
+	k, _, err := AppendDecode(make(tablekit.PrimaryKey, 0, len(schema)), make([]byte, 0, len(b)), schema, b)
+	return k, err
 }
 
-func decodeValue(t tablekit.Type, b []byte) (tablekit.Value, []byte, error) {
+// AppendDecode is [Decode] into the caller's memory, for a reader that
+// decodes key after key without allocating: it appends the key's parts to
+// dst and the bytes of its String and Binary values (at most len(b) bytes)
+// to buf, and returns both. The values view buf's bytes: the caller must
+// never change the bytes the returned buf holds (it may append after
+// them). With fewer than len(b) bytes free in buf, an append may move it to
+// a new allocation (the earlier values keep viewing the old one).
+func AppendDecode(dst tablekit.PrimaryKey, buf []byte, schema tablekit.KeySchema, b []byte) (tablekit.PrimaryKey, []byte, error) {
+	for _, kc := range schema {
+		var (
+			v   tablekit.Value
+			err error
+		)
+		v, b, buf, err = decodeValue(kc.Type, b, buf)
+		if err != nil {
+			return nil, buf, fmt.Errorf("%w: column %q: %v", ErrCorrupt, kc.Name, err)
+		}
+		dst = append(dst, tablekit.KeyPart{Name: kc.Name, Value: v})
+	}
+	if len(b) != 0 {
+		return nil, buf, fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(b))
+	}
+	return dst, buf, nil
+}
+
+// decodeValue decodes the value of type t at the start of b, appending
+// the bytes of a String or Binary to buf (which it views), and returns the
+// rest of b.
+func decodeValue(t tablekit.Type, b, buf []byte) (tablekit.Value, []byte, []byte, error) {
 	switch t {
 	case tablekit.TypeInteger:
 		if len(b) < intWidth || (b[0] != '=' && b[0] != '-') {
-			return tablekit.Value{}, nil, errors.New("short or unsigned Integer")
+			return tablekit.Value{}, nil, buf, errors.New("short or unsigned Integer")
 		}
 		var u uint64
 		for _, c := range b[1:intWidth] {
 			if c < '0' || c > '9' {
-				return tablekit.Value{}, nil, errors.New("non-digit in integer")
+				return tablekit.Value{}, nil, buf, errors.New("non-digit in integer")
 			}
 			d := uint64(c - '0')
 			if u > (1<<64-1-d)/10 {
-				return tablekit.Value{}, nil, errors.New("integer out of range")
+				return tablekit.Value{}, nil, buf, errors.New("integer out of range")
 			}
 			u = u*10 + d
 		}
-		if b[0] == '=' {
-			if u > 1<<63-1 {
-				return tablekit.Value{}, nil, errors.New("integer out of range")
-			}
-			return tablekit.Integer(int64(u)), b[intWidth:], nil
-		}
 		if u > 1<<63-1 {
-			return tablekit.Value{}, nil, errors.New("integer out of range")
+			return tablekit.Value{}, nil, buf, errors.New("integer out of range")
 		}
-		return tablekit.Integer(int64(u - (1 << 63))), b[intWidth:], nil
+		if b[0] == '=' {
+			return tablekit.Integer(int64(u)), b[intWidth:], buf, nil
+		}
+		return tablekit.Integer(int64(u - (1 << 63))), b[intWidth:], buf, nil
 	case tablekit.TypeString, tablekit.TypeBinary:
-		out := make([]byte, 0, len(b))
-		for i := 0; i < len(b); i++ {
-			if b[i] != 0 {
-				out = append(out, b[i])
-				continue
+		n := len(buf)
+		for {
+			j := bytes.IndexByte(b, 0)
+			if j < 0 || j+1 >= len(b) {
+				return tablekit.Value{}, nil, buf, errors.New("unterminated")
 			}
-			if i+1 >= len(b) {
-				return tablekit.Value{}, nil, errors.New("unterminated")
-			}
-			switch b[i+1] {
+			buf = append(buf, b[:j]...)
+			switch b[j+1] {
 			case 0xFF:
-				out = append(out, 0)
-				i++
+				buf = append(buf, 0)
+				b = b[j+2:]
 			case 0x01:
+				s := unsafe.String(unsafe.SliceData(buf[n:]), len(buf)-n)
 				if t == tablekit.TypeString {
-					return tablekit.String(string(out)), b[i+2:], nil
+					return tablekit.String(s), b[j+2:], buf, nil
 				}
-				return tablekit.Binary(out), b[i+2:], nil
+				return tablekit.BinaryString(s), b[j+2:], buf, nil
 			default:
-				return tablekit.Value{}, nil, errors.New("bad escape")
+				return tablekit.Value{}, nil, buf, errors.New("bad escape")
 			}
 		}
-		return tablekit.Value{}, nil, errors.New("unterminated")
 	}
-	return tablekit.Value{}, nil, fmt.Errorf("type %v is not a key type", t)
+	return tablekit.Value{}, nil, buf, fmt.Errorf("type %v is not a key type", t)
 }
 
 // Bound maps a range bound (a key whose columns may be InfMin/InfMax) to

@@ -1,0 +1,333 @@
+package fileengine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/keycodec"
+	"github.com/tablekit/tablekit/rowmodel"
+)
+
+var _ tablekit.RangeScanner = (*Engine)(nil)
+
+// GetRange implements tablekit.Backend. It reads one page from one pebble
+// iterator (a consistent snapshot), examining at most MaxScanRows rows,
+// and copies each row out: the caller owns the page.
+func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
+	sc := scratchPool.Get().(*rangeScratch)
+	defer sc.release()
+	page := &tablekit.GetRangeResponse{}
+	next, err := e.readRange(ctx, req, sc, func(k []byte, cells []tablekit.Column) (bool, error) {
+		key, err := keycodec.Decode(sc.schema, k)
+		if err != nil {
+			return false, corruptKey(req, err)
+		}
+		row := slices.Clone(cells)
+		own(row)
+		page.Rows = append(page.Rows, tablekit.Row{Key: key, Columns: row})
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	page.Next = next
+	return page, nil
+}
+
+// ScanRange implements tablekit.RangeScanner: GetRange's page, its rows
+// handed to fn one at a time, read by the same code (readRange). It copies
+// nothing it need not: each row's key and cells are decoded into buffers
+// kept from row to row (and between calls, in a pool), so a row costs no
+// allocation of its own. The strings a row holds (key values, column
+// names, String and Binary values) stay valid after the row, as
+// tablekit.Table.Scan promises: they cannot view pebble's memory, which
+// the iterator reuses, so their bytes are copied into chunks of
+// arenaChunk bytes that are appended to and never written again (a kept
+// string keeps its chunk alive), and column names are interned. Next,
+// the caller's to keep, is a key of its own.
+func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(tablekit.Row) bool) (tablekit.PrimaryKey, error) {
+	sc := scratchPool.Get().(*rangeScratch)
+	defer sc.release()
+	return e.readRange(ctx, req, sc, func(k []byte, cells []tablekit.Column) (bool, error) {
+		row, err := sc.lend(k, cells)
+		if err != nil {
+			return false, corruptKey(req, err)
+		}
+		return fn(row), nil
+	})
+}
+
+// readRange reads the page GetRange returns for req from one pebble
+// iterator and hands each of its rows to emit: k is the row's encoded key
+// (without the table's prefix) and cells its cells, both views of pebble's
+// memory (and of sc) valid for the call only. emit returns false to end
+// the read (readRange then returns a nil next). next is the key the next
+// page starts at, nil when the range is exhausted. sc.schema is the
+// table's key schema while emit runs.
+func (e *Engine) readRange(ctx context.Context, req *tablekit.GetRangeRequest, sc *rangeScratch, emit func(k []byte, cells []tablekit.Column) (bool, error)) (tablekit.PrimaryKey, error) {
+	if err := e.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer e.end()
+	t, err := e.table(req.Meta.Name)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	if err := t.current(req.Meta); err != nil {
+		t.mu.RUnlock()
+		return nil, err
+	}
+	opts := t.meta.Options
+	sc.schema = t.meta.Key
+	plen := len(t.prefix)
+	lower, upper, skip, empty := sc.bounds(t, req)
+	if empty {
+		t.mu.RUnlock()
+		return nil, nil
+	}
+	it, err := e.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	t.mu.RUnlock()
+	if err != nil {
+		return nil, storeError(err, "table %q: range read", req.Meta.Name)
+	}
+	next, err := walk(ctx, it, req, opts, plen, skip, sc, emit)
+	if cerr := it.Close(); err == nil && cerr != nil {
+		err = storeError(cerr, "table %q: range read", req.Meta.Name)
+	}
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
+		return nil, err
+	}
+	return next, nil
+}
+
+// walk goes through it (positioned by readRange's bounds) in the
+// request's direction, evaluates each stored row under opts and passes
+// those the read returns to emit, until req.Limit rows were passed, or
+// maxScan examined: the next row's key is then next.
+func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeRequest, opts tablekit.TableOptions, plen int, skip []byte, sc *rangeScratch, emit func(k []byte, cells []tablekit.Column) (bool, error)) (tablekit.PrimaryKey, error) {
+	limit := max(req.Limit, 1)
+	found, scanned := 0, 0
+	var ok bool
+	if req.Backward {
+		ok = it.Last()
+	} else {
+		ok = it.First()
+	}
+	for ; ok; ok = step(it, req.Backward) {
+		k := it.Key()
+		if skip != nil && string(k) == string(skip) {
+			continue
+		}
+		if found >= limit || scanned >= maxScan {
+			next, err := keycodec.Decode(sc.schema, k[plen:])
+			if err != nil {
+				return nil, corruptKey(req, err)
+			}
+			return next, nil
+		}
+		scanned++
+		if scanned%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		val, err := it.ValueAndErr()
+		if err != nil {
+			return nil, storeError(err, "table %q: range read", req.Meta.Name)
+		}
+		if err := decodeRow(&sc.row, view(val)); err != nil {
+			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: a row", req.Meta.Name)
+		}
+		var f bool
+		if sc.cells, f = rowmodel.AppendRead(sc.cells[:0], &sc.row, opts, &req.Read, req.Now); !f {
+			continue
+		}
+		found++
+		cont, err := emit(k[plen:], sc.cells)
+		if err != nil || !cont {
+			return nil, err
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, storeError(err, "table %q: range read", req.Meta.Name)
+	}
+	return nil, nil
+}
+
+func step(it *pebble.Iterator, backward bool) bool {
+	if backward {
+		return it.Prev()
+	}
+	return it.Next()
+}
+
+func corruptKey(req *tablekit.GetRangeRequest, err error) error {
+	return tablekit.WrapError(tablekit.ErrUnavailable, fmt.Errorf("%w: %w", ErrCorrupt, err), "table %q: row key", req.Meta.Name)
+}
+
+// rangeScratch is the working memory of one range read, kept in a pool:
+// the stored row being evaluated and the cells the read returns of it, the
+// iterator's bounds, and ScanRange's key, strings and names.
+type rangeScratch struct {
+	schema tablekit.KeySchema
+	row    rowmodel.Row
+	cells  []tablekit.Column
+	lo, hi []byte
+	key    tablekit.PrimaryKey
+	strs   []byte // the current chunk: bytes below len are never written again
+	names  names
+}
+
+var scratchPool = sync.Pool{New: func() any { return &rangeScratch{names: names{}} }}
+
+// release drops sc's references to pebble's memory and to the request and
+// returns it to the pool.
+func (sc *rangeScratch) release() {
+	clear(sc.row.Cells)
+	clear(sc.cells)
+	clear(sc.key)
+	sc.schema, sc.row.Cells, sc.cells, sc.key = nil, sc.row.Cells[:0], sc.cells[:0], sc.key[:0]
+	scratchPool.Put(sc)
+}
+
+// arenaChunk is the size of the chunks ScanRange copies strings into.
+const arenaChunk = 32 << 10
+
+// lend makes the row ScanRange hands out: k decoded into sc.key, cells
+// (sc's own) with their strings copied out of pebble's memory.
+func (sc *rangeScratch) lend(k []byte, cells []tablekit.Column) (tablekit.Row, error) {
+	n := len(k) + stringsSize(cells, false)
+	if cap(sc.strs)-len(sc.strs) < n {
+		sc.strs = make([]byte, 0, max(arenaChunk, n))
+	}
+	key, strs, err := keycodec.AppendDecode(sc.key[:0], sc.strs, sc.schema, k)
+	if err != nil {
+		return tablekit.Row{}, err
+	}
+	sc.key = key
+	sc.strs = copyStrings(cells, strs, sc.names)
+	return tablekit.Row{Key: key[:len(key):len(key)], Columns: cells[:len(cells):len(cells)]}, nil
+}
+
+// bounds turns a range request into pebble iterator bounds over t's rows
+// (lower inclusive, upper exclusive), built in sc's buffers, with skip the
+// encoded key (prefix included) a backward walk must not return (its
+// exclusive exact end), and empty when nothing can be in the range.
+func (sc *rangeScratch) bounds(t *table, req *tablekit.GetRangeRequest) (lower, upper, skip []byte, empty bool) {
+	start, startExact, startTop := keycodec.AppendBound(append(sc.lo[:0], t.prefix...), req.Start)
+	end, endExact, endTop := keycodec.AppendBound(append(sc.hi[:0], t.prefix...), req.End)
+	sc.lo, sc.hi = start, end
+	if !req.Backward {
+		// [start, end): the start bound is inclusive either way, the end exclusive.
+		if startTop {
+			return nil, nil, nil, true
+		}
+		if endTop {
+			end = t.top
+		}
+		return start, end, nil, false
+	}
+	// Backward, from start down to end, end exclusive. An exact start is
+	// inclusive (the upper bound is its successor, the key followed by a
+	// zero byte); an infinite one is an exclusive byte bound.
+	if endTop {
+		return nil, nil, nil, true
+	}
+	switch {
+	case startTop:
+		start = t.top
+	case startExact:
+		start = append(start, 0)
+		sc.lo = start
+	}
+	if endExact {
+		skip = end
+	}
+	return end, start, skip, false
+}
+
+// names interns column names: rows of a table mostly repeat them.
+type names map[string]string
+
+// get returns a string of its own equal to s.
+func (m names) get(s string) string {
+	if v, ok := m[s]; ok {
+		return v
+	}
+	if len(m) >= 1024 {
+		clear(m)
+	}
+	v := strings.Clone(s)
+	m[v] = v
+	return v
+}
+
+// own replaces the strings of cols (which view a buffer about to be
+// released) with copies sharing one new allocation.
+func own(cols []tablekit.Column) {
+	if n := stringsSize(cols, true); n > 0 {
+		copyStrings(cols, make([]byte, 0, n), nil)
+	}
+}
+
+// stringsSize is the number of bytes of the String and Binary values of
+// cols, and of their names if withNames.
+func stringsSize(cols []tablekit.Column, withNames bool) int {
+	n := 0
+	for i := range cols {
+		if withNames {
+			n += len(cols[i].Name)
+		}
+		if s, ok := stringOf(cols[i].Value); ok {
+			n += len(s)
+		}
+	}
+	return n
+}
+
+// copyStrings replaces the strings of cols with copies appended to dst,
+// and returns dst: column names too, unless nm is given, which interns
+// them. The copies view dst's bytes, which must never be written again;
+// dst should have room for them (stringsSize), so that they share one
+// allocation.
+func copyStrings(cols []tablekit.Column, dst []byte, nm names) []byte {
+	str := func(s string) string {
+		n := len(dst)
+		dst = append(dst, s...)
+		return view(dst[n:])
+	}
+	for i := range cols {
+		c := &cols[i]
+		if nm != nil {
+			c.Name = nm.get(c.Name)
+		} else {
+			c.Name = str(c.Name)
+		}
+		switch c.Value.Type() {
+		case tablekit.TypeString:
+			s, _ := c.Value.Str()
+			c.Value = tablekit.String(str(s))
+		case tablekit.TypeBinary:
+			s, _ := c.Value.BytesString()
+			c.Value = tablekit.BinaryString(str(s))
+		}
+	}
+	return dst
+}
+
+func stringOf(v tablekit.Value) (string, bool) {
+	if s, ok := v.Str(); ok {
+		return s, true
+	}
+	return v.BytesString()
+}
