@@ -26,10 +26,12 @@
 // when its batches run in parallel. Rules with Times (a budget of hits)
 // are the exception when calls race for the last hits.
 //
-// The wrapper has the optional interfaces (BatchReader, BatchWriter, As) of
-// the backend it wraps and no others, so the Client takes the same paths
-// with and without it; with faults disabled (or no rule matching) it is
-// transparent, which package conformance checks.
+// The wrapper has the optional interfaces (BatchReader, BatchWriter,
+// RangeScanner, As) of the backend it wraps and no others, so the Client
+// takes the same paths with and without it, and faults reach those paths
+// too (OpGetRange covers the page reads of Table.Scan); with faults
+// disabled (or no rule matching) it is transparent, which package
+// conformance checks.
 package faults
 
 import (
@@ -180,56 +182,153 @@ func (inj *Injector) TotalHits() int {
 	return n
 }
 
-// Wrap returns b with faults. Closing the wrapper closes b.
+// Wrap returns b with faults. Closing the wrapper closes b. The wrapper
+// has exactly the optional interfaces of b among BatchReader, BatchWriter,
+// RangeScanner and As (so wrapping b removes no capability and adds
+// none), and their calls meet faults too: BatchGetRow and BatchWriteRow
+// as OpBatchGetRow and OpBatchWriteRow, ScanRange (Table.Scan's page
+// reads) as OpGetRange.
 func (inj *Injector) Wrap(b tablekit.Backend) tablekit.Backend {
 	w := &backend{inj: inj, b: b}
-	_, r := b.(tablekit.BatchReader)
-	_, bw := b.(tablekit.BatchWriter)
-	_, a := b.(interface{ As(any) bool })
-	rd, wr, as := reader{w}, writer{w}, aser{w}
-	switch {
-	case r && bw && a:
-		return struct {
-			*backend
-			reader
-			writer
-			aser
-		}{w, rd, wr, as}
-	case r && bw:
-		return struct {
-			*backend
-			reader
-			writer
-		}{w, rd, wr}
-	case r && a:
-		return struct {
-			*backend
-			reader
-			aser
-		}{w, rd, as}
-	case bw && a:
-		return struct {
-			*backend
-			writer
-			aser
-		}{w, wr, as}
-	case r:
-		return struct {
-			*backend
-			reader
-		}{w, rd}
-	case bw:
-		return struct {
-			*backend
-			writer
-		}{w, wr}
-	case a:
-		return struct {
-			*backend
-			aser
-		}{w, as}
+	var has optional
+	if _, ok := b.(tablekit.BatchReader); ok {
+		has |= hasReader
 	}
-	return w
+	if _, ok := b.(tablekit.BatchWriter); ok {
+		has |= hasWriter
+	}
+	if _, ok := b.(tablekit.RangeScanner); ok {
+		has |= hasScanner
+	}
+	if _, ok := b.(interface{ As(any) bool }); ok {
+		has |= hasAs
+	}
+	return wrappers[has](w)
+}
+
+// optional is a set of the optional interfaces a Backend may implement.
+type optional uint8
+
+const (
+	hasReader optional = 1 << iota
+	hasWriter
+	hasScanner
+	hasAs
+)
+
+// wrappers[has] makes the wrapper of a backend with the optional
+// interfaces in has: a type embedding the parts that implement exactly
+// those (Go gives a type a method only by declaring or embedding it, so
+// each combination is a type of its own).
+var wrappers = [16]func(w *backend) tablekit.Backend{
+	0: func(w *backend) tablekit.Backend { return w },
+	hasReader: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			reader
+		}{w, reader{w}}
+	},
+	hasWriter: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			writer
+		}{w, writer{w}}
+	},
+	hasReader | hasWriter: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			reader
+			writer
+		}{w, reader{w}, writer{w}}
+	},
+	hasScanner: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			scanner
+		}{w, scanner{w}}
+	},
+	hasReader | hasScanner: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			reader
+			scanner
+		}{w, reader{w}, scanner{w}}
+	},
+	hasWriter | hasScanner: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			writer
+			scanner
+		}{w, writer{w}, scanner{w}}
+	},
+	hasReader | hasWriter | hasScanner: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			reader
+			writer
+			scanner
+		}{w, reader{w}, writer{w}, scanner{w}}
+	},
+	hasAs: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			aser
+		}{w, aser{w}}
+	},
+	hasReader | hasAs: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			reader
+			aser
+		}{w, reader{w}, aser{w}}
+	},
+	hasWriter | hasAs: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			writer
+			aser
+		}{w, writer{w}, aser{w}}
+	},
+	hasReader | hasWriter | hasAs: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			reader
+			writer
+			aser
+		}{w, reader{w}, writer{w}, aser{w}}
+	},
+	hasScanner | hasAs: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			scanner
+			aser
+		}{w, scanner{w}, aser{w}}
+	},
+	hasReader | hasScanner | hasAs: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			reader
+			scanner
+			aser
+		}{w, reader{w}, scanner{w}, aser{w}}
+	},
+	hasWriter | hasScanner | hasAs: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			writer
+			scanner
+			aser
+		}{w, writer{w}, scanner{w}, aser{w}}
+	},
+	hasReader | hasWriter | hasScanner | hasAs: func(w *backend) tablekit.Backend {
+		return struct {
+			*backend
+			reader
+			writer
+			scanner
+			aser
+		}{w, reader{w}, writer{w}, scanner{w}, aser{w}}
+	},
 }
 
 // hit reports whether rule i hits the call or row (op, table, key), and
@@ -546,6 +645,27 @@ func (wr writer) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 		},
 		func(res *tablekit.WriteResponse, err error) { *res = tablekit.WriteResponse{Err: err} },
 		func(res tablekit.WriteResponse) bool { return res.Err != nil })
+}
+
+type scanner struct{ w *backend }
+
+// ScanRange is the wrapped backend's, with the faults of OpGetRange: the
+// same page read as GetRange, decided as GetRange's would be (by the table
+// and the page's start key). A lost answer reads the page and hands fn
+// none of its rows.
+func (s scanner) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(tablekit.Row) bool) (tablekit.PrimaryKey, error) {
+	rs := s.w.b.(tablekit.RangeScanner)
+	f := s.w.inj.decide(OpGetRange, req.Meta.Name, req.Start.String(), false)
+	if err := f.before(ctx); err != nil {
+		return nil, err
+	}
+	if !f.lost {
+		return rs.ScanRange(ctx, req, fn)
+	}
+	if _, err := rs.ScanRange(ctx, req, func(tablekit.Row) bool { return true }); err != nil {
+		return nil, err
+	}
+	return nil, s.w.inj.lostErr(OpGetRange)
 }
 
 type aser struct{ w *backend }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,68 +75,48 @@ func TestConformanceFaultsOff(t *testing.T) {
 	})
 }
 
-// Backends with every combination of the optional interfaces, built on the
-// local engine.
+// Parts of backends with every combination of the optional interfaces,
+// built on the local engine: bare has the Backend methods alone (the
+// engine's own ScanRange is not promoted), each part one optional
+// interface.
 type (
-	plain   struct{ *localengine.Engine }
-	withR   struct{ *localengine.Engine }
-	withW   struct{ *localengine.Engine }
-	withA   struct{ *localengine.Engine }
-	withRW  struct{ *localengine.Engine }
-	withRA  struct{ *localengine.Engine }
-	withWA  struct{ *localengine.Engine }
-	withRWA struct{ *localengine.Engine }
+	bare  struct{ tablekit.Backend }
+	partR struct{ e *localengine.Engine }
+	partW struct{ e *localengine.Engine }
+	partS struct {
+		e     *localengine.Engine
+		calls *atomic.Int64
+	}
+	partA   struct{}
+	readers struct {
+		bare
+		partR
+		partW
+	}
 )
 
-func getEach(ctx context.Context, e *localengine.Engine, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
+func (p partR) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
 	out := make([]tablekit.GetRowResponse, len(reqs))
 	for i, r := range reqs {
-		out[i].Row, out[i].Err = e.GetRow(ctx, r)
+		out[i].Row, out[i].Err = p.e.GetRow(ctx, r)
 	}
 	return out, nil
 }
 
-func writeEach(ctx context.Context, e *localengine.Engine, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
+func (p partW) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
 	out := make([]tablekit.WriteResponse, len(reqs))
 	for i, r := range reqs {
-		out[i].Update, out[i].Err = e.Write(ctx, r)
+		out[i].Update, out[i].Err = p.e.Write(ctx, r)
 	}
 	return out, nil
 }
 
-func (b withR) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
-	return getEach(ctx, b.Engine, r)
-}
-func (b withRW) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
-	return getEach(ctx, b.Engine, r)
-}
-func (b withRA) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
-	return getEach(ctx, b.Engine, r)
-}
-func (b withRWA) BatchGetRow(ctx context.Context, r []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
-	return getEach(ctx, b.Engine, r)
-}
-func (b withW) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
-	return writeEach(ctx, b.Engine, r)
-}
-func (b withRW) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
-	return writeEach(ctx, b.Engine, r)
-}
-func (b withWA) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
-	return writeEach(ctx, b.Engine, r)
-}
-func (b withRWA) BatchWriteRow(ctx context.Context, r []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
-	return writeEach(ctx, b.Engine, r)
+func (p partS) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(tablekit.Row) bool) (tablekit.PrimaryKey, error) {
+	p.calls.Add(1)
+	return p.e.ScanRange(ctx, req, fn)
 }
 
-type engineRef struct{ e *localengine.Engine }
-
-func (withA) As(t any) bool   { return asEngine(t) }
-func (withRA) As(t any) bool  { return asEngine(t) }
-func (withWA) As(t any) bool  { return asEngine(t) }
-func (withRWA) As(t any) bool { return asEngine(t) }
-
-func asEngine(t any) bool {
+func (partA) As(t any) bool {
 	if p, ok := t.(*engineRef); ok {
 		p.e = &localengine.Engine{}
 		return true
@@ -143,30 +124,124 @@ func asEngine(t any) bool {
 	return false
 }
 
+type engineRef struct{ e *localengine.Engine }
+
+// withRW is e with batch reads and writes.
+func withRW(e *localengine.Engine) tablekit.Backend { return readers{bare{e}, partR{e}, partW{e}} }
+
+// combos returns e as 16 backends, one for each combination of the
+// optional interfaces (in the order of the bits R=1, W=2, S=4, A=8), and
+// the counter of their ScanRange calls.
+func combos(e *localengine.Engine) ([]tablekit.Backend, *atomic.Int64) {
+	n := new(atomic.Int64)
+	b, r, w, s, a := bare{e}, partR{e}, partW{e}, partS{e, n}, partA{}
+	type (
+		rw = readers
+		rs struct {
+			bare
+			partR
+			partS
+		}
+		ws struct {
+			bare
+			partW
+			partS
+		}
+		rws struct {
+			bare
+			partR
+			partW
+			partS
+		}
+	)
+	return []tablekit.Backend{
+		b, struct {
+			bare
+			partR
+		}{b, r}, struct {
+			bare
+			partW
+		}{b, w}, rw{b, r, w},
+		struct {
+			bare
+			partS
+		}{b, s}, rs{b, r, s}, ws{b, w, s}, rws{b, r, w, s},
+		struct {
+			bare
+			partA
+		}{b, a}, struct {
+			bare
+			partR
+			partA
+		}{b, r, a}, struct {
+			bare
+			partW
+			partA
+		}{b, w, a}, struct {
+			rw
+			partA
+		}{rw{b, r, w}, a},
+		struct {
+			bare
+			partS
+			partA
+		}{b, s, a}, struct {
+			rs
+			partA
+		}{rs{b, r, s}, a}, struct {
+			ws
+			partA
+		}{ws{b, w, s}, a}, struct {
+			rws
+			partA
+		}{rws{b, r, w, s}, a},
+	}, n
+}
+
 func shape(b tablekit.Backend) string {
 	_, r := b.(tablekit.BatchReader)
 	_, w := b.(tablekit.BatchWriter)
+	_, s := b.(tablekit.RangeScanner)
 	_, a := b.(interface{ As(any) bool })
-	return fmt.Sprintf("reader=%v writer=%v as=%v", r, w, a)
+	return fmt.Sprintf("reader=%v writer=%v scanner=%v as=%v", r, w, s, a)
 }
 
 // The wrapper has exactly the optional interfaces of what it wraps, and
-// reaches the wrapped backend's As.
+// the Client uses them through it: it reaches the wrapped backend's As,
+// and Table.Scan its ScanRange.
 func TestWrapKeepsOptionalInterfaces(t *testing.T) {
+	ctx := context.Background()
 	e := localengine.New()
+	if err := e.CreateTable(ctx, &tablekit.TableMeta{Name: "t", Key: schema, Options: tablekit.TableOptions{MaxVersions: 1, TTL: tablekit.NoExpiry, MaxVersionOffset: 86400 * time.Second}, Incarnation: "i", Generation: 1}); err != nil {
+		t.Fatal(err)
+	}
 	inj := faults.New(1)
-	for _, b := range []tablekit.Backend{plain{e}, withR{e}, withW{e}, withA{e}, withRW{e}, withRA{e}, withWA{e}, withRWA{e}} {
+	bs, scans := combos(e)
+	for i, b := range bs {
+		want := fmt.Sprintf("reader=%v writer=%v scanner=%v as=%v", i&1 != 0, i&2 != 0, i&4 != 0, i&8 != 0)
+		if got := shape(b); got != want {
+			t.Fatalf("combos()[%d] is %s, want %s", i, got, want)
+		}
 		w := inj.Wrap(b)
-		if got, want := shape(w), shape(b); got != want {
-			t.Errorf("%T wrapped: %s, want %s", b, got, want)
+		if got := shape(w); got != want {
+			t.Errorf("%s wrapped: %s", want, got)
 		}
 		if u := w.(interface{ Unwrap() tablekit.Backend }).Unwrap(); u != b {
-			t.Errorf("%T: Unwrap = %T", b, u)
+			t.Errorf("%s: Unwrap = %T", want, u)
 		}
 		db := tablekit.NewClient(w)
 		var ref engineRef
-		if got, want := db.As(&ref), shape(b) == shape(withA{}) || shape(b) == shape(withRWA{}) || shape(b) == shape(withRA{}) || shape(b) == shape(withWA{}); got != want || got && ref.e == nil {
-			t.Errorf("%T: As = %v, want %v", b, got, want)
+		if got := db.As(&ref); got != (i&8 != 0) || got && ref.e == nil {
+			t.Errorf("%s: As = %v", want, got)
+		}
+		before := scans.Load()
+		for _, err := range db.Table("t").Scan(ctx, key(0), key(10)) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := scans.Load() > before; got != (i&4 != 0) {
+			t.Errorf("%s: Table.Scan called ScanRange: %v", want, got)
 		}
 	}
 }
@@ -363,7 +438,7 @@ func TestPartialBatchRead(t *testing.T) {
 	e := localengine.New()
 	inj := faults.New(5, faults.Rule{Ops: faults.OpBatchGetRow, Rows: 0.5, Err: tablekit.ErrUnavailable})
 	inj.Disable()
-	db := tablekit.NewClient(inj.Wrap(withRW{e}))
+	db := tablekit.NewClient(inj.Wrap(withRW(e)))
 	defer db.Close()
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "t", Key: schema}); err != nil {
 		t.Fatal(err)
@@ -394,7 +469,7 @@ func TestPartialBatchRead(t *testing.T) {
 	}
 
 	whole := faults.New(5, faults.Rule{Ops: faults.OpBatchGetRow, Err: tablekit.ErrPermissionDenied})
-	db2 := tablekit.NewClient(whole.Wrap(withRW{e}))
+	db2 := tablekit.NewClient(whole.Wrap(withRW(e)))
 	if _, err := db2.BatchGetRow(ctx, gets); !errors.Is(err, tablekit.ErrPermissionDenied) {
 		t.Errorf("whole-call fault: %v", err)
 	}
