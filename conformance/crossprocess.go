@@ -26,6 +26,7 @@ func crossClientCases() []testCase {
 		{"TTLRaised", testStaleTTLRaised},
 		{"IncarnationGeneration", testIncarnationGeneration},
 		{"ConcurrentUpdateTable", testConcurrentUpdateTable},
+		{"StaleUpdateTable", testStaleUpdateTable},
 	}
 }
 

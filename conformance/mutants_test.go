@@ -44,6 +44,7 @@ var mutants = map[string]string{
 	"notFoundUnavailable":   "S3_Tables/MissingTable",
 	"listTruncates50":       "S1_Names/LongNamesDistinct",
 	"ignoreIncarnation":     "S3_CrossClient/RecreatedOtherSchema",
+	"staleUpdateRetryable":  "S3_CrossClient/StaleUpdateTable",
 	"trimWithCachedOptions": "S3_CrossClient/MaxVersionsRaised",
 	// Not a backend bug: a harness whose backends share no storage and
 	// that does not implement SharedStore must fail, never skip.
@@ -194,6 +195,9 @@ func (b *mutant) UpdateTable(ctx context.Context, r *tablekit.UpdateTableRequest
 		return r.Meta, nil
 	}
 	m, err := b.Backend.UpdateTable(b.ctx(ctx), r)
+	if b.m == "staleUpdateRetryable" && errors.Is(err, tablekit.ErrTableNotFound) {
+		err = tablekit.Errorf(tablekit.ErrConditionFailed, "table %q changed", r.Meta.Name)
+	}
 	return m, b.err(err)
 }
 
