@@ -135,9 +135,13 @@ type Options struct {
 	// Config tunes the SDK (nil means [DefaultConfig]); it is copied, and
 	// its Transport (or, when nil, a transport built from its pool and
 	// timeout settings as the SDK builds one) is wrapped in
-	// [ContextTransport] so that contexts reach the wire. Its RetryTimes,
-	// MaxRetryTime, DefaultRetryInterval and MaxRetryInterval govern the
-	// retries, which the adapter runs instead of the SDK.
+	// [ContextTransport] so that contexts reach the wire. Its
+	// HTTPTimeout.RequestTimeout bounds each request as in the SDK, applied
+	// by that transport rather than the SDK's http.Client (which would
+	// spend a goroutine and a timer per request on a transport it does not
+	// know). Its RetryTimes, MaxRetryTime, DefaultRetryInterval and
+	// MaxRetryInterval govern the retries, which the adapter runs instead
+	// of the SDK.
 	Config *tablestore.TableStoreConfig
 }
 
@@ -183,8 +187,10 @@ func Open(ctx context.Context, opts *Options) (*Backend, error) {
 	if base == nil {
 		base = newBaseTransport(&cfg)
 	}
-	t := &ctxTransport{base: base}
+	// The transport applies the request timeout (see ctxTransport.timeout).
+	t := &ctxTransport{base: base, timeout: cfg.HTTPTimeout.RequestTimeout}
 	cfg.Transport = t
+	cfg.HTTPTimeout.RequestTimeout = 0
 	// The adapter runs the retries itself (see retryPolicy).
 	retry := newRetryPolicy(&cfg)
 	cfg.RetryTimes = 0

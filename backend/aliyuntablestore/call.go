@@ -48,8 +48,10 @@ import (
 // at the latest when it wakes from its current back-off, its next attempt
 // failing at once in the transport.
 
-// traceHeader is the header in which the SDK sends ExtraRequestInfo's trace ID.
-const traceHeader = "x-ots-sdk-traceid"
+// traceHeader is the header in which the SDK sends ExtraRequestInfo's
+// trace ID, in the canonical form Header.Set stores it under, so that the
+// transport reads it without canonicalizing the name on every request.
+var traceHeader = http.CanonicalHeaderKey("x-ots-sdk-traceid")
 
 var (
 	calls      sync.Map // trace ID -> *callState
@@ -259,37 +261,89 @@ func ContextTransport(base http.RoundTripper) http.RoundTripper {
 
 type ctxTransport struct {
 	base http.RoundTripper
+	// timeout, when set, is the SDK's HTTPTimeout.RequestTimeout, which
+	// Open applies here instead of in the SDK's http.Client (whose Timeout
+	// it sets to 0). An http.Client enforces its Timeout over a transport
+	// it does not know (this one) with a goroutine and a timer per
+	// request; here it is a context deadline, as the http.Client sets on
+	// its own transport. The bound and its error are the same: the whole
+	// exchange, headers and body, and an error matching
+	// context.DeadlineExceeded with Timeout() true.
+	timeout time.Duration
 }
 
 func (t *ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	id := r.Header.Get(traceHeader)
-	if id == "" {
-		return t.base.RoundTrip(r)
-	}
-	v, ok := calls.Load(id)
-	if !ok {
-		return t.base.RoundTrip(r)
-	}
-	st := v.(*callState)
-	ctx := st.ctx
-	if err := ctx.Err(); err != nil {
-		if r.Body != nil {
-			_ = r.Body.Close()
+	var st *callState
+	if id := r.Header[traceHeader]; len(id) > 0 && id[0] != "" {
+		if v, ok := calls.Load(id[0]); ok {
+			st = v.(*callState)
 		}
-		return nil, &abandonedError{err: err}
+	}
+	if st == nil && t.timeout <= 0 {
+		return t.base.RoundTrip(r)
+	}
+	ctx := r.Context()
+	if st != nil {
+		ctx = st.ctx
+		if err := ctx.Err(); err != nil {
+			if r.Body != nil {
+				_ = r.Body.Close()
+			}
+			return nil, &abandonedError{err: err}
+		}
+	}
+	var cancel context.CancelFunc
+	if t.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, t.timeout)
 	}
 	resp, err := t.base.RoundTrip(r.WithContext(ctx))
 	if err != nil {
-		if cerr := ctx.Err(); cerr != nil {
-			return nil, &abandonedError{err: cerr}
-		}
-		if st.noReplay && !isDialError(err) {
-			return nil, &noReplayError{err: err}
+		err = callError(st, ctx, err, false) // before cancel, which ends ctx
+		if cancel != nil {
+			cancel()
 		}
 		return nil, err
 	}
-	resp.Body = &callBody{ReadCloser: resp.Body, st: st}
+	resp.Body = &callBody{ReadCloser: resp.Body, st: st, ctx: ctx, cancel: cancel}
 	return resp, nil
+}
+
+// callError is what the transport reports for err, an error of the
+// request (or, with body set, of reading the answer) sent under ctx for
+// the call st (nil for a request that is not an adapter call's).
+func callError(st *callState, ctx context.Context, err error, body bool) error {
+	if st != nil {
+		if cerr := st.ctx.Err(); cerr != nil {
+			return &abandonedError{err: cerr}
+		}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) { // the request timeout, not the call's context
+		return &requestTimeoutError{err: err, body: body}
+	}
+	if st != nil && st.noReplay && (body || !isDialError(err)) {
+		return &noReplayError{err: err}
+	}
+	return err
+}
+
+// requestTimeoutError is an exchange that outlasted the SDK's
+// RequestTimeout; it reads and matches as http.Client's own timeout
+// error does.
+type requestTimeoutError struct {
+	err  error
+	body bool
+}
+
+func (e *requestTimeoutError) Error() string {
+	if e.body {
+		return e.err.Error() + " (Client.Timeout or context cancellation while reading body)"
+	}
+	return e.err.Error() + " (Client.Timeout exceeded while awaiting headers)"
+}
+func (e *requestTimeoutError) Timeout() bool   { return true }
+func (e *requestTimeoutError) Temporary() bool { return true }
+func (e *requestTimeoutError) Is(target error) bool {
+	return target == context.DeadlineExceeded
 }
 
 // CloseIdleConnections closes the idle connections of the base transport.
@@ -299,22 +353,29 @@ func (t *ctxTransport) CloseIdleConnections() {
 	}
 }
 
-// callBody gives body read errors the same treatment as request errors.
+// callBody gives body read errors the same treatment as request errors,
+// and ends the request timeout's context when the SDK closes the body.
 type callBody struct {
 	io.ReadCloser
-	st *callState
+	st     *callState // nil: not an adapter call's request
+	ctx    context.Context
+	cancel context.CancelFunc // nil: no request timeout
 }
 
 func (b *callBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && err != io.EOF {
-		if cerr := b.st.ctx.Err(); cerr != nil {
-			err = &abandonedError{err: cerr}
-		} else if b.st.noReplay {
-			err = &noReplayError{err: err}
-		}
+		err = callError(b.st, b.ctx, err, true)
 	}
 	return n, err
+}
+
+func (b *callBody) Close() error {
+	err := b.ReadCloser.Close()
+	if b.cancel != nil {
+		b.cancel()
+	}
+	return err
 }
 
 func isDialError(err error) bool {

@@ -3,6 +3,7 @@ package aliyuntablestore
 import (
 	"cmp"
 	"slices"
+	"unsafe"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
@@ -13,6 +14,14 @@ import (
 // NewPrimaryKeyColumn) and on a nil Condition; everything that reaches it
 // from here is one of the five Go types it knows, built from a validated
 // tablekit.Value, and every change carries a RowCondition.
+//
+// Binary values cross without a copy, both ways. The SDK only reads the
+// []byte of a request's value (it serializes it, plain_buffer.go and
+// util.go writeCellValue/getCheckSum), so nativeValue lends it the bytes
+// of the Value's immutable string. Each []byte of a decoded answer is a
+// fresh allocation of the SDK's (plain_buffer.go readBytes) that only
+// the adapter sees and nothing writes to, so valueOf adopts it as the
+// Value's string.
 
 // nativeValue returns the SDK's Go value for v: string, int64, float64,
 // bool or []byte. ok is false for a value that is not one of the five types.
@@ -31,11 +40,11 @@ func nativeValue(v tablekit.Value) (any, bool) {
 		b, _ := v.Bool()
 		return b, true
 	case tablekit.TypeBinary:
-		b, _ := v.Bytes()
-		if b == nil {
-			b = []byte{}
+		s, _ := v.BytesString()
+		if len(s) == 0 {
+			return []byte{}, true
 		}
-		return b, true
+		return unsafe.Slice(unsafe.StringData(s), len(s)), true // read only: see above
 	}
 	return nil, false
 }
@@ -52,7 +61,7 @@ func valueOf(x any) (tablekit.Value, bool) {
 	case bool:
 		return tablekit.Boolean(x), true
 	case []byte:
-		return tablekit.BinaryString(string(x)), true
+		return tablekit.BinaryString(unsafe.String(unsafe.SliceData(x), len(x))), true // adopted: see above
 	}
 	return tablekit.Value{}, false
 }
