@@ -18,11 +18,15 @@ import (
 //
 //	'f'                                   the format record (formatValue)
 //	'm' name                              a table's metadata (JSON, metaRecord)
-//	'r' len(inc) inc keycodec(primary key) a row of the table whose Incarnation is inc
+//	'r' len(id) id keycodec(primary key)  a row of the table whose rows id is id
 //
-// Rows live under their table's Incarnation, so DeleteTable removes them
-// with one range deletion, and a table created again under the same name
-// (a new Incarnation) never sees the old rows.
+// A table's rows id is its Incarnation; a table created without one (by a
+// caller other than the Client, which gives every table one) gets "-" and
+// 16 random hex digits, kept in its metadata record (storedMeta.Rows), so
+// that two such tables never share rows. Rows live under their table's
+// rows id, so DeleteTable removes them with one range deletion, and a
+// table created again under the same name (a new Incarnation) never sees
+// the old rows.
 const (
 	formatKey   = "f"
 	metaPrefix  = 'm'
@@ -56,42 +60,54 @@ type storedMeta struct {
 	}
 	Incarnation string
 	Generation  int64
+	// Rows is the table's rows id when it is not its Incarnation (a table
+	// created without one); absent otherwise.
+	Rows string `json:",omitempty"`
 }
 
 func metaKey(name string) []byte {
 	return append([]byte{metaPrefix}, name...)
 }
 
-// rowsPrefix returns the prefix of the rows of a table of incarnation inc.
-func rowsPrefix(inc string) []byte {
-	p := make([]byte, 0, 2+len(inc))
-	p = append(p, rowPrefix, byte(len(inc)))
-	return append(p, inc...)
+// rowsPrefix returns the prefix of the rows of a table of rows id id.
+func rowsPrefix(id string) []byte {
+	p := make([]byte, 0, 2+len(id))
+	p = append(p, rowPrefix, byte(len(id)))
+	return append(p, id...)
 }
 
-func encodeMeta(m *tablekit.TableMeta) ([]byte, error) {
+// encodeMeta encodes the metadata record of table m, whose rows id is rows.
+func encodeMeta(m *tablekit.TableMeta, rows string) ([]byte, error) {
 	r := metaRecord{V: metaFormat, Meta: storedMeta{Name: m.Name, Key: m.Key, Incarnation: m.Incarnation, Generation: m.Generation}}
+	if rows != m.Incarnation {
+		r.Meta.Rows = rows
+	}
 	r.Meta.Options.TTL = m.Options.TTLSeconds()
 	r.Meta.Options.MaxVersions = m.Options.MaxVersions
 	r.Meta.Options.MaxVersionOffset = m.Options.MaxVersionOffsetSeconds()
 	return json.Marshal(r)
 }
 
-func decodeMeta(b []byte) (tablekit.TableMeta, error) {
+// decodeMeta decodes a metadata record: the table's meta and its rows id.
+func decodeMeta(b []byte) (tablekit.TableMeta, string, error) {
 	var r metaRecord
 	if err := json.Unmarshal(b, &r); err != nil {
-		return tablekit.TableMeta{}, fmt.Errorf("%w: table metadata: %v", ErrCorrupt, err)
+		return tablekit.TableMeta{}, "", fmt.Errorf("%w: table metadata: %v", ErrCorrupt, err)
 	}
 	if r.V != metaFormat {
-		return tablekit.TableMeta{}, fmt.Errorf("%w: table metadata of unknown format %d", ErrCorrupt, r.V)
+		return tablekit.TableMeta{}, "", fmt.Errorf("%w: table metadata of unknown format %d", ErrCorrupt, r.V)
 	}
 	sm := r.Meta
+	rows := sm.Rows
+	if rows == "" {
+		rows = sm.Incarnation
+	}
 	return tablekit.TableMeta{Name: sm.Name, Key: sm.Key, Incarnation: sm.Incarnation, Generation: sm.Generation,
 		Options: tablekit.TableOptions{
 			TTL:              time.Duration(sm.Options.TTL) * time.Second,
 			MaxVersions:      sm.Options.MaxVersions,
 			MaxVersionOffset: time.Duration(sm.Options.MaxVersionOffset) * time.Second,
-		}}, nil
+		}}, rows, nil
 }
 
 // appendRow appends the encoding of r to dst:

@@ -13,9 +13,11 @@
 // key-only marker and the options Generation it was written under; each
 // table's metadata (key schema, options, Incarnation, Generation) is one
 // record under a separate prefix. A table's rows are keyed under its
-// Incarnation, so DeleteTable is one range deletion committed together
-// with the removal of the metadata, and a table created again never sees
-// the old rows. The engine's metadata is authoritative: a request built
+// Incarnation (or, for a table created without one, an id of its own), so
+// DeleteTable is one range deletion committed together with the removal
+// of the metadata, and a table created again never sees the old rows.
+// CreateTable stores the Incarnation it is given and DescribeTable
+// reports it, as the Backend contract says. The engine's metadata is authoritative: a request built
 // from a table since deleted and created again is refused as stale (the
 // Client then retries against the new table), and writes use the table's
 // stored options and Generation, never the request's cached copy.
@@ -196,15 +198,17 @@ type Engine struct {
 type table struct {
 	mu      sync.RWMutex
 	meta    tablekit.TableMeta
-	prefix  []byte // rowsPrefix(meta.Incarnation)
+	rows    string // the rows id (see codec.go): the Incarnation, or one of its own
+	prefix  []byte // rowsPrefix(rows)
 	top     []byte // the successor of prefix: the upper bound of every row
 	deleted bool   // set, under mu, when DeleteTable removed it
 }
 
-// newTable returns the in-memory state of the table m describes.
-func newTable(m tablekit.TableMeta) *table {
-	p := rowsPrefix(m.Incarnation)
-	return &table{meta: m, prefix: p, top: keycodec.PrefixSuccessor(p)}
+// newTable returns the in-memory state of the table m describes, whose
+// rows id is rows.
+func newTable(m tablekit.TableMeta, rows string) *table {
+	p := rowsPrefix(rows)
+	return &table{meta: m, rows: rows, prefix: p, top: keycodec.PrefixSuccessor(p)}
 }
 
 var (
@@ -362,12 +366,12 @@ func (e *Engine) load() error {
 		return storeError(err, "fileengine: open %q", e.dir)
 	}
 	for ok := it.First(); ok; ok = it.Next() {
-		m, err := decodeMeta(it.Value())
+		m, rows, err := decodeMeta(it.Value())
 		if err != nil {
 			_ = it.Close()
 			return tablekit.WrapError(tablekit.ErrUnavailable, err, "fileengine: %q: table %q", e.dir, it.Key()[1:])
 		}
-		e.tables[m.Name] = newTable(m)
+		e.tables[m.Name] = newTable(m, rows)
 	}
 	if err := it.Close(); err != nil {
 		return storeError(err, "fileengine: open %q", e.dir)
@@ -460,8 +464,10 @@ func (t *table) current(m *tablekit.TableMeta) error {
 	return nil
 }
 
-// CreateTable implements tablekit.Backend. It stores a copy of meta; an
-// empty Incarnation (a caller other than the Client) gets a new one.
+// CreateTable implements tablekit.Backend. It stores a copy of meta and
+// reports it as given, Incarnation included (an empty one too: see
+// codec.go for where such a table's rows live). An Incarnation another
+// table has is refused: the Client makes a new random one for each table.
 func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) error {
 	if err := e.begin(ctx); err != nil {
 		return err
@@ -469,28 +475,34 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 	defer e.end()
 	m := *meta
 	m.Key = slices.Clone(meta.Key)
-	if m.Incarnation == "" {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		m.Incarnation = hex.EncodeToString(b[:])
-	}
 	if len(m.Incarnation) > 255 {
 		return tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: incarnation of %d bytes (at most 255)", m.Name, len(m.Incarnation))
 	}
-	val, err := encodeMeta(&m)
+	rows := m.Incarnation
+	if rows == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		rows = "-" + hex.EncodeToString(b[:]) // never a Client's Incarnation (hex digits)
+	}
+	val, err := encodeMeta(&m, rows)
 	if err != nil {
 		return tablekit.WrapError(tablekit.ErrInvalidArgument, err, "table %q: metadata", m.Name)
 	}
-	t := newTable(m)
+	t := newTable(m, rows)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if _, ok := e.tables[m.Name]; ok {
 		return tablekit.Errorf(tablekit.ErrAlreadyExists, "table %q already exists", m.Name)
 	}
+	for _, o := range e.tables {
+		if o.rows == rows {
+			return tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: incarnation %q is table %q's", m.Name, m.Incarnation, o.meta.Name)
+		}
+	}
 	b := e.db.NewBatch()
 	defer b.Close()
-	// Rows of an earlier table with this Incarnation (there are none unless
-	// a caller reuses one) must not reappear.
+	// Rows of an earlier table with this rows id (there are none unless a
+	// caller reuses an Incarnation) must not reappear.
 	_ = b.DeleteRange(t.prefix, t.top, nil)
 	_ = b.Set(metaKey(m.Name), val, nil)
 	if err := e.commit(b); err != nil {
@@ -561,7 +573,7 @@ func (e *Engine) UpdateTable(ctx context.Context, req *tablekit.UpdateTableReque
 	m := t.meta
 	m.Options = req.Options
 	m.Generation++
-	val, err := encodeMeta(&m)
+	val, err := encodeMeta(&m, t.rows)
 	if err != nil {
 		return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, err, "table %q: metadata", m.Name)
 	}
