@@ -675,7 +675,7 @@ func (b *Backend) info(ctx context.Context, meta *tablekit.TableMeta) (*tableInf
 	}
 	if ti.incarnation != meta.Incarnation {
 		// As the DynamoDB table of meta's incarnation would answer.
-		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "the table was deleted and created again since the request's metadata was read")
+		return nil, inTable(tablekit.Errorf(tablekit.ErrTableNotFound, "the table was deleted and created again since the request's metadata was read"), meta.Name)
 	}
 	return ti, nil
 }
@@ -689,13 +689,13 @@ func (b *Backend) describe(ctx context.Context, table string) (*tablekit.TableMe
 	})
 	if err != nil {
 		if isCode(err, "ResourceNotFoundException") {
-			return nil, nil, tablekit.WrapError(tablekit.ErrTableNotFound, err, "the table does not exist")
+			return nil, nil, inTable(tablekit.WrapError(tablekit.ErrTableNotFound, err, "the table does not exist"), table)
 		}
 		return nil, nil, mapErr(ctx, err, "GetItem on metadata table %q", b.meta)
 	}
 	if len(out.Item) == 0 {
 		b.forget(table)
-		return nil, nil, tablekit.Errorf(tablekit.ErrTableNotFound, "the table does not exist")
+		return nil, nil, inTable(tablekit.Errorf(tablekit.ErrTableNotFound, "the table does not exist"), table)
 	}
 	m, ti, err := parseMeta(out.Item)
 	if err != nil {
@@ -766,7 +766,7 @@ func (b *Backend) UpdateTable(ctx context.Context, req *tablekit.UpdateTableRequ
 		case err != nil:
 			return nil, err
 		case cur.Incarnation != want.Incarnation:
-			return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "the table was deleted and created again since its metadata was read")
+			return nil, inTable(tablekit.Errorf(tablekit.ErrTableNotFound, "the table was deleted and created again since its metadata was read"), want.Name)
 		case cur.Generation != want.Generation:
 			return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "the options changed since they were read (generation %d, expected %d)", cur.Generation, want.Generation)
 		}
@@ -803,7 +803,7 @@ func (b *Backend) UpdateTable(ctx context.Context, req *tablekit.UpdateTableRequ
 			m.Generation = want.Generation + 1
 			return &m, nil
 		case isCode(err, "ResourceNotFoundException"):
-			return nil, tablekit.WrapError(tablekit.ErrTableNotFound, err, "the table does not exist")
+			return nil, inTable(tablekit.WrapError(tablekit.ErrTableNotFound, err, "the table does not exist"), want.Name)
 		case !isCode(err, "ConditionalCheckFailedException"):
 			return nil, mapErr(ctx, err, "UpdateItem on metadata table %q", b.meta)
 		case attempt >= maxUpdateAttempts:
@@ -861,7 +861,7 @@ func (b *Backend) DeleteTable(ctx context.Context, table string) error {
 	})
 	b.forget(table)
 	if isCode(err, "ConditionalCheckFailedException", "ResourceNotFoundException") {
-		return tablekit.WrapError(tablekit.ErrTableNotFound, err, "the table does not exist")
+		return inTable(tablekit.WrapError(tablekit.ErrTableNotFound, err, "the table does not exist"), table)
 	}
 	if err != nil {
 		return mapErr(ctx, err, "DeleteItem on metadata table %q", b.meta)

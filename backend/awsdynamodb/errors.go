@@ -95,3 +95,10 @@ func retryable(err error) bool {
 	}
 	return driver.Retryable(&tablekit.Error{Code: classify(err), Err: err})
 }
+
+// inTable records the table e is about, so that its message names it once
+// (a Client adds the table only to errors that have none).
+func inTable(e *tablekit.Error, table string) *tablekit.Error {
+	e.Table = table
+	return e
+}

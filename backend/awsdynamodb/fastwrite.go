@@ -2,7 +2,7 @@ package awsdynamodb
 
 import (
 	"context"
-	"encoding/binary"
+	"encoding/base64"
 	"math"
 	"strconv"
 	"strings"
@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/valuecodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -121,9 +120,13 @@ func (e *expr) common(w *tablekit.WriteRequest) {
 		e.names["#k"] = attrKey
 		e.conds = append(e.conds, "attribute_not_exists(#k)")
 	}
+	// "NOT a > b" holds when a is absent, as "a <= b" does not; it is one
+	// term, where "attribute_not_exists(a) OR a <= b" is three (dynalite
+	// evaluates each at a cost: a one-call update with the longer form
+	// took 1.9 times the raw UpdateItem, with this one about 1.2).
 	e.names["#g"] = attrGen
 	e.vals[":g"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(w.Meta.Generation, 10)}
-	e.conds = append(e.conds, "(attribute_not_exists(#g) OR #g <= :g)")
+	e.conds = append(e.conds, "NOT #g > :g")
 }
 
 func (e *expr) condition() *string { return aws.String(strings.Join(e.conds, " AND ")) }
@@ -179,24 +182,21 @@ func (b *Backend) overlayUpdate(e *expr, w *tablekit.WriteRequest, t target) *dy
 	e.vals[":r"] = &types.AttributeValueMemberS{Value: newRevision(0, false)}
 	e.vals[":one"] = &types.AttributeValueMemberN{Value: "1"}
 	sets := []string{"#r = if_not_exists(#r, :r)"}
-	bounds := map[int64]string{} // version → the suffix of its bound values
+	bounds := map[int64]string{} // version → the name of its bound value
 	var maxVs int64 = math.MinInt64
 	for i, ch := range w.Changes {
 		n, v := "#a"+strconv.Itoa(i), ":v"+strconv.Itoa(i)
 		e.names[n] = ch.Column
 		e.vals[v] = overlayValue(ch.Version, ch.Value)
 		sets = append(sets, n+" = "+v)
-		bs, ok := bounds[ch.Version]
+		bound, ok := bounds[ch.Version]
 		if !ok {
-			// The least values above every overlay cell of a version ≤ this
-			// one, in each attribute type an overlay cell may have.
-			bs = strconv.Itoa(len(bounds))
-			bounds[ch.Version] = bs
-			next := uint64(ch.Version+1) ^ signBit
-			e.vals[":s"+bs] = &types.AttributeValueMemberS{Value: overlayHex(next)}
-			e.vals[":b"+bs] = &types.AttributeValueMemberB{Value: binary.BigEndian.AppendUint64(nil, next)}
+			// The least value above every overlay cell of a version ≤ this one.
+			bound = ":b" + strconv.Itoa(len(bounds))
+			bounds[ch.Version] = bound
+			e.vals[bound] = &types.AttributeValueMemberS{Value: overlayHex(uint64(ch.Version+1) ^ signBit)}
 		}
-		e.conds = append(e.conds, "(attribute_not_exists("+n+") OR "+n+" < :s"+bs+" OR "+n+" < :b"+bs+")")
+		e.conds = append(e.conds, "NOT "+n+" >= "+bound)
 		maxVs = max(maxVs, rowmodel.Seconds(ch.Version))
 	}
 	if storesGeneration(w.Meta, w.Meta.Generation) {
@@ -206,7 +206,7 @@ func (b *Backend) overlayUpdate(e *expr, w *tablekit.WriteRequest, t target) *dy
 		e.names["#x"], e.names["#m"] = attrExpiry, attrMarker
 		e.vals[":x"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(maxVs+opts.TTLSeconds()+expiryMargin, 10)}
 		sets = append(sets, "#x = :x")
-		e.conds = append(e.conds, "attribute_not_exists(#m)", "(attribute_not_exists(#x) OR #x <= :x)")
+		e.conds = append(e.conds, "attribute_not_exists(#m)", "NOT #x > :x")
 	}
 	return &dynamodb.UpdateItemInput{
 		Key:                       keyAttrs(t.shard, t.sk),
@@ -218,13 +218,12 @@ func (b *Backend) overlayUpdate(e *expr, w *tablekit.WriteRequest, t target) *dy
 }
 
 // An overlay cell is an attribute named after its column holding one
-// version. A Binary value is a B: 8 bytes of the version (big endian, sign
-// bit flipped, so that byte order is version order), then the value as
-// package valuecodec encodes it. Any other value is an S: 16 lower-case hex
-// digits of the same flipped version, then a type letter and the payload
-// as in .c (S the string, I decimal, D shortest 'g', B t/f). In both, an
-// attribute sorts by version first, which the one-call update's condition
-// relies on.
+// version: an S of 16 lower-case hex digits of the version (sign bit
+// flipped, so that string order is version order), a type letter and the
+// payload: as in .c (S the string, I decimal, D shortest 'g', B t/f), or X
+// and the unpadded standard base64 of a Binary value. Every overlay cell
+// is an S that sorts by version first, so the one-call update's condition
+// is one comparison per column.
 
 // overlayHex formats a flipped version as 16 lower-case hex digits.
 func overlayHex(u uint64) string {
@@ -239,14 +238,9 @@ func overlayHex(u uint64) string {
 
 // overlayValue encodes a cell of version v and value val as an overlay attribute.
 func overlayValue(v int64, val tablekit.Value) types.AttributeValue {
-	u := uint64(v) ^ signBit
-	if val.Type() == tablekit.TypeBinary {
-		buf := make([]byte, 0, 8+1+binary.MaxVarintLen64+val.Size())
-		return &types.AttributeValueMemberB{Value: valuecodec.Append(binary.BigEndian.AppendUint64(buf, u), val)}
-	}
 	var sb strings.Builder
-	sb.Grow(17 + val.Size() + 24)
-	sb.WriteString(overlayHex(u))
+	sb.Grow(17 + val.Size()*4/3 + 24)
+	sb.WriteString(overlayHex(uint64(v) ^ signBit))
 	var scratch [32]byte
 	switch val.Type() {
 	case tablekit.TypeInteger:
@@ -264,6 +258,10 @@ func overlayValue(v int64, val tablekit.Value) types.AttributeValue {
 		} else {
 			sb.WriteByte('f')
 		}
+	case tablekit.TypeBinary:
+		b, _ := val.BytesString()
+		sb.WriteByte('X')
+		sb.WriteString(base64.RawStdEncoding.EncodeToString([]byte(b)))
 	default:
 		s, _ := val.Str()
 		sb.WriteByte('S')
@@ -274,33 +272,26 @@ func overlayValue(v int64, val tablekit.Value) types.AttributeValue {
 
 // decodeOverlay decodes the overlay attribute of column name.
 func decodeOverlay(name string, av types.AttributeValue) (tablekit.Column, error) {
-	if !validColumnName(name) {
+	a, ok := av.(*types.AttributeValueMemberS)
+	if !ok || !validColumnName(name) || len(a.Value) < 17 {
 		return tablekit.Column{}, errCorrupt
 	}
-	switch a := av.(type) {
-	case *types.AttributeValueMemberS:
-		s := a.Value
-		if len(s) < 17 {
-			return tablekit.Column{}, errCorrupt
-		}
-		u, err := strconv.ParseUint(s[:16], 16, 64)
+	s := a.Value
+	u, err := strconv.ParseUint(s[:16], 16, 64)
+	if err != nil {
+		return tablekit.Column{}, errCorrupt
+	}
+	c := tablekit.Column{Name: name, Version: int64(u ^ signBit)}
+	if s[16] == 'X' {
+		b, err := base64.RawStdEncoding.DecodeString(s[17:])
 		if err != nil {
-			return tablekit.Column{}, errCorrupt
+			return c, errCorrupt
 		}
-		v, err := parseTextValue(s[16], s[17:])
-		if err != nil || v.Type() == tablekit.TypeBinary {
-			return tablekit.Column{}, errCorrupt
-		}
-		return tablekit.Column{Name: name, Value: v, Version: int64(u ^ signBit)}, nil
-	case *types.AttributeValueMemberB:
-		c, rest, err := decodeCell(a.Value)
-		if err != nil || len(rest) != 0 || c.Value.Type() != tablekit.TypeBinary {
-			return tablekit.Column{}, errCorrupt
-		}
-		c.Name, c.Version = name, int64(uint64(c.Version)^signBit)
+		c.Value = tablekit.Binary(b)
 		return c, nil
 	}
-	return tablekit.Column{}, errCorrupt
+	c.Value, err = parseTextValue(s[16], s[17:])
+	return c, err
 }
 
 // validColumnName reports whether name is a portable column name.
