@@ -45,6 +45,7 @@ var mutants = map[string]string{
 	"listTruncates50":       "S1_Names/LongNamesDistinct",
 	"ignoreIncarnation":     "S3_CrossClient/RecreatedOtherSchema",
 	"staleUpdateRetryable":  "S3_CrossClient/StaleUpdateTable",
+	"scanSkipsFirst":        "S8_Resume/ScanIterator",
 	"trimWithCachedOptions": "S3_CrossClient/MaxVersionsRaised",
 	// Not a backend bug: a harness whose backends share no storage and
 	// that does not implement SharedStore must fail, never skip.
@@ -188,6 +189,23 @@ func (b *mutant) ListTables(ctx context.Context) ([]string, error) {
 		}
 	}
 	return names, err
+}
+
+// ScanRange is the local engine's: the mutant is a RangeScanner, so that
+// Table.Scan reaches it.
+func (b *mutant) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(tablekit.Row) bool) (tablekit.PrimaryKey, error) {
+	s := b.Backend.(tablekit.RangeScanner)
+	if b.m == "scanSkipsFirst" {
+		first := true
+		return s.ScanRange(b.ctx(ctx), req, func(r tablekit.Row) bool {
+			if first {
+				first = false
+				return true
+			}
+			return fn(r)
+		})
+	}
+	return s.ScanRange(b.ctx(ctx), req, fn)
 }
 
 func (b *mutant) UpdateTable(ctx context.Context, r *tablekit.UpdateTableRequest) (*tablekit.TableMeta, error) {

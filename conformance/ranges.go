@@ -23,6 +23,7 @@ func resumeCases() []testCase {
 		{"BackwardWithWrites", func(e *env) { testResumeWithWrites(e, true) }},
 		{"WithFilter", testResumeWithFilter},
 		{"RowsIterator", testRowsIterator},
+		{"ScanIterator", testScanIterator},
 		{"TokenMisuse", testTokenMisuse},
 	}
 }
