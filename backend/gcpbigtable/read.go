@@ -237,6 +237,16 @@ func readOption(opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) 
 	return bigtable.RowFilter(readFilter(opts, spec, now))
 }
 
+// rangeOption is the RowFilter option of a range read: readOption's, behind
+// the filter's row predicate when it is pushed down (see pushdown.go).
+func rangeOption(opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) (bigtable.ReadOption, pushMode) {
+	pred, mode := predicate(opts, spec, now)
+	if pred == nil {
+		return readOption(opts, spec, now), pushNone
+	}
+	return bigtable.RowFilter(bigtable.ConditionFilter(pred, readFilter(opts, spec, now), nil)), mode
+}
+
 // readFilter is the row filter of a read: the cells the read selects
 // (visibility, then the projection together with the filter's columns, the
 // time range and MaxVersions), the marker, and, when the selection can
@@ -648,7 +658,7 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 	}
 	tbl := b.table(req.Meta.Name, req.Meta.Incarnation)
 	opts := req.Meta.Options
-	filter := readOption(opts, &req.Read, req.Now)
+	filter, push := rangeOption(opts, &req.Read, req.Now)
 	limit := max(req.Limit, 1)
 	page.Rows = make([]tablekit.Row, 0, min(limit, 1024))
 	rr := rowReader{rows: limit}
@@ -656,7 +666,7 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 	var decodeErr error
 	want := 0
 	for {
-		want = streamLimit(req.Read.Filter != nil, limit-len(page.Rows), maxScan-scanned, want)
+		want = streamLimit(req.Read.Filter != nil && push != pushExact, limit-len(page.Rows), maxScan-scanned, want)
 		seen, stop := 0, false
 		last := ""
 		ropts := []bigtable.ReadOption{filter, bigtable.LimitRows(int64(want))}
