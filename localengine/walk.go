@@ -36,9 +36,10 @@ type walker struct {
 // the table as it is and returns its options.
 func (w *walker) batch(buf []*entry, n int, opts *tablekit.TableOptions) ([]*entry, error) {
 	t := w.t
+	var last string
 	take := func(k string, ent *entry) bool {
 		buf = append(buf, ent)
-		w.last = k // the map's own key: immutable, safe to keep unlocked
+		last = k // the map's own key: immutable, safe to keep unlocked
 		return len(buf) < n
 	}
 	before := len(buf)
@@ -46,7 +47,9 @@ func (w *walker) batch(buf []*entry, n int, opts *tablekit.TableOptions) ([]*ent
 	defer func() {
 		t.mu.RUnlock()
 		w.done = w.done || len(buf)-before < n
-		w.resumed = w.resumed || len(buf) > before
+		if len(buf) > before {
+			w.last, w.resumed = last, true
+		}
 	}()
 	if !w.resumed {
 		cur, err := t.current(w.req.Meta)
