@@ -124,14 +124,75 @@
 // cells at the request's Now: TimestampRange(OldestVisible(TTL, now)×1000,
 // ∞) then LatestN(MaxVersions), on family c only (m's cells are stamped 0
 // and take their own branch of an Interleave). On top come the read's own
-// selection: the projection (together with the columns its filter reads)
-// as a qualifier regex, its TimeRange as a second TimestampRange, and its
-// MaxVersions as a second LatestN. When that selection could come back empty
-// for a row that exists, one more branch returns a single value-stripped
-// visible cell that proves existence. Filters (SPEC §10, typed comparisons
-// with PassIfMissing and LatestVersionOnly) are evaluated on the client with
-// rowmodel.MatchFilter, over the cells selected this way; rowmodel then
-// applies the exact rules, so the answer is the local engine's.
+// selection: the projection (together with the columns its filter reads),
+// its TimeRange as a second TimestampRange, and its MaxVersions as a second
+// LatestN. When that selection could come back empty for a row that
+// exists, one more branch returns a single value-stripped visible cell
+// that proves existence. Filters (SPEC §10, typed comparisons with
+// PassIfMissing and LatestVersionOnly) are evaluated on the client with
+// rowmodel.MatchFilter, over the cells selected this way, on every row that
+// arrives; rowmodel then applies the exact rules, so the answer is the
+// local engine's. A range read also pushes its filter down (see Filters
+// below), which decides only which rows Bigtable sends.
+//
+// No filter the adapter sends uses a regex where a range does: a family is
+// ColumnRange(family, "", "") rather than FamilyFilter, one column is the
+// range [name, name+"\x00"), and a projection of up to 16 columns is an
+// Interleave of their ranges (more: the range from the least name to the
+// greatest, then one qualifier regex of the names). bttest compiles a
+// filter's regex again for every cell it tests, so a projected read of ten
+// columns spent most of the server's time compiling "c", "m" and the
+// projection's regex (raw/tablekit 1.3–4.8 in YCSB's read-only workload);
+// for Bigtable a range is the cheaper filter too.
+//
+// # Filters
+//
+// A range read's filter is pushed into the ReadRows row filter as a row
+// predicate P, a Bigtable filter whose output is not empty when the row may
+// pass, and the row filter is Condition(P, the selection above, nothing):
+// Bigtable then sends only the rows P keeps. P is exact (it keeps exactly
+// the rows that pass) or a pre-filter (it keeps every row that passes and
+// maybe others); the client evaluates the filter on every row that arrives
+// either way, so P never decides a result on its own.
+//
+//   - A comparison tests the cells SPEC says it tests: of its column, the
+//     visible versions in the read's time range, the newest one (or the
+//     newest MaxVersions with AllVersions), chained with ValueRange filters
+//     over the cell encoding. The type byte comes first, so a range never
+//     meets another type's cell. String, Binary and Boolean encodings order
+//     as their values, so all six operators are exact (!= is two ranges);
+//     an Integer or Double has one encoding per value, so == and != are
+//     exact for Integers and nonzero Doubles (±0 are equal with two
+//     encodings). The other comparisons of Integers and Doubles (decimal
+//     text does not order as numbers) and == / != of ±0 are a pre-filter:
+//     the whole type's range. A column that may be missing (the default,
+//     PassIfMissing) adds an Interleave branch "no selected cell of the
+//     column": Condition(that column, nothing, PassAll).
+//   - And is nested Conditions (exact when every part is; a part that
+//     cannot be pushed is left out, making the rest a pre-filter), Or an
+//     Interleave (one part that cannot be pushed leaves the whole Or on the
+//     client), Not is Condition(P, nothing, PassAll) and is pushed only
+//     when P is exact (the negation of a pre-filter would drop rows).
+//   - Left on the client: a filter with more than 16 comparisons or more
+//     than 4 KiB of comparison values (Bigtable caps a row filter at about
+//     20 KB), and every filter of GetRow and BatchGetRow (one row each: a
+//     Condition there would save at most the transfer of that one row).
+//
+// With an exact P a page is sized like an unfiltered read's (LimitRows of
+// what it still wants, plus one); with a pre-filter, like a client-side
+// filter's (below). Bigtable then examines rows that fail P without
+// sending them, and without counting them against MaxScanRows: a page of
+// a pushed filter ends when it is full or the range is, however many rows
+// Bigtable skipped on the way (that is Bigtable's work, not the client's
+// or the network's). Cells written by another tool in a form appendValue
+// never writes (say "i007") may be dropped by P where the client-side rule
+// would have reported them as corrupt. Bigtable documents that a
+// Condition's predicate is not evaluated atomically with its branches; a
+// row whose P saw one version of the row and whose selection another is
+// still decided by the client on the cells that arrived, and a row P
+// dropped failed on a state the row held during the read, so each row's
+// answer is that of a moment within the read (bttest evaluates both on
+// one copy).
 //
 // # Writes and atomicity
 //
@@ -229,30 +290,27 @@
 // sized by what the page may have to examine, not by the rows it still
 // wants: a read without a filter asks for LimitRows(limit+1) (continuing
 // with calls of at least twice the size when rows with nothing visible were
-// dropped); a read with a filter asks for the page's whole scan budget
-// (MaxScanRows+1 rows) in one stream and cuts it as soon as the page is
-// full. So GetRange(Limit(1), WithFilter(...)) over 12,000 rows that only
-// the last passes is two ReadRows calls (one per page of 10,000 examined
-// rows), not one call per two rows: 0.7 s against 0.5 s for reading the
-// range whole, where it took 15–19 s (BenchmarkFilteredRange). Memory stays
-// bounded by one page whatever the range.
+// dropped), and so does a read whose filter is pushed down exactly (see
+// Filters); a read with a filter evaluated on the client, or pushed down
+// as a pre-filter, asks for the page's whole scan budget (MaxScanRows+1
+// rows) in one stream and cuts it as soon as the page is full. So
+// GetRange(Limit(1), WithFilter(...)) over 12,000 rows that only the last
+// passes is, with the filter on the client, two ReadRows calls (one per
+// page of 10,000 examined rows), not one call per two rows as it once was
+// (15–19 s); pushed down, it is one call that brings the one row. Memory
+// stays bounded by one page whatever the range.
 //
-// Filters are evaluated on the client, not pushed into the row filter.
-// Bigtable's value filters compare bytes; SPEC §10's comparisons are typed
-// (a cell of another type never matches, != included), order Doubles
-// numerically (-0 equals +0) and decide a missing column by
-// PassIfMissing, and they apply to the newest visible version within the
-// read's time range and MaxVersions. A Condition filter could express
-// some of that, but not all of it exactly, and bttest and Bigtable still
-// read every row of the range server-side either way; the cost that
-// mattered was the number of calls, which the sizing above removes.
+// BenchmarkFilteredRange compares, in one run, that read with the filter
+// pushed down (/pushed) and evaluated on the client alone (/client, the
+// previous behaviour); see Performance.
 //
 // Reads copy no more than they must: a String or Binary value is a view of
 // the bytes the Bigtable client allocated for the row it handed over (see
 // bytesView), the rows of one read share their []Column arrays (each row's
-// slice capped), and a read without projection, filter or time range takes
-// the server's selection as the answer, since its filter is an exact
-// translation of SPEC's visibility and MaxVersions rules.
+// slice capped), and a read without filter or time range takes the
+// server's selection as the answer, since its filter is an exact
+// translation of SPEC's visibility and MaxVersions rules and of the
+// projection.
 //
 // # Performance
 //
