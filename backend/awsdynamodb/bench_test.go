@@ -18,6 +18,7 @@ package awsdynamodb_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,42 +140,8 @@ func BenchmarkPoint(b *testing.B) {
 			}
 		}
 	}
-	// Each sub-benchmark alternates one adapter call and one raw call,
-	// swapping which goes first every iteration, and times them apart, so
-	// that the (heavy) noise of a shared 2-core machine and any cost one
-	// call leaves to the next (garbage collection, on either side) fall on
-	// both alike. It reports both means and their ratio, the headline
-	// figure, and the ratio of the medians, which a few stalls cannot move.
-	pair := func(b *testing.B, adapter, rawOp func(i int)) {
-		var ta, tr time.Duration
-		var da, dr []time.Duration
-		i := 0
-		for b.Loop() {
-			var a, r time.Duration
-			t0 := time.Now()
-			if i%2 == 0 {
-				adapter(i)
-				t1 := time.Now()
-				rawOp(i)
-				a, r = t1.Sub(t0), time.Since(t1)
-			} else {
-				rawOp(i)
-				t1 := time.Now()
-				adapter(i)
-				r, a = t1.Sub(t0), time.Since(t1)
-			}
-			ta += a
-			tr += r
-			da, dr = append(da, a), append(dr, r)
-			i++
-		}
-		b.ReportMetric(float64(ta.Nanoseconds())/float64(i), "adapter-ns/op")
-		b.ReportMetric(float64(tr.Nanoseconds())/float64(i), "raw-ns/op")
-		b.ReportMetric(float64(ta)/float64(tr), "ratio")
-		b.ReportMetric(float64(medianOf(da))/float64(medianOf(dr)), "p50-ratio")
-	}
 	b.Run("Write", func(b *testing.B) {
-		pair(b, func(i int) {
+		interleaved(b, "adapter", "raw", func(i int) {
 			if err := tbl.PutRow(ctx, key(i), benchCols(i)); err != nil {
 				b.Fatal(err)
 			}
@@ -187,7 +154,7 @@ func BenchmarkPoint(b *testing.B) {
 	b.Run("Update", func(b *testing.B) {
 		// One column of an existing row: UpdateRow with one Put against one
 		// UpdateItem SET.
-		pair(b, func(i int) {
+		interleaved(b, "adapter", "raw", func(i int) {
 			if _, err := tbl.UpdateRow(ctx, key(i), []tablekit.Change{tablekit.Put("field3", tablekit.String(benchValue(i)))}); err != nil {
 				b.Fatal(err)
 			}
@@ -206,7 +173,7 @@ func BenchmarkPoint(b *testing.B) {
 		})
 	})
 	b.Run("Read", func(b *testing.B) {
-		pair(b, func(i int) {
+		interleaved(b, "adapter", "raw", func(i int) {
 			row, found, err := tbl.GetRow(ctx, key(i))
 			if err != nil || !found || len(row.Columns) != benchFields {
 				b.Fatal(found, err)
@@ -225,7 +192,7 @@ func BenchmarkPoint(b *testing.B) {
 		})
 	})
 	b.Run("Range100", func(b *testing.B) {
-		pair(b, func(int) {
+		interleaved(b, "adapter", "raw", func(int) {
 			res, err := tbl.GetRange(ctx, rangeStart, rangeEnd)
 			if err != nil || len(res.Rows) != n {
 				b.Fatal(len(res.Rows), err)
@@ -239,6 +206,41 @@ func BenchmarkPoint(b *testing.B) {
 	})
 }
 
+// interleaved alternates one call of a and one of c, swapping which goes
+// first every iteration, and times them apart, so that the (heavy) noise of
+// a shared 2-core machine and any cost one call leaves to the next
+// (garbage collection, on either side) fall on both alike. It reports both
+// means, their ratio (a over c), the headline figure, and the ratio of the
+// medians, which a few stalls cannot move.
+func interleaved(b *testing.B, aName, cName string, a, c func(i int)) {
+	var ta, tc time.Duration
+	var da, dc []time.Duration
+	i := 0
+	for b.Loop() {
+		var x, y time.Duration
+		t0 := time.Now()
+		if i%2 == 0 {
+			a(i)
+			t1 := time.Now()
+			c(i)
+			x, y = t1.Sub(t0), time.Since(t1)
+		} else {
+			c(i)
+			t1 := time.Now()
+			a(i)
+			y, x = t1.Sub(t0), time.Since(t1)
+		}
+		ta += x
+		tc += y
+		da, dc = append(da, x), append(dc, y)
+		i++
+	}
+	b.ReportMetric(float64(ta.Nanoseconds())/float64(i), aName+"-ns/op")
+	b.ReportMetric(float64(tc.Nanoseconds())/float64(i), cName+"-ns/op")
+	b.ReportMetric(float64(ta)/float64(tc), "ratio")
+	b.ReportMetric(float64(medianOf(da))/float64(medianOf(dc)), "p50-ratio")
+}
+
 func medianOf(d []time.Duration) time.Duration {
 	if len(d) == 0 {
 		return 0
@@ -249,13 +251,19 @@ func medianOf(d []time.Duration) time.Duration {
 }
 
 // BenchmarkWholeTableRange streams every row of a 2000-row table (200
-// partition keys of 10 rows, 1 KB each) in key order, for N shards.
+// partition keys of 10 rows, 1 KB each) in key order, for N shards, with
+// the range reads' current tuning ("now": first Queries of a shard's share
+// and a quarter, at most Concurrency Queries in flight) and the earlier
+// one ("before": twice the share, every shard's Query at once), alternated
+// as BenchmarkPoint does. It reports both, their ratio, and the Queries
+// one stream makes now.
 func BenchmarkWholeTableRange(b *testing.B) {
 	ctx := context.Background()
 	const parts, per = 200, 10
 	for _, shards := range []int{1, 4, 16, 64} {
 		b.Run(fmt.Sprintf("N=%d", shards), func(b *testing.B) {
-			be, err := awsdynamodb.New(newClient(b, nil), &awsdynamodb.Options{Shards: shards, Concurrency: 16})
+			ct := newCountingTransport()
+			be, err := awsdynamodb.New(newClient(b, &http.Client{Transport: ct}), &awsdynamodb.Options{Shards: shards})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -278,7 +286,9 @@ func BenchmarkWholeTableRange(b *testing.B) {
 			}
 			start := tablekit.Key("pk", tablekit.InfMin).Add("sk", tablekit.InfMin)
 			end := tablekit.Key("pk", tablekit.InfMax).Add("sk", tablekit.InfMax)
-			for b.Loop() {
+			stream := func(earlier bool) {
+				awsdynamodb.SetEarlierRangeTuning(earlier)
+				defer awsdynamodb.SetEarlierRangeTuning(false)
 				n := 0
 				for _, err := range tbl.Rows(ctx, start, end) {
 					if err != nil {
@@ -290,7 +300,17 @@ func BenchmarkWholeTableRange(b *testing.B) {
 					b.Fatalf("%d rows, want %d", n, parts*per)
 				}
 			}
-			b.ReportMetric(float64(parts*per)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			stream(false) // warm up
+			stream(true)
+			ct.reset()
+			nowQueries, runs := int64(0), 0
+			interleaved(b, "now", "before", func(int) {
+				q := ct.get("Query")
+				stream(false)
+				nowQueries += ct.get("Query") - q
+				runs++
+			}, func(int) { stream(true) })
+			b.ReportMetric(float64(nowQueries)/float64(runs), "queries/op")
 		})
 	}
 }

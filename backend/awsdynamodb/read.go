@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -367,7 +368,8 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 // the scan cap, never the whole range.
 type merger struct {
 	b      *Backend
-	qctx   context.Context    // the Queries' context, cancelled by close
+	ctx    context.Context    // the GetRange's context, which the Queries run under
+	qctx   context.Context    // cancelled by close: a Query not yet sent is not sent
 	cancel context.CancelFunc // cancels qctx
 	native string
 	rb     *rangeBounds
@@ -379,6 +381,11 @@ type merger struct {
 	scanned int
 	all     []*cursor // every cursor, for close
 	heap    []*cursor // the cursors with a current item, best at [0]
+	// slots bounds the Queries in flight (the backend's Concurrency): a
+	// range over 64 shards otherwise opens 64 connections at once, more
+	// than the SDK's transport keeps idle per host (10), and pays a new
+	// connection for most of them on every page.
+	slots chan struct{}
 }
 
 // cursor is one shard's Query, consumed in sort-key order.
@@ -404,16 +411,41 @@ type pageResult struct {
 // (shared among the shards it touches).
 const filterPage = 1024
 
+// firstPage is the Limit of each shard's first Query when a page reads
+// size items from n shards: a shard's share and a quarter more, and 8 (a
+// shard's share of a uniformly hashed range varies by about its square
+// root), at least 16. A shard that holds more of the range than that
+// reads its next, larger page in the background once three quarters of
+// the first are merged. (Twice the share, as before, read about twice the
+// items a page returns, 1.3 times now with 4 shards; the reads cost more
+// than the few extra Queries.)
+func firstPage(size, n int) int {
+	if n <= 1 {
+		return size
+	}
+	share := (size + n - 1) / n
+	return min(size, max(share+share/4+8, 16))
+}
+
+// earlierRangeTuning switches the merger back to the sizes and the
+// unbounded Queries it had before firstPage and slots, so that a benchmark
+// can compare both in one run (export_test.go).
+var earlierRangeTuning atomic.Bool
+
 func newMerger(ctx context.Context, b *Backend, native string, rb *rangeBounds, shards []int, want int, lossy bool) *merger {
 	size := want
 	if lossy {
 		size = max(want, filterPage)
 	}
-	first := size
-	if len(shards) > 1 {
-		first = min(size, max((2*size+len(shards)-1)/len(shards), 16))
+	first, inFlight := firstPage(size, len(shards)), min(len(shards), b.opts.concurrency)
+	if earlierRangeTuning.Load() {
+		first, inFlight = size, len(shards)
+		if len(shards) > 1 {
+			first = min(size, max((2*size+len(shards)-1)/len(shards), 16))
+		}
 	}
-	m := &merger{b: b, native: native, rb: rb, want: want, lossy: lossy}
+	m := &merger{b: b, native: native, rb: rb, want: want, lossy: lossy, slots: make(chan struct{}, inFlight)}
+	m.ctx = ctx
 	m.qctx, m.cancel = context.WithCancel(ctx)
 	m.all = make([]*cursor, len(shards))
 	for i, sh := range shards {
@@ -486,15 +518,14 @@ func (m *merger) buffered() int {
 	return n
 }
 
-// close cancels the Queries still in flight and waits for them.
+// close drops the pages still being fetched: a Query waiting for a slot
+// is not sent, and one already sent finishes in the background (its
+// goroutine then ends; the channel is buffered), unless the GetRange's own
+// context ends. It does not abort a sent Query: that saves the page no
+// time, costs the store the work anyway, and dynalite exits when a client
+// drops a request it is still reading ("Error: aborted").
 func (m *merger) close() {
 	m.cancel()
-	for _, c := range m.all {
-		if c.pending != nil {
-			<-c.pending
-			c.pending = nil
-		}
-	}
 }
 
 // before reports whether a's item comes before b's in the walk's order.
@@ -532,7 +563,7 @@ func (m *merger) head(c *cursor) (ok bool, err error) {
 			switch m.rb.in(sk) {
 			case 0:
 				// Prefetch the next page when this one runs low.
-				if left := len(c.items) - c.pos; !c.done && c.pending == nil && left <= len(c.items)/4 && left < m.need() {
+				if left := len(c.items) - c.pos; !c.done && c.pending == nil && left <= len(c.items)/4 && left < m.expected() {
 					m.fetch(c)
 				}
 				c.item, c.sk = it, sk
@@ -574,7 +605,13 @@ func (m *merger) query(c *cursor, limit int32) pageResult {
 	if len(vals) > 1 {
 		in.ExpressionAttributeNames["#k"] = attrKey
 	}
-	out, err := m.b.client.Query(m.qctx, in)
+	select {
+	case m.slots <- struct{}{}:
+	case <-m.qctx.Done():
+		return pageResult{err: m.qctx.Err()}
+	}
+	out, err := m.b.client.Query(m.ctx, in)
+	<-m.slots
 	if err != nil {
 		return pageResult{err: err}
 	}
@@ -625,6 +662,16 @@ func (m *merger) pageLimit(c *cursor) int32 {
 		return c.limit
 	}
 	return min(c.limit, int32(max(m.need(), 1)))
+}
+
+// expected is how many more items the page may take from one cursor (a
+// first page's worth of its share of what the page still needs): a cursor
+// with fewer left prefetches its next page. Prefetching only then, rather
+// than whenever a cursor has fewer than the whole page needs, keeps a
+// range over many shards from reading pages at its end that it never
+// merges.
+func (m *merger) expected() int {
+	return firstPage(m.need(), max(len(m.heap), 1))
 }
 
 // need is how many more items the page may consume.
