@@ -73,7 +73,8 @@ const (
 
 var bench struct {
 	once sync.Once
-	rpcs atomic.Int64 // every RPC either side made (see countRPCs)
+	rpcs atomic.Int64    // every RPC either side made (see countRPCs)
+	sent readRowsCounter // rows ReadRows sent either side
 	err  error
 	srv  *bttest.Server
 	b    *gcpbigtable.Backend
@@ -134,7 +135,8 @@ func setupBench(b *testing.B) {
 			return
 		}
 		bench.srv = srv
-		cfg := gcpbigtable.Options{Project: "proj", Instance: "inst", GC: gcpbigtable.GCOff, ClientOptions: append(emulatorOptions(srv), countRPCs(&bench.rpcs)...)}
+		cfg := gcpbigtable.Options{Project: "proj", Instance: "inst", GC: gcpbigtable.GCOff, ClientOptions: append(append(emulatorOptions(srv), countRPCs(&bench.rpcs)...),
+			option.WithGRPCDialOption(grpc.WithChainStreamInterceptor(bench.sent.interceptor)))}
 		cfg.ClientConfig.MetricsProvider = bigtable.NoopMetricsProvider{}
 		bench.b, err = gcpbigtable.Open(ctx, &cfg)
 		if err != nil {
@@ -206,25 +208,29 @@ func countRPCs(n *atomic.Int64) []option.ClientOption {
 // machine noise, and reports each side's wall time per op, their ratio
 // tablekit/raw, and the ratio of the process CPU time each side used,
 // cpu-tk/raw (bttest runs in this process, so that includes the server's
-// work), and the RPCs each side made per op (tk-rpcs/op, raw-rpcs/op).
+// work), the RPCs each side made per op (tk-rpcs/op, raw-rpcs/op: a range
+// read's calls per page) and the rows Bigtable sent each side per op
+// (tk-rows/op, raw-rows/op: rows examined, of which a range read returns
+// 100; the adapter's one more is the page's Next).
 // The benchmark's own ns/op is the time of one of each.
 func pair(b *testing.B, tk, raw func(i int) error) {
 	var tkd, rawd, tkc, rawc time.Duration
-	var tkn, rawn int64
+	var tkn, rawn, tkr, rawr int64
 	i := 0
 	for b.Loop() {
 		for side := range 2 {
-			f, d, c, n := tk, &tkd, &tkc, &tkn
+			f, d, c, n, r := tk, &tkd, &tkc, &tkn, &tkr
 			if (i+side)%2 == 1 {
-				f, d, c, n = raw, &rawd, &rawc, &rawn
+				f, d, c, n, r = raw, &rawd, &rawc, &rawn, &rawr
 			}
-			r0, c0, t0 := bench.rpcs.Load(), processCPU(), time.Now()
+			s0, n0, c0, t0 := bench.sent.rows.Load(), bench.rpcs.Load(), processCPU(), time.Now()
 			if err := f(i); err != nil {
 				b.Fatal(err)
 			}
 			*d += time.Since(t0)
 			*c += processCPU() - c0
-			*n += bench.rpcs.Load() - r0
+			*n += bench.rpcs.Load() - n0
+			*r += bench.sent.rows.Load() - s0
 		}
 		i++
 	}
@@ -232,6 +238,8 @@ func pair(b *testing.B, tk, raw func(i int) error) {
 	b.ReportMetric(float64(rawd.Nanoseconds())/float64(i), "raw-ns/op")
 	b.ReportMetric(float64(tkn)/float64(i), "tk-rpcs/op")
 	b.ReportMetric(float64(rawn)/float64(i), "raw-rpcs/op")
+	b.ReportMetric(float64(tkr)/float64(i), "tk-rows/op")
+	b.ReportMetric(float64(rawr)/float64(i), "raw-rows/op")
 	b.ReportMetric(float64(tkd)/float64(rawd), "tablekit/raw")
 	if rawc > 0 {
 		b.ReportMetric(float64(tkc)/float64(rawc), "cpu-tk/raw")
