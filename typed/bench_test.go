@@ -3,11 +3,11 @@ package typed_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/benchstat"
 	"github.com/tablekit/tablekit/localengine"
 	"github.com/tablekit/tablekit/typed"
 )
@@ -216,17 +216,8 @@ func BenchmarkGetRowInterleaved(b *testing.B) {
 			d[c] = append(d[c], time.Since(t0))
 		}
 	}
-	hand, typ := median(d[0]), median(d[1])
+	hand, typ := benchstat.Median(d[0]), benchstat.Median(d[1])
 	b.ReportMetric(float64(hand.Nanoseconds()), "hand-p50-ns")
 	b.ReportMetric(float64(typ.Nanoseconds()), "typed-p50-ns")
 	b.ReportMetric(float64(typ)/float64(hand), "ratio")
-}
-
-func median(d []time.Duration) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	d = slices.Clone(d)
-	slices.Sort(d)
-	return d[len(d)/2]
 }
