@@ -166,8 +166,9 @@
 //     encodings). The other comparisons of Integers and Doubles (decimal
 //     text does not order as numbers) and == / != of ±0 are a pre-filter:
 //     the whole type's range. A column that may be missing (the default,
-//     PassIfMissing) adds an Interleave branch "no selected cell of the
-//     column": Condition(that column, nothing, PassAll).
+//     PassIfMissing) makes it Condition(match, PassAll, "no selected cell
+//     of the column"), the latter being Condition(the column, nothing,
+//     PassAll).
 //   - And is nested Conditions (exact when every part is; a part that
 //     cannot be pushed is left out, making the rest a pre-filter), Or an
 //     Interleave (one part that cannot be pushed leaves the whole Or on the

@@ -69,7 +69,9 @@ type pusher struct {
 //     of the column, or every selected version with AllVersions) in the
 //     value range of the operator (valueRange; exact for some types and
 //     operators, the whole type otherwise). When a missing column passes
-//     (the default), OR "the column has no selected cell".
+//     (the default), Condition(that, PassAll, "the column has no selected
+//     cell"): one Condition where an Interleave of the two would copy the
+//     row once more in bttest.
 //   - And: Condition(p1, Condition(p2, ...), nothing): not empty iff every
 //     one is. A part that cannot be pushed is left out (the rest is then a
 //     pre-filter).
@@ -165,7 +167,7 @@ func (p *pusher) column(f *tablekit.ColumnFilter) (bigtable.Filter, bool) {
 	if f.FilterIfMissing {
 		return match, exact
 	}
-	return bigtable.InterleaveFilters(match, not(p.selected(f.Column, 1))), exact
+	return bigtable.ConditionFilter(match, bigtable.PassAllFilter(), not(p.present(f.Column))), exact
 }
 
 // selected is the chain that selects, of column col, what the read selects
@@ -191,6 +193,19 @@ func (p *pusher) selected(col string, n int) bigtable.Filter {
 		vis = min(vis, n)
 	}
 	return chain(qualifierFilter(famCells, col), tsF, bigtable.LatestNFilter(vis), trF, lastF)
+}
+
+// present is the chain that passes the cells of column col the read
+// selects, or a superset of them that is empty exactly when they are: with
+// no time range, every visible cell (LatestN keeps at least one).
+func (p *pusher) present(col string) bigtable.Filter {
+	if p.spec.TimeRange != nil {
+		return p.selected(col, 1)
+	}
+	if p.ts != 0 {
+		return bigtable.ChainFilters(qualifierFilter(famCells, col), tsRange(p.ts, 0))
+	}
+	return qualifierFilter(famCells, col)
 }
 
 // valueRange returns the ranges [lo, hi) of cell encodings (appendValue)
