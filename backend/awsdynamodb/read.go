@@ -186,10 +186,10 @@ func (b *Backend) batchGet(ctx context.Context, native string, keys []map[string
 //
 // A range inside one partition-key value is one Query on that value's
 // shard; any other range is a merge of one Query stream per shard, each in
-// sort-key order, fetched page by page: a stream's first page is small (about
-// twice its share of the rows wanted), later pages double, and a stream's
-// next page is requested in the background when its buffer runs low, so the
-// merge rarely waits. Pages are sized by what the page may have to examine,
+// sort-key order, fetched page by page: a stream's first page is small (its
+// share of the rows wanted and a quarter more; firstPage), later pages
+// double, and a stream's next page is requested in the background when its
+// buffer runs low, so the merge rarely waits. Pages are sized by what the page may have to examine,
 // not by the rows it still wants: a read with a filter (evaluated here, on
 // the client; see the package doc) starts at filterPage items or more and
 // its pages double up to the scan cap, so a page whose rows the filter
@@ -361,10 +361,9 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 // shard's Query, each in sort-key order, and a heap of the cursors that
 // have an in-range item, ordered by that item's sort key (descending for a
 // backward range), so that peek is the range's next item. A cursor fetches
-// page by page: its first page is small (about twice its share of the
-// items wanted, at least 16), later pages double, and its next page is
-// requested in the background when its buffer runs low, so the merge
-// rarely waits. A GetRange reads at most about want items per cursor plus
+// page by page: its first page is small (firstPage), later pages double,
+// and its next page is requested in the background when its buffer runs
+// low (expected), so the merge rarely waits. A GetRange reads at most about want items per cursor plus
 // the scan cap, never the whole range.
 type merger struct {
 	b      *Backend
