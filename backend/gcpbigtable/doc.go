@@ -357,6 +357,51 @@
 // same way: PointWrite 1.04, PointRead 1.06, Range100 1.16, BatchWrite1000
 // 1.17 (against ×1000: 1.19).
 //
+// YCSB's own operations (issue 13) read projected on the fields, which the
+// benchmarks above did not: PointReadProjected (/all: the ten fields, as
+// go-ycsb sends readallfields; /one: one field), Range100Projected and
+// Update (UpdateRow of ten Puts, against one raw MutateRow of the ten
+// cells). The raw side filters as the YCSB raw binding does (a qualifier
+// regex and LatestN(1)). Each side's RPCs (tk-rpcs/op, raw-rpcs/op: 1 and
+// 1 everywhere, so a range page is one call) and the rows Bigtable sent it
+// (tk-rows/op: 101 for 100 rows returned, the page's Next) are reported
+// too. Medians of 6, tablekit/raw wall (CPU), on the shared 2-core machine
+// while others ran builds (noisy: single runs moved by ±0.3), of
+//
+//	go test -run '^$' -bench 'PointWrite$|PointRead$|PointReadProjected|Update|Range100$|Range100Projected' -benchtime 1s -count 6 ./backend/gcpbigtable/
+//
+// before (the same benchmark file on the previous read filters) and after
+// the filters became ranges:
+//
+//	                           before        after
+//	PointReadProjected/all     1.54 (1.34)   1.01 (1.02)
+//	PointReadProjected/one     1.40 (1.41)   0.87 (0.92)
+//	Range100Projected          1.82 (1.84)   0.91 (0.71)
+//	Update                     1.16 (1.03)   1.06 (1.05)   (a later run)
+//	PointWrite, PointRead,     0.90–1.15     0.93–1.08
+//	  Range100
+//
+// Where the time went (pprof of Range100Projected, both sides on one
+// bttest): 56% of the process's CPU was bttest compiling regexes, once per
+// cell per regex filter; the adapter's FamilyFilter("c"), FamilyFilter("m")
+// and projection regex in three Interleave branches made three to four
+// times the raw client's compilations. Ranges make the adapter's
+// projection cheaper than the raw regex on bttest (hence below 1). An
+// UpdateRow writes one cell more than the raw write (m:rev, which the
+// optimistic writes rely on: see the revision rule), about 5%.
+//
+// BenchmarkFilteredRangePushdown times the read of BenchmarkFilteredRange
+// (12,000 rows, Limit(1), a filter only the last passes) with the filter
+// pushed down and on the client alone, alternately in one loop
+// (go test -run '^$' -bench FilteredRangePushdown -benchtime 4x -count 6):
+// calls per GetRange 1 against 2, rows Bigtable sent 1 against 12,001;
+// pushed/client wall 0.96–1.27 (median 1.02), CPU 0.90–1.24 (median
+// 1.01). On bttest, in process, sending a small row costs about what
+// evaluating the Conditions on it does (each Condition copies the row
+// there, and row copies were a third of the pushed read's CPU), so the
+// pushed read is no faster there; its gain is the rows that never cross
+// the network between Bigtable and its client.
+//
 // # Garbage collection
 //
 // With [GCFull] (the default) family c gets MaxVersions(MaxVersions) and,
