@@ -98,6 +98,15 @@ var bench struct {
 
 var benchValue = strings.Repeat("v", 100)
 
+// benchNames returns the field names, field0..field9.
+func benchNames() []string {
+	names := make([]string, benchFields)
+	for i := range names {
+		names[i] = fmt.Sprintf("field%d", i)
+	}
+	return names
+}
+
 func benchKey(s string) tablekit.PrimaryKey { return tablekit.Key("k", tablekit.String(s)) }
 
 // benchRowKey is the row key keycodec gives benchKey(s) (s has no 0x00).
@@ -155,9 +164,8 @@ func setupBench(b *testing.B) {
 			return
 		}
 		bench.raw = bench.b.Client().Open(gcpbigtable.TableID("usertable", meta.Incarnation))
-		for i := range benchFields {
-			name := fmt.Sprintf("field%d", i)
-			bench.names = append(bench.names, name)
+		bench.names = benchNames()
+		for _, name := range bench.names {
 			bench.cols = append(bench.cols, tablekit.Column{Name: name, Value: tablekit.String(benchValue)})
 		}
 		bench.readKeys, bench.readRaw = benchKeys("user%06d", "uraw%06d", benchPreload)
@@ -275,10 +283,17 @@ func BenchmarkPointRead(b *testing.B) {
 }
 
 func BenchmarkRange100(b *testing.B) {
+	range100(b, nil, bigtable.RowFilter(bigtable.LatestNFilter(1)))
+}
+
+// range100 is a 100-row range read: the adapter's GetRange with Limit(100)
+// and opts against a raw ReadRows of 100 rows with rawF.
+func range100(b *testing.B, opts []tablekit.RangeOption, rawF bigtable.ReadOption) {
 	setupBench(b)
 	ctx := context.Background()
+	opts = append(opts, tablekit.Limit(100))
 	pair(b, func(i int) error {
-		res, err := bench.tbl.GetRange(ctx, bench.readKeys[(i*37)%(benchPreload-100)], bench.endKey, tablekit.Limit(100))
+		res, err := bench.tbl.GetRange(ctx, bench.readKeys[(i*37)%(benchPreload-100)], bench.endKey, opts...)
 		if err == nil && len(res.Rows) != 100 {
 			err = fmt.Errorf("%d rows", len(res.Rows))
 		}
@@ -288,7 +303,7 @@ func BenchmarkRange100(b *testing.B) {
 		err := bench.raw.ReadRows(ctx, bigtable.NewRange(bench.readRaw[(i*37)%(benchPreload-100)], bench.endRaw), func(r bigtable.Row) bool {
 			n++
 			return true
-		}, bigtable.LimitRows(100), bigtable.RowFilter(bigtable.LatestNFilter(1)))
+		}, bigtable.LimitRows(100), rawF)
 		if err == nil && n != 100 {
 			err = fmt.Errorf("%d rows", n)
 		}
@@ -423,24 +438,5 @@ func BenchmarkUpdate(b *testing.B) {
 // on every field against a raw ReadRows of 100 rows with the regex and
 // LatestN(1).
 func BenchmarkRange100Projected(b *testing.B) {
-	setupBench(b)
-	ctx := context.Background()
-	cols, rawF := tablekit.Columns(bench.names...), rawFields(bench.names)
-	pair(b, func(i int) error {
-		res, err := bench.tbl.GetRange(ctx, bench.readKeys[(i*37)%(benchPreload-100)], bench.endKey, tablekit.Limit(100), cols)
-		if err == nil && len(res.Rows) != 100 {
-			err = fmt.Errorf("%d rows", len(res.Rows))
-		}
-		return err
-	}, func(i int) error {
-		n := 0
-		err := bench.raw.ReadRows(ctx, bigtable.NewRange(bench.readRaw[(i*37)%(benchPreload-100)], bench.endRaw), func(r bigtable.Row) bool {
-			n++
-			return true
-		}, bigtable.LimitRows(100), rawF)
-		if err == nil && n != 100 {
-			err = fmt.Errorf("%d rows", n)
-		}
-		return err
-	})
+	range100(b, []tablekit.RangeOption{tablekit.Columns(benchNames()...)}, rawFields(benchNames()))
 }
