@@ -54,7 +54,7 @@ func TestOneCallWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := tablekit.NewManualClock(time.UnixMilli(1_700_000_000_000))
-	_, tbl := newTable(t, be, clock, tablekit.TableOptions{})
+	db, tbl := newTable(t, be, clock, tablekit.TableOptions{})
 	key := tablekit.Key("pk", tablekit.String("a")).Add("sk", tablekit.Integer(1))
 	now := clock.Now().UnixMilli()
 	expect := func(what, want string) {
@@ -166,6 +166,17 @@ func TestOneCallWrites(t *testing.T) {
 	}
 	if v, _ := res.Rows[1].Get("x"); !v.Equal(tablekit.Integer(7)) {
 		t.Errorf("x = %#v in a range read", v)
+	}
+	ct.reset()
+
+	// A batch's updates take the same one call.
+	bres, err := db.BatchWriteRow(ctx, []tablekit.BatchWrite{tablekit.BatchUpdate(tbl.Name(), other, []tablekit.Change{tablekit.Put("y", tablekit.Integer(1))})})
+	if err != nil || bres[0].Err != nil {
+		t.Fatalf("BatchWriteRow: %v %+v", err, bres)
+	}
+	expect("BatchWriteRow of one update", "UpdateItem×1")
+	if row, _, err := tbl.GetRow(ctx, other); err != nil || len(row.Columns) != 2 {
+		t.Errorf("after a batch update: %v, %v", row, err)
 	}
 	ct.reset()
 
