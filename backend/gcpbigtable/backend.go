@@ -486,7 +486,7 @@ func valueIs(v []byte) bigtable.Filter {
 
 // metaColumn passes the metadata row's cell t:qual.
 func metaColumn(qual string) bigtable.Filter {
-	return bigtable.ChainFilters(bigtable.FamilyFilter(famTable), bigtable.ColumnFilter(qual))
+	return qualifierFilter(famTable, qual)
 }
 
 // metaIs is the predicate "the metadata row is that of this incarnation at
@@ -508,7 +508,7 @@ func metaIs(incarnation string, generation int64) bigtable.Filter {
 
 // readMeta reads a table's metadata row.
 func (b *Backend) readMeta(ctx context.Context, name string) (*tablekit.TableMeta, error) {
-	row, err := b.meta.ReadRow(ctx, name, bigtable.RowFilter(bigtable.ChainFilters(bigtable.FamilyFilter(famTable), bigtable.LatestNFilter(1))))
+	row, err := b.meta.ReadRow(ctx, name, bigtable.RowFilter(bigtable.ChainFilters(familyFilter(famTable), bigtable.LatestNFilter(1))))
 	if err != nil {
 		if isCode(err, codes.NotFound) && ctx.Err() == nil {
 			return nil, tablekit.WrapError(tablekit.ErrTableNotFound, err, "table %q does not exist (no metadata table %q)", name, b.cfg.MetaTable)

@@ -173,9 +173,7 @@ func existsFilter(opts tablekit.TableOptions, now int64) bigtable.Filter {
 // revFilter passes the row's m:rev iff it holds rev: the predicate of an
 // optimistic write on a row whose revision was read.
 func revFilter(rev []byte) bigtable.Filter {
-	end := make([]byte, len(rev)+1) // rev + 0x00: the value range [rev, end) is rev alone
-	copy(end, rev)
-	return bigtable.ChainFilters(qualifierFilter(famMeta, qualRev), bigtable.ValueRangeFilter(rev, end))
+	return bigtable.ChainFilters(qualifierFilter(famMeta, qualRev), valueIs(rev))
 }
 
 // occupiedFilter passes a cell iff the row exists at now or has an m:rev:
