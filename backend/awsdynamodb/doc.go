@@ -236,7 +236,8 @@
 //
 // When such a call's condition fails, or DynamoDB refuses it as invalid (an
 // item grown past 400 KB), the write takes the optimistic path, which gives
-// the exact outcome; so a failed existence condition costs three calls.
+// the exact outcome; a failed existence condition thus costs two calls (the
+// failed one and the read), where the optimistic path alone read once.
 // Every other write (increments, deletes of columns or versions, column
 // conditions, MaxVersions above 1) is optimistic: a consistent GetItem,
 // rowmodel.Apply, then a PutItem or DeleteItem conditioned on the revision
