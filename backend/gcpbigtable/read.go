@@ -254,7 +254,8 @@ func readFilter(opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) 
 	ts := ttlStart(opts, now)
 	var cols []string
 	if spec.Columns != nil {
-		cols = append(cols, spec.Columns...)
+		// Never nil: an empty projection (Columns()) selects no column.
+		cols = append(make([]string, 0, len(spec.Columns)), spec.Columns...)
 		for _, c := range rowmodel.FilterColumns(spec.Filter) {
 			if !containsStr(cols, c) {
 				cols = append(cols, c)
