@@ -23,15 +23,15 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 	sc := scratchPool.Get().(*rangeScratch)
 	defer sc.release()
 	page := &tablekit.GetRangeResponse{}
-	next, err := e.readRange(ctx, req, sc, func(k []byte, cells []tablekit.Column) (bool, error) {
+	next, err := e.readRange(ctx, req, sc, func(k []byte, cells []tablekit.Column) error {
 		key, err := keycodec.Decode(sc.schema, k)
 		if err != nil {
-			return false, corruptKey(req, err)
+			return corruptKey(req, err)
 		}
 		row := slices.Clone(cells)
 		own(row)
 		page.Rows = append(page.Rows, tablekit.Row{Key: key, Columns: row})
-		return true, nil
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -40,37 +40,51 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 	return page, nil
 }
 
-// ScanRange implements tablekit.RangeScanner: GetRange's page, its rows
-// handed to fn one at a time, read by the same code (readRange). It copies
-// nothing it need not: each row's key and cells are decoded into buffers
-// kept from row to row (and between calls, in a pool), so a row costs no
-// allocation of its own. The strings a row holds (key values, column
-// names, String and Binary values) stay valid after the row, as
+// ScanRange implements tablekit.RangeScanner: GetRange's page, read by the
+// same code (readRange) from one consistent snapshot, its rows handed to
+// fn one at a time. It reads the page first, into buffers kept between
+// calls (in a pool), and calls fn once the iterator is closed, so that the
+// loop's body holds up neither pebble (an open iterator pins its
+// memtables and files) nor Close, and may itself use the engine. A row
+// costs no allocation of its own: its key parts and cells are windows of
+// those buffers. The strings a row holds (key values, column names,
+// String and Binary values) stay valid after the row, as
 // tablekit.Table.Scan promises: they cannot view pebble's memory, which
 // the iterator reuses, so their bytes are copied into chunks of
 // arenaChunk bytes that are appended to and never written again (a kept
-// string keeps its chunk alive), and column names are interned. Next,
-// the caller's to keep, is a key of its own.
+// string keeps its chunk alive), and column names are interned. Next, the
+// caller's to keep, is a key of its own.
 func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(tablekit.Row) bool) (tablekit.PrimaryKey, error) {
 	sc := scratchPool.Get().(*rangeScratch)
 	defer sc.release()
-	return e.readRange(ctx, req, sc, func(k []byte, cells []tablekit.Column) (bool, error) {
-		row, err := sc.lend(k, cells)
-		if err != nil {
-			return false, corruptKey(req, err)
+	next, err := e.readRange(ctx, req, sc, func(k []byte, cells []tablekit.Column) error {
+		if err := sc.collect(k, cells); err != nil {
+			return corruptKey(req, err)
 		}
-		return fn(row), nil
+		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	k0, c0 := 0, 0
+	for _, end := range sc.ends {
+		row := tablekit.Row{Key: sc.keys[k0:end.key:end.key], Columns: sc.page[c0:end.cells:end.cells]}
+		k0, c0 = end.key, end.cells
+		if !fn(row) {
+			return nil, nil
+		}
+	}
+	return next, nil
 }
 
 // readRange reads the page GetRange returns for req from one pebble
 // iterator and hands each of its rows to emit: k is the row's encoded key
 // (without the table's prefix) and cells its cells, both views of pebble's
-// memory (and of sc) valid for the call only. emit returns false to end
-// the read (readRange then returns a nil next). next is the key the next
-// page starts at, nil when the range is exhausted. sc.schema is the
-// table's key schema while emit runs.
-func (e *Engine) readRange(ctx context.Context, req *tablekit.GetRangeRequest, sc *rangeScratch, emit func(k []byte, cells []tablekit.Column) (bool, error)) (tablekit.PrimaryKey, error) {
+// memory (and of sc) valid for the call only. An error of emit ends the
+// read and is returned. next is the key the next page starts at, nil when
+// the range is exhausted. sc.schema is the table's key schema while
+// emit runs.
+func (e *Engine) readRange(ctx context.Context, req *tablekit.GetRangeRequest, sc *rangeScratch, emit func(k []byte, cells []tablekit.Column) error) (tablekit.PrimaryKey, error) {
 	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -114,7 +128,7 @@ func (e *Engine) readRange(ctx context.Context, req *tablekit.GetRangeRequest, s
 // request's direction, evaluates each stored row under opts and passes
 // those the read returns to emit, until req.Limit rows were passed, or
 // maxScan examined: the next row's key is then next.
-func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeRequest, opts tablekit.TableOptions, plen int, skip []byte, sc *rangeScratch, emit func(k []byte, cells []tablekit.Column) (bool, error)) (tablekit.PrimaryKey, error) {
+func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeRequest, opts tablekit.TableOptions, plen int, skip []byte, sc *rangeScratch, emit func(k []byte, cells []tablekit.Column) error) (tablekit.PrimaryKey, error) {
 	limit := max(req.Limit, 1)
 	found, scanned := 0, 0
 	var ok bool
@@ -153,8 +167,7 @@ func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeReques
 			continue
 		}
 		found++
-		cont, err := emit(k[plen:], sc.cells)
-		if err != nil || !cont {
+		if err := emit(k[plen:], sc.cells); err != nil {
 			return nil, err
 		}
 	}
@@ -177,46 +190,63 @@ func corruptKey(req *tablekit.GetRangeRequest, err error) error {
 
 // rangeScratch is the working memory of one range read, kept in a pool:
 // the stored row being evaluated and the cells the read returns of it, the
-// iterator's bounds, and ScanRange's key, strings and names.
+// iterator's bounds; and the page ScanRange collects: its rows' key parts
+// and cells one after the other, where each row ends, and its strings.
 type rangeScratch struct {
 	schema tablekit.KeySchema
 	row    rowmodel.Row
 	cells  []tablekit.Column
 	lo, hi []byte
-	key    tablekit.PrimaryKey
+	keys   tablekit.PrimaryKey
+	page   []tablekit.Column
+	ends   []rowEnd
 	strs   []byte // the current chunk: bytes below len are never written again
 	names  names
 }
 
+// rowEnd is where a row of the page ends in rangeScratch.keys and .page.
+type rowEnd struct{ key, cells int }
+
 var scratchPool = sync.Pool{New: func() any { return &rangeScratch{names: names{}} }}
 
-// release drops sc's references to pebble's memory and to the request and
-// returns it to the pool.
+// maxKept bounds the page buffers (in elements) that a rangeScratch keeps
+// in the pool: one very large page does not pin its memory for good.
+const maxKept = 1 << 16
+
+// release drops sc's references to pebble's memory, to the request and to
+// the page, and returns it to the pool.
 func (sc *rangeScratch) release() {
 	clear(sc.row.Cells)
 	clear(sc.cells)
-	clear(sc.key)
-	sc.schema, sc.row.Cells, sc.cells, sc.key = nil, sc.row.Cells[:0], sc.cells[:0], sc.key[:0]
+	clear(sc.keys)
+	clear(sc.page)
+	sc.schema, sc.row.Cells, sc.cells = nil, sc.row.Cells[:0], sc.cells[:0]
+	sc.keys, sc.page, sc.ends = sc.keys[:0], sc.page[:0], sc.ends[:0]
+	if cap(sc.page) > maxKept || cap(sc.keys) > maxKept {
+		sc.keys, sc.page, sc.ends = nil, nil, nil
+	}
 	scratchPool.Put(sc)
 }
 
 // arenaChunk is the size of the chunks ScanRange copies strings into.
 const arenaChunk = 32 << 10
 
-// lend makes the row ScanRange hands out: k decoded into sc.key, cells
-// (sc's own) with their strings copied out of pebble's memory.
-func (sc *rangeScratch) lend(k []byte, cells []tablekit.Column) (tablekit.Row, error) {
+// collect is ScanRange's emit: it adds the row to the page, its key
+// decoded, its cells with their strings copied out of pebble's memory.
+func (sc *rangeScratch) collect(k []byte, cells []tablekit.Column) error {
 	n := len(k) + stringsSize(cells, false)
 	if cap(sc.strs)-len(sc.strs) < n {
 		sc.strs = make([]byte, 0, max(arenaChunk, n))
 	}
-	key, strs, err := keycodec.AppendDecode(sc.key[:0], sc.strs, sc.schema, k)
+	keys, strs, err := keycodec.AppendDecode(sc.keys, sc.strs, sc.schema, k)
 	if err != nil {
-		return tablekit.Row{}, err
+		return err
 	}
-	sc.key = key
-	sc.strs = copyStrings(cells, strs, sc.names)
-	return tablekit.Row{Key: key[:len(key):len(key)], Columns: cells[:len(cells):len(cells)]}, nil
+	c := len(sc.page)
+	sc.keys, sc.page = keys, append(sc.page, cells...)
+	sc.strs = copyStrings(sc.page[c:], strs, sc.names)
+	sc.ends = append(sc.ends, rowEnd{key: len(sc.keys), cells: len(sc.page)})
+	return nil
 }
 
 // bounds turns a range request into pebble iterator bounds over t's rows

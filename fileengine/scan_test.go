@@ -35,7 +35,17 @@ func scanTableOpts(t *testing.T, n int, opts *fileengine.Options) (*fileengine.E
 	}
 	clock := tablekit.NewManualClock(time.UnixMilli(1_700_000_000_000))
 	db := tablekit.NewClient(e, tablekit.WithClock(clock))
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() {
+		// Close, unless a test's deadlock holds it up: the test fails then,
+		// and the process goes on.
+		closed := make(chan struct{})
+		go func() { db.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(30 * time.Second):
+			t.Error("Close did not return in 30 s")
+		}
+	})
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "t",
 		Key:     tablekit.KeySchema{{Name: "a", Type: tablekit.TypeString}, {Name: "b", Type: tablekit.TypeInteger}},
 		Options: tablekit.TableOptions{TTL: tablekit.MinTTL, MaxVersions: 3}}); err != nil {
@@ -378,4 +388,54 @@ func TestScanRangeAllocs(t *testing.T) {
 		})
 	}
 	t.Logf("GetRange allocations: %.1f for 10 rows, %.1f for 200", pageAllocs(10), pageAllocs(200))
+}
+
+// TestScanBodyUsesEngine: the body of a Scan loop may write to the engine,
+// and the engine may be closed meanwhile: ScanRange holds no lock while
+// the body runs, so neither waits for the other (a Close waiting for the
+// scan would otherwise hold up the body's write, which holds up the
+// scan). After Close, the writes and the scan fail with ErrUnavailable.
+func TestScanBodyUsesEngine(t *testing.T) {
+	e, db, _, _ := scanTable(t, 60)
+	tbl := db.Table("t")
+	lo, hi := tablekit.Key("a", tablekit.InfMin).Add("b", tablekit.InfMin), tablekit.Key("a", tablekit.InfMax).Add("b", tablekit.InfMax)
+	done := make(chan error, 1)
+	closed := make(chan error, 1)
+	go func() {
+		n, wrote := 0, 0
+		var last error
+		for row, err := range tbl.Scan(ctx, lo, hi, tablekit.PageSize(10)) {
+			if err != nil {
+				last = err
+				break
+			}
+			n++
+			if n == 5 {
+				go func() { closed <- e.Close() }()
+				time.Sleep(50 * time.Millisecond) // Close is waiting, or done
+			}
+			if err := tbl.PutRow(ctx, row.Key, []tablekit.Column{{Name: "seen", Value: tablekit.Boolean(true)}}); err == nil {
+				wrote++
+			} else if !errors.Is(err, tablekit.ErrUnavailable) {
+				last = err
+				break
+			}
+		}
+		if wrote < 4 || !errors.Is(last, tablekit.ErrUnavailable) {
+			last = fmt.Errorf("%d rows, %d written, then %v; want the first 4 written and ErrUnavailable after Close", n, wrote, last)
+		} else {
+			last = nil
+		}
+		done <- last
+	}()
+	for _, c := range []chan error{closed, done} {
+		select {
+		case err := <-c:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("deadlock: a Scan whose body writes, and Close, wait for each other")
+		}
+	}
 }
