@@ -12,6 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/gcpbigtable"
+	"github.com/tablekit/tablekit/localengine"
 )
 
 // bigtableMaxMessage is the production service's request size limit
@@ -73,4 +74,38 @@ func tableID(t testing.TB, db *tablekit.Client, name string) string {
 		t.Fatalf("DescribeTable(%q): %v", name, err)
 	}
 	return gcpbigtable.TableID(name, m.Incarnation)
+}
+
+// againstLocal returns a Client on the adapter over a new bttest (GC off,
+// with extra client options) and one on the local engine, both reading
+// clock, each with the table meta created and writes applied: the two
+// sides of a test that compares the adapter's answers with the reference's.
+func againstLocal(t testing.TB, clock tablekit.Clock, meta tablekit.TableMeta, writes []tablekit.BatchWrite, extra ...option.ClientOption) (bt, ref *tablekit.Client) {
+	t.Helper()
+	ctx := context.Background()
+	cfg := gcpbigtable.Options{Project: "proj", Instance: "inst", GC: gcpbigtable.GCOff}
+	cfg.ClientConfig.MetricsProvider = bigtable.NoopMetricsProvider{}
+	cfg.ClientOptions = append(emulatorOptions(newServer(t)), extra...)
+	be, err := gcpbigtable.Open(ctx, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bt = tablekit.NewClient(be, tablekit.WithClock(clock))
+	ref = tablekit.NewClient(localengine.New(), tablekit.WithClock(clock))
+	t.Cleanup(func() { bt.Close(); ref.Close() })
+	for _, db := range []*tablekit.Client{bt, ref} {
+		if err := db.CreateTable(ctx, meta); err != nil {
+			t.Fatal(err)
+		}
+		res, err := db.BatchWriteRow(ctx, writes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+		}
+	}
+	return bt, ref
 }

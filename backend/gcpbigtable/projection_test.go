@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/backend/gcpbigtable"
-	"github.com/tablekit/tablekit/localengine"
 )
 
 // TestProjections reads rows projected on no column (Columns(), and
@@ -21,9 +19,6 @@ import (
 func TestProjections(t *testing.T) {
 	ctx := context.Background()
 	clock := tablekit.NewManualClock(time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC))
-	bt := tablekit.NewClient(openBackend(t, newServer(t), gcpbigtable.Options{GC: gcpbigtable.GCOff}), tablekit.WithClock(clock))
-	ref := tablekit.NewClient(localengine.New(), tablekit.WithClock(clock))
-	defer ref.Close()
 	meta := tablekit.TableMeta{Name: "proj", Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeString}}, Options: tablekit.TableOptions{MaxVersions: 2}}
 	var names []string
 	for i := range 20 {
@@ -42,20 +37,7 @@ func TestProjections(t *testing.T) {
 		}
 		writes = append(writes, tablekit.BatchPut(meta.Name, tablekit.Key("k", tablekit.String(fmt.Sprint("r", i))), cols))
 	}
-	for _, db := range []*tablekit.Client{bt, ref} {
-		if err := db.CreateTable(ctx, meta); err != nil {
-			t.Fatal(err)
-		}
-		res, err := db.BatchWriteRow(ctx, writes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range res {
-			if r.Err != nil {
-				t.Fatal(r.Err)
-			}
-		}
-	}
+	bt, ref := againstLocal(t, clock, meta, writes)
 	projections := [][]string{{}, {"k"}, {"c03"}, {"c03", "zz"}, {"c01", "c07", "c01", "c19"}, names[:16], names, append([]string{"zz"}, names...)}
 	for _, p := range projections {
 		opt := tablekit.Columns(p...)

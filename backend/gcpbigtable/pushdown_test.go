@@ -9,13 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"cloud.google.com/go/bigtable"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/gcpbigtable"
-	"github.com/tablekit/tablekit/localengine"
 )
 
 // TestFilterPushdown reads one table through the adapter and through the
@@ -31,19 +29,6 @@ func TestFilterPushdown(t *testing.T) {
 	ctx := context.Background()
 	clock := tablekit.NewManualClock(time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC))
 	var cnt readRowsCounter
-	srv := newServer(t)
-	cfg := gcpbigtable.Options{Project: "proj", Instance: "inst", GC: gcpbigtable.GCOff}
-	cfg.ClientConfig.MetricsProvider = bigtable.NoopMetricsProvider{}
-	cfg.ClientOptions = append(emulatorOptions(srv), option.WithGRPCDialOption(grpc.WithChainStreamInterceptor(cnt.interceptor)))
-	be, err := gcpbigtable.Open(ctx, &cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bt := tablekit.NewClient(be, tablekit.WithClock(clock))
-	defer bt.Close()
-	ref := tablekit.NewClient(localengine.New(), tablekit.WithClock(clock))
-	defer ref.Close()
-
 	meta := tablekit.TableMeta{Name: "push", Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeInteger}},
 		Options: tablekit.TableOptions{MaxVersions: 2, TTL: 24 * time.Hour}}
 	now := clock.Now().UnixMilli()
@@ -71,20 +56,7 @@ func TestFilterPushdown(t *testing.T) {
 		}
 		writes = append(writes, tablekit.BatchPut(meta.Name, key, cols))
 	}
-	for _, db := range []*tablekit.Client{bt, ref} {
-		if err := db.CreateTable(ctx, meta); err != nil {
-			t.Fatal(err)
-		}
-		res, err := db.BatchWriteRow(ctx, writes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range res {
-			if r.Err != nil {
-				t.Fatal(r.Err)
-			}
-		}
-	}
+	bt, ref := againstLocal(t, clock, meta, writes, option.WithGRPCDialOption(grpc.WithChainStreamInterceptor(cnt.interceptor)))
 	clock.Advance(24*time.Hour - 3*time.Second) // versions older than now-3s have expired
 	now = clock.Now().UnixMilli()
 
