@@ -365,8 +365,8 @@
 // regex and LatestN(1)). Each side's RPCs (tk-rpcs/op, raw-rpcs/op: 1 and
 // 1 everywhere, so a range page is one call) and the rows Bigtable sent it
 // (tk-rows/op: 101 for 100 rows returned, the page's Next) are reported
-// too. Medians of 6, tablekit/raw wall (CPU), on the shared 2-core machine
-// while others ran builds (noisy: single runs moved by ±0.3), of
+// too. Medians of 6, tablekit/raw wall (CPU), on the 2-core machine while
+// it was quiet (single runs within ±0.03 of the median, one outlier), of
 //
 //	go test -run '^$' -bench 'PointWrite$|PointRead$|PointReadProjected|Update|Range100$|Range100Projected' -benchtime 1s -count 6 ./backend/gcpbigtable/
 //
@@ -374,12 +374,13 @@
 // the filters became ranges:
 //
 //	                           before        after
-//	PointReadProjected/all     1.54 (1.34)   1.01 (1.02)
-//	PointReadProjected/one     1.40 (1.41)   0.87 (0.92)
-//	Range100Projected          1.82 (1.84)   0.91 (0.71)
-//	Update                     1.16 (1.03)   1.06 (1.05)   (a later run)
-//	PointWrite, PointRead,     0.90–1.15     0.93–1.08
-//	  Range100
+//	PointReadProjected/all     1.40 (1.36)   0.97 (0.98)
+//	PointReadProjected/one     1.48 (1.39)   0.90 (0.91)
+//	Range100Projected          1.82 (1.82)   0.71 (0.70)
+//	Update                     1.04 (1.04)   1.06 (1.06)
+//	PointWrite                               1.02 (1.02)
+//	PointRead                                1.02 (1.02)
+//	Range100                                 1.04 (1.04)
 //
 // Where the time went (pprof of Range100Projected, both sides on one
 // bttest): 56% of the process's CPU was bttest compiling regexes, once per
@@ -395,12 +396,12 @@
 // pushed down and on the client alone, alternately in one loop
 // (go test -run '^$' -bench FilteredRangePushdown -benchtime 4x -count 6):
 // calls per GetRange 1 against 2, rows Bigtable sent 1 against 12,001;
-// pushed/client wall 0.96–1.27 (median 1.02), CPU 0.90–1.24 (median
-// 1.01). On bttest, in process, sending a small row costs about what
-// evaluating the Conditions on it does (each Condition copies the row
-// there, and row copies were a third of the pushed read's CPU), so the
-// pushed read is no faster there; its gain is the rows that never cross
-// the network between Bigtable and its client.
+// pushed/client wall 0.76–1.17 (median 0.98), CPU 0.91–1.13 (median
+// 0.94), on the quiet machine. On bttest, in process, sending a small row
+// costs about what evaluating the Conditions on it does (each Condition
+// copies the row there, and row copies were a third of the pushed read's
+// CPU), so the pushed read is barely faster there; its gain is the rows
+// that never cross the network between Bigtable and its client.
 //
 // # Garbage collection
 //
