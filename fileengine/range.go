@@ -211,7 +211,7 @@ var scratchPool = sync.Pool{New: func() any { return &rangeScratch{names: names{
 
 // maxKept bounds the page buffers (in elements) that a rangeScratch keeps
 // in the pool: one very large page does not pin its memory for good.
-const maxKept = 1 << 16
+const maxKept = 1 << 14
 
 // release drops sc's references to pebble's memory, to the request and to
 // the page, and returns it to the pool.
