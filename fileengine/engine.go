@@ -462,6 +462,28 @@ func (e *Engine) table(name string) (*table, error) {
 	return t, nil
 }
 
+// using starts a call on the table m (a request's meta) addresses: it
+// begins the call and returns the table with its mu held shared, once
+// current has checked it. The caller ends both (t.mu.RUnlock, e.end);
+// on an error, neither is held.
+func (e *Engine) using(ctx context.Context, m *tablekit.TableMeta) (*table, error) {
+	if err := e.begin(ctx); err != nil {
+		return nil, err
+	}
+	t, err := e.table(m.Name)
+	if err == nil {
+		t.mu.RLock()
+		if err = t.current(m); err != nil {
+			t.mu.RUnlock()
+		}
+	}
+	if err != nil {
+		e.end()
+		return nil, err
+	}
+	return t, nil
+}
+
 // current checks, under t.mu, that t is still stored and that m (a
 // request's meta) addresses this incarnation of it.
 func (t *table) current(m *tablekit.TableMeta) error {
@@ -640,20 +662,12 @@ func putRow(r *rowmodel.Row) {
 
 // GetRow implements tablekit.Backend.
 func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tablekit.Row, error) {
-	if err := e.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer e.end()
-	t, err := e.table(req.Meta.Name)
+	t, err := e.using(ctx, req.Meta)
 	if err != nil {
 		return nil, err
 	}
+	defer e.end()
 	var buf [256]byte
-	t.mu.RLock()
-	if err := t.current(req.Meta); err != nil {
-		t.mu.RUnlock()
-		return nil, err
-	}
 	opts := t.meta.Options
 	k := keycodec.Append(append(buf[:0], t.prefix...), req.Key)
 	val, closer, err := e.db.Get(k)
@@ -693,19 +707,12 @@ func (e *Engine) stripe(k []byte) int {
 // the write with rowmodel under the table's stored options, and commits
 // the new row (or its deletion) as one pebble batch.
 func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
-	if err := e.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer e.end()
-	t, err := e.table(w.Meta.Name)
+	t, err := e.using(ctx, w.Meta)
 	if err != nil {
 		return nil, err
 	}
-	t.mu.RLock()
+	defer e.end()
 	defer t.mu.RUnlock()
-	if err := t.current(w.Meta); err != nil {
-		return nil, err
-	}
 	b := e.db.NewBatch()
 	defer b.Close()
 	k := keycodec.Append(append(make([]byte, 0, len(t.prefix)+keycodec.Size(w.Key)), t.prefix...), w.Key)

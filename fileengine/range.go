@@ -85,19 +85,11 @@ func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, f
 // the range is exhausted. sc.schema is the table's key schema while
 // emit runs.
 func (e *Engine) readRange(ctx context.Context, req *tablekit.GetRangeRequest, sc *rangeScratch, emit func(k []byte, cells []tablekit.Column) error) (tablekit.PrimaryKey, error) {
-	if err := e.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer e.end()
-	t, err := e.table(req.Meta.Name)
+	t, err := e.using(ctx, req.Meta)
 	if err != nil {
 		return nil, err
 	}
-	t.mu.RLock()
-	if err := t.current(req.Meta); err != nil {
-		t.mu.RUnlock()
-		return nil, err
-	}
+	defer e.end()
 	opts := t.meta.Options
 	sc.schema = t.meta.Key
 	plen := len(t.prefix)
