@@ -8,8 +8,9 @@ import (
 )
 
 // RangeScanner is implemented by a backend that can show a range's rows to
-// its caller without copying each one out (the local engine: its rows are
-// in memory already). [Table.Scan] uses it; with a backend that does not
+// its caller without copying each one out: the local engine (its rows are
+// in memory already) and the file engine (rows decoded into buffers it
+// reuses). [Table.Scan] uses it; with a backend that does not
 // implement it, Scan reads pages with GetRange. Adapters need not
 // implement it.
 type RangeScanner interface {
@@ -33,16 +34,19 @@ type RangeScanner interface {
 // the strings and byte values they hold may be kept (they are
 // immutable). Do not modify the Row; call [Row.Clone] to keep one.
 //
-// With the local engine, which implements [RangeScanner], a row costs no
-// allocation, so a large range read does not make the garbage collector
-// work in proportion to the rows read: at 1,000,000 rows a 100-row Scan
-// costs a small multiple of walking the engine's map, where Rows and
-// GetRange pay for the copy (localengine/BENCHMARKS.md). With other
-// backends Scan is Rows with the same lifetime rule.
+// With the local engine, which implements [RangeScanner], a Scan costs no
+// allocation per row (nor per page), so a large range read does not make
+// the garbage collector work in proportion to the rows read: at 1,000,000
+// rows a 100-row Scan costs about twice the bare walk of the engine's map,
+// where Rows and GetRange pay for the copy (localengine/BENCHMARKS.md).
+// The file engine implements it too (a row costs no allocation, only the
+// copy of its strings out of pebble's memory: fileengine/BENCHMARKS.md).
+// With other backends Scan is Rows with the same lifetime rule.
 //
 // Keeping a row past its iteration is a bug that reuse hides: the kept
 // row silently shows a later row. Modifying one is worse: the backend may
-// lend its stored memory (the local engine lends its stored keys). Built
+// lend its stored memory (the local engine lends its stored keys and,
+// when a read returns them whole, its stored cells). Built
 // with the race detector (go test -race) or with the build tag
 // tablekit_scancheck, Scan catches both in tests: it yields each row in
 // memory of its own, panics if the loop's body changed it, and once the
