@@ -130,7 +130,8 @@ type BatchWriter interface {
 // it and turned defaults into values.
 type ReadSpec struct {
 	// Columns is the projection; nil means every column. Key columns always
-	// come back and never appear here.
+	// come back and never appear here. The Client sends it sorted, without
+	// repeats.
 	Columns []string
 	// MaxVersions is how many versions per column to return, ≥ 1 (the
 	// default of 1 and "all in the time range" are already resolved).

@@ -2,6 +2,7 @@ package tablekit
 
 import (
 	"math"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -354,18 +355,20 @@ func checkCondition(m *TableMeta, c Condition) *Error {
 func resolveRead(m *TableMeta, o *readOptions) (ReadSpec, *Error) {
 	var s ReadSpec
 	if o.columns != nil {
+		// The projection is a set: sorted and without repeats (nor key
+		// columns), so that a backend may walk it beside a row's cells,
+		// which are sorted by name too (rowmodel.Project does).
 		s.Columns = make([]string, 0, len(o.columns))
-		seen := map[string]bool{}
 		for _, name := range o.columns {
 			if err := checkName("column", name); err != nil {
 				return s, err
 			}
-			if isKeyName(m, name) || seen[name] {
-				continue
+			if !isKeyName(m, name) {
+				s.Columns = append(s.Columns, name)
 			}
-			seen[name] = true
-			s.Columns = append(s.Columns, name)
 		}
+		slices.Sort(s.Columns)
+		s.Columns = slices.Compact(s.Columns)
 	}
 	if o.maxVersions < 0 {
 		return s, invalid("MaxVersions %d must be at least 1", o.maxVersions)

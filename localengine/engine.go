@@ -64,8 +64,8 @@
 // what the bare minimum does (a range page adds only the GetRangeResponse), and a
 // program that holds millions of rows and reads in bulk may use
 // tablekit.Table.Scan, which copies nothing (BENCHMARKS.md: a quarter of
-// the CPU of GetRange for 100 rows; 1.9x the bare map walk's through
-// Engine.ScanRange, 2.3x through the client), or a higher GOGC.
+// the CPU of GetRange for 100 rows; 1.5-1.6x the bare map walk's through
+// Engine.ScanRange, 1.9-2.0x through the client), or a higher GOGC.
 package localengine
 
 import (

@@ -13,6 +13,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/internal/stale"
@@ -125,14 +126,31 @@ func Select(dst, visible []tablekit.Column, spec *tablekit.ReadSpec) []tablekit.
 }
 
 // Project keeps the cells of the named columns (nil names keeps all). It
-// filters sel in place.
+// filters sel in place. When both are sorted by name (as a Client's
+// projection and stored cells are), it walks them side by side.
 func Project(sel []tablekit.Column, names []string) []tablekit.Column {
 	if names == nil {
 		return sel
 	}
 	out := sel[:0]
+	if !slices.IsSorted(names) || !slices.IsSortedFunc(sel, byName) { // not from a Client, or cells as a server sent them
+		for _, c := range sel {
+			if slices.Contains(names, c.Name) {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	// Cells and names both sorted by name: one walk beside the other.
+	j := 0
 	for _, c := range sel {
-		if slices.Contains(names, c.Name) {
+		for j < len(names) && names[j] < c.Name {
+			j++
+		}
+		if j == len(names) {
+			break
+		}
+		if names[j] == c.Name {
 			out = append(out, c)
 		}
 	}
@@ -502,3 +520,6 @@ func ApplyTo(dst *Row, r *Row, w *tablekit.WriteRequest) (keep bool, res *tablek
 	}
 	return false, nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "write of unknown kind %d", w.Kind)
 }
+
+// byName orders cells by name alone.
+func byName(a, b tablekit.Column) int { return strings.Compare(a.Name, b.Name) }

@@ -126,8 +126,11 @@ func TestAppendReadMatchesTheSteps(t *testing.T) {
 		case 2:
 			spec.Filter = tablekit.Not(tablekit.ColumnFilter{Column: names[rnd.IntN(3)], Op: tablekit.Greater, Value: tablekit.Integer(0), AllVersions: true, FilterIfMissing: true})
 		}
-		if rnd.IntN(3) == 0 {
-			spec.Columns = names[:rnd.IntN(3)]
+		switch rnd.IntN(4) {
+		case 0:
+			spec.Columns = names[:rnd.IntN(4)] // sorted, as a Client sends them
+		case 1:
+			spec.Columns = []string{"c", "a"} // unsorted, as a Tablestore request may
 		}
 		want, wantOK := readByParts(&r, o, spec, now)
 		prefix := []tablekit.Column{{Name: "x"}}
@@ -203,5 +206,44 @@ func TestApplyRefusesNewerGeneration(t *testing.T) {
 	nr, _, err := Apply(stored, w)
 	if err != nil || nr.Generation != 2 {
 		t.Fatalf("Apply with the current generation = %+v, %v", nr, err)
+	}
+}
+
+// TestProjectKeepsTheNamedColumns checks Project against its definition
+// (a cell stays when its name is in names), for sorted and unsorted cells
+// and names, repeats and names of no cell included: the side-by-side walk
+// for sorted input must keep exactly what the plain search keeps.
+func TestProjectKeepsTheNamedColumns(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	pool := []string{"a", "b", "c", "d", "e"}
+	for n := 0; n < 5000; n++ {
+		var cells []tablekit.Column
+		for range rnd.IntN(7) {
+			cells = append(cells, tablekit.Column{Name: pool[rnd.IntN(len(pool))], Version: int64(rnd.IntN(5))})
+		}
+		if rnd.IntN(4) != 0 {
+			SortCells(cells)
+		}
+		names := []string{} // never nil: nil names keep every cell
+		for range rnd.IntN(5) {
+			names = append(names, pool[rnd.IntN(len(pool))])
+		}
+		if rnd.IntN(4) != 0 {
+			slices.Sort(names)
+			names = slices.Compact(names)
+		}
+		var want []tablekit.Column
+		for _, c := range cells {
+			if slices.Contains(names, c.Name) {
+				want = append(want, c)
+			}
+		}
+		in := slices.Clone(cells)
+		if got := Project(in, names); !slices.Equal(got, want) {
+			t.Fatalf("Project(%v, %q) = %v, want %v", cells, names, got, want)
+		}
+	}
+	if got := Project([]tablekit.Column{{Name: "a"}}, nil); len(got) != 1 {
+		t.Fatalf("Project with nil names dropped cells: %v", got)
 	}
 }
