@@ -14,9 +14,12 @@ import (
 // tablekit.RegisterScheme when it is imported:
 //
 //	bigtable://PROJECT/INSTANCE?app_profile=P&gc=versions
+//	bigtable:///INSTANCE?project=example.com:PROJECT
 //
 // opens [Open] on that instance with application-default credentials (or,
 // when BIGTABLE_EMULATOR_HOST is set, on that emulator without any).
+// A domain-scoped project id (example.com:PROJECT) cannot be a URL's host,
+// so it goes in the project parameter, with the host left empty.
 // Parameters, all optional: app_profile ([Options.AppProfile]); gc, one of
 // full, versions or off ([Options.GC]: GCFull, GCVersionsOnly, GCOff);
 // gc_margin, a Go duration such as 48h ([Options.GCMargin]); meta_table
@@ -39,6 +42,7 @@ func openURL(ctx context.Context, u *url.URL) (tablekit.Backend, error) {
 		MetaTable:   p.String("meta_table", ""),
 		Concurrency: p.Int("concurrency", 0, 1, 1024),
 	}
+	project := p.String("project", "")
 	gc := p.String("gc", "full")
 	margin := p.String("gc_margin", "")
 	if err := p.Done(); err != nil {
@@ -61,9 +65,15 @@ func openURL(ctx context.Context, u *url.URL) (tablekit.Backend, error) {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "bigtable URL %s: a port is not accepted (want bigtable://PROJECT/INSTANCE; set BIGTABLE_EMULATOR_HOST for an emulator)", shown)
 	}
 	opts.Project = u.Host
+	if project != "" {
+		if u.Host != "" {
+			return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "bigtable URL %s: the project is both the host and the project parameter; give it once", shown)
+		}
+		opts.Project = project
+	}
 	opts.Instance = strings.TrimPrefix(u.Path, "/")
 	if opts.Project == "" || opts.Instance == "" || strings.Contains(opts.Instance, "/") {
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "bigtable URL %s: want bigtable://PROJECT/INSTANCE", shown)
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "bigtable URL %s: want bigtable://PROJECT/INSTANCE (or bigtable:///INSTANCE?project=PROJECT)", shown)
 	}
 	return Open(ctx, opts)
 }

@@ -53,6 +53,46 @@ func TestURL(t *testing.T) {
 	}
 }
 
+// TestURLDomainScopedProject: a project id with a colon (a domain-scoped
+// one) cannot be a URL's host; the project parameter carries it.
+func TestURLDomainScopedProject(t *testing.T) {
+	ctx := context.Background()
+	srv := newServer(t)
+	t.Setenv("BIGTABLE_EMULATOR_HOST", srv.Addr)
+	db, err := tablekit.Open(ctx, "bigtable:///inst?project=example.com:proj&gc=off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "t", Key: schema2}); err != nil {
+		t.Fatal(err)
+	}
+	var admin *bigtable.AdminClient
+	if !db.As(&admin) {
+		t.Fatal("the client offers no *bigtable.AdminClient")
+	}
+	// The adapter's tables are in that project: the server lists them there.
+	tables, err := admin.Tables(ctx)
+	if err != nil || len(tables) == 0 {
+		t.Fatalf("tables of project example.com:proj: %q, %v", tables, err)
+	}
+	k := key2("a", 1)
+	if err := db.Table("t").PutRow(ctx, k, []tablekit.Column{{Name: "c", Value: tablekit.String("v")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := db.Table("t").GetRow(ctx, k); err != nil || !ok {
+		t.Fatalf("GetRow = %v, %v", ok, err)
+	}
+	other, err := bigtable.NewAdminClient(ctx, "proj", "inst", emulatorOptions(srv)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if ts, err := other.Tables(ctx); err != nil || len(ts) != 0 {
+		t.Fatalf("project proj (not the URL's) has tables %q (%v)", ts, err)
+	}
+}
+
 func TestURLRefused(t *testing.T) {
 	t.Setenv("BIGTABLE_EMULATOR_HOST", "127.0.0.1:1") // never dialled: every URL is refused first
 	urltest.Refused(t, "s3cr3t",
@@ -60,6 +100,8 @@ func TestURLRefused(t *testing.T) {
 		"bigtable://proj",
 		"bigtable://proj/",
 		"bigtable:///inst",
+		"bigtable:///inst?project=",
+		"bigtable://proj/inst?project=example.com:proj",
 		"bigtable://proj/inst/extra",
 		"bigtable://proj:8086/inst",
 		"bigtable://user:s3cr3t@proj/inst",
