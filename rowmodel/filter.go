@@ -37,7 +37,7 @@ func matchColumn(f *tablekit.ColumnFilter, cols []tablekit.Column) bool {
 			break
 		}
 		found = true
-		if c.Value.Type() == f.Value.Type() && holds(f.Op, tablekit.Compare(c.Value, f.Value)) {
+		if c.Value.Type() == f.Value.Type() && Holds(f.Op, tablekit.Compare(c.Value, f.Value)) {
 			return true
 		}
 	}
@@ -47,7 +47,9 @@ func matchColumn(f *tablekit.ColumnFilter, cols []tablekit.Column) bool {
 	return false
 }
 
-func holds(op tablekit.CompareOp, c int) bool {
+// Holds reports whether op holds for a comparison's result c (SPEC §10:
+// tablekit.Compare of the cell's value and the filter's, of one type).
+func Holds(op tablekit.CompareOp, c int) bool {
 	switch op {
 	case tablekit.Equal:
 		return c == 0

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/rowmodel"
 )
 
 // pushValues are values of every type, with the edges of each order:
@@ -21,24 +22,6 @@ var pushValues = []tablekit.Value{
 }
 
 var pushOps = []tablekit.CompareOp{tablekit.Equal, tablekit.NotEqual, tablekit.Greater, tablekit.GreaterEqual, tablekit.Less, tablekit.LessEqual}
-
-func holdsOp(op tablekit.CompareOp, c int) bool {
-	switch op {
-	case tablekit.Equal:
-		return c == 0
-	case tablekit.NotEqual:
-		return c != 0
-	case tablekit.Greater:
-		return c > 0
-	case tablekit.GreaterEqual:
-		return c >= 0
-	case tablekit.Less:
-		return c < 0
-	case tablekit.LessEqual:
-		return c <= 0
-	}
-	return false
-}
 
 // TestValueRange checks valueRange against SPEC §10's comparison for every
 // pair of values and every operator: an exact range holds a cell's
@@ -76,7 +59,7 @@ func TestValueRange(t *testing.T) {
 						in = true
 					}
 				}
-				match := c.Type() == v.Type() && holdsOp(op, tablekit.Compare(c, v))
+				match := c.Type() == v.Type() && rowmodel.Holds(op, tablekit.Compare(c, v))
 				if match && !in {
 					t.Errorf("cell %#v %v %#v matches but its encoding %q is outside %q", c, op, v, enc, ranges)
 				}
