@@ -146,6 +146,9 @@ const maxUpdateAttempts = 8
 
 // UpdateTable changes a table's options; zero fields stay as they are. It
 // is atomic across clients: each change applies to the options it read.
+// A table deleted and created again while it runs gets the options (the
+// call then comes after the creation); one deleted for good is
+// ErrTableNotFound.
 func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOptions) (err error) {
 	const op = "UpdateTable"
 	ctx, st := c.begin(ctx, op, table)
@@ -189,6 +192,13 @@ func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOption
 			c.remember(m)
 			return nil
 		case errors.Is(err, ErrConditionFailed): // another client changed the options first
+			continue
+		case errors.Is(err, ErrTableNotFound) && ctx.Err() == nil:
+			// The table was deleted, or deleted and created again, since
+			// DescribeTable read it: read it again, which tells the two
+			// apart (a new table gets the options, as if this call came
+			// after it was created).
+			c.forget(table)
 			continue
 		}
 		c.forget(table)
