@@ -131,7 +131,7 @@ type BatchWriter interface {
 type ReadSpec struct {
 	// Columns is the projection; nil means every column. Key columns always
 	// come back and never appear here. The Client sends it sorted, without
-	// repeats.
+	// repeats, and may share it between requests: a backend only reads it.
 	Columns []string
 	// MaxVersions is how many versions per column to return, ≥ 1 (the
 	// default of 1 and "all in the time range" are already resolved).

@@ -2,6 +2,7 @@ package tablekit
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -180,9 +181,12 @@ type rangeOpt func(*readOptions)
 func (f rangeOpt) applyRange(o *readOptions) { f(o) }
 
 // Columns returns only the named attribute columns (key columns always come
-// back); Columns() with no names returns keys only.
+// back); Columns() with no names returns keys only. The option keeps a
+// sorted copy of names without repeats: names may change after the call.
 func Columns(names ...string) ReadOption {
 	names = append(make([]string, 0, len(names)), names...) // non-nil: Columns() returns no attribute columns
+	slices.Sort(names)
+	names = slices.Compact(names)
 	return readOpt(func(o *readOptions) { o.columns = names })
 }
 

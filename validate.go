@@ -2,7 +2,6 @@ package tablekit
 
 import (
 	"math"
-	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -357,18 +356,25 @@ func resolveRead(m *TableMeta, o *readOptions) (ReadSpec, *Error) {
 	if o.columns != nil {
 		// The projection is a set: sorted and without repeats (nor key
 		// columns), so that a backend may walk it beside a row's cells,
-		// which are sorted by name too (rowmodel.Project does).
-		s.Columns = make([]string, 0, len(o.columns))
+		// which are sorted by name too (rowmodel.Project does). Columns
+		// made its names a sorted set of its own, never changed after: the
+		// request shares it unless a key column must go.
+		keys := false
 		for _, name := range o.columns {
 			if err := checkName("column", name); err != nil {
 				return s, err
 			}
-			if !isKeyName(m, name) {
-				s.Columns = append(s.Columns, name)
+			keys = keys || isKeyName(m, name)
+		}
+		s.Columns = o.columns
+		if keys {
+			s.Columns = make([]string, 0, len(o.columns))
+			for _, name := range o.columns {
+				if !isKeyName(m, name) {
+					s.Columns = append(s.Columns, name)
+				}
 			}
 		}
-		slices.Sort(s.Columns)
-		s.Columns = slices.Compact(s.Columns)
 	}
 	if o.maxVersions < 0 {
 		return s, invalid("MaxVersions %d must be at least 1", o.maxVersions)
