@@ -204,7 +204,7 @@ func (b *Backend) overlayUpdate(e *expr, w *tablekit.WriteRequest, t target) *dy
 	}
 	if opts := w.Meta.Options; opts.TTL != tablekit.NoExpiry {
 		e.names["#x"], e.names["#m"] = attrExpiry, attrMarker
-		e.vals[":x"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(maxVs+opts.TTLSeconds()+expiryMargin, 10)}
+		e.vals[":x"] = &types.AttributeValueMemberN{Value: expiryAttr(maxVs, opts.TTLSeconds())}
 		sets = append(sets, "#x = :x")
 		e.conds = append(e.conds, "attribute_not_exists(#m)", "NOT #x > :x")
 	}

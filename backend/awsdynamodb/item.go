@@ -40,6 +40,10 @@ const (
 // off, never cost a visible cell.
 const expiryMargin = 86400
 
+// expiryAttr is the value of .x for an item whose newest cell version is
+// maxVs (seconds) under a TTL of ttl seconds.
+func expiryAttr(maxVs, ttl int64) string { return strconv.FormatInt(maxVs+ttl+expiryMargin, 10) }
+
 // DynamoDB limits (Developer Guide, "Service, account, and table quotas").
 const (
 	maxItemSize    = 400 * 1024
@@ -268,7 +272,7 @@ func encodeItem(meta *tablekit.TableMeta, key tablekit.PrimaryKey, shard int, sk
 		size += len(attrBinary) + len(bin)
 	}
 	if ttl := meta.Options.TTLSeconds(); meta.Options.TTL != tablekit.NoExpiry && !r.Marker && len(r.Cells) > 0 {
-		x := strconv.FormatInt(maxVs+ttl+expiryMargin, 10)
+		x := expiryAttr(maxVs, ttl)
 		item[attrExpiry] = &types.AttributeValueMemberN{Value: x}
 		size += len(attrExpiry) + numSize(x)
 	}
