@@ -2,6 +2,7 @@ package tablekit
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 )
 
@@ -54,10 +55,26 @@ import (
 //     backend holds (connections, goroutines); a backend made from a
 //     native client the caller passed in does not close that client.
 //
-// A backend may also implement [BatchReader] and [BatchWriter] when its
-// store has batch calls, [RangeScanner] when it can lend a range's rows
-// without copying them (for [Table.Scan]), and As to offer its native
-// client (see [Client.As]).
+// Optional capabilities. A backend may also implement [BatchReader] and
+// [BatchWriter] when its store has batch calls, [RangeScanner] when it can
+// lend a range's rows without copying them (for [Table.Scan]),
+// [NativeAccessor] to offer its native client (see [Client.As]),
+// [SystemNamer] to name itself in telemetry, and [CapabilityDeclarer] to
+// say what it supports (see [Capabilities]). An optional method may answer
+// [ErrSkip], "not supported here", and the Client then takes its fallback
+// (GetRow per row, Write per write, GetRange pages), as database/sql does
+// with driver.ErrSkip. A wrapper (a backend over another, as package faults
+// is) is therefore one type that implements every optional method,
+// forwards each to the backend inside and answers ErrSkip where that one
+// lacks it; it implements [Wrapper], and [CapabilitiesOf] then reports
+// the inner backend's capabilities, so that wrapping adds and removes
+// nothing.
+//
+// Adding a capability touches: a field of [Capabilities] (and its default
+// in [CapabilitiesOf]), the optional interface with its method, the
+// Client's fallback or its refusal with [ErrUnimplemented], a forwarding
+// method on each wrapper (package faults), the backends that have it, and
+// the conformance case that checks claim against behaviour.
 //
 // Names: what a backend receives is a ...Request and what it returns a
 // ...Response ([GetRowRequest], [GetRangeRequest] and [GetRangeResponse],
@@ -104,8 +121,8 @@ type Backend interface {
 }
 
 // BatchReader is implemented by a backend whose store reads many rows in
-// one call. Without it, the Client calls GetRow for each row, a few at a
-// time.
+// one call. Without it, or when BatchGetRow answers [ErrSkip], the Client
+// calls GetRow for each row, a few at a time.
 type BatchReader interface {
 	// BatchGetRow returns one result per request, in order, each with its
 	// own error. The error return is for a failure of the whole call. The
@@ -114,8 +131,8 @@ type BatchReader interface {
 }
 
 // BatchWriter is implemented by a backend whose store writes many rows in
-// one call. Without it, the Client calls Write for each write, a few at a
-// time.
+// one call. Without it, or when BatchWriteRow answers [ErrSkip], the
+// Client calls Write for each write, a few at a time.
 type BatchWriter interface {
 	// BatchWriteRow applies each write independently, as Write would, and
 	// returns one result per write, in order, each with its own error. The
@@ -124,6 +141,93 @@ type BatchWriter interface {
 	// splitting the batch), so they may be applied in any order or in
 	// parallel.
 	BatchWriteRow(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
+}
+
+// ErrSkip is what an optional method of a [Backend] (BatchGetRow,
+// BatchWriteRow, ScanRange, and those capabilities add) answers to say
+// "not supported here": nothing was done, and the Client takes the
+// fallback, exactly as if the method did not exist. It is database/sql's
+// driver.ErrSkip for tablekit. A backend may return it as it is or wrapped
+// (errors.Is must match it). It matches [ErrUnimplemented] too, so a
+// program that meets it (a call made through [Client.As]) sees a portable
+// code.
+var ErrSkip = fmt.Errorf("%w: optional backend method not supported here (use the fallback)", ErrUnimplemented)
+
+// Capabilities is what a backend supports beyond the required methods, for
+// programs that must choose a path before calling (SPEC §13-§15) and for
+// adapter authors; [Client.Capabilities] reports it. Every built-in
+// backend reads and writes batches correctly whatever these say: a false
+// batch or scan field means the Client emulates the call, not that it
+// fails.
+type Capabilities struct {
+	// BatchRead: BatchGetRow is one store call ([BatchReader]). Without
+	// it, the Client reads each row with GetRow, a few at a time.
+	BatchRead bool
+	// BatchWrite: BatchWriteRow is one store call ([BatchWriter]).
+	// Without it, the Client applies each write with Write.
+	BatchWrite bool
+	// LendingScan: [Table.Scan] lends rows without copying them
+	// ([RangeScanner]). Without it, Scan reads pages with GetRange.
+	LendingScan bool
+	// AtomicWrite: writes to several rows of one partition key apply all
+	// or none (SPEC §13). No built-in backend has it yet; without it such
+	// a call is refused with ErrUnimplemented, never degraded.
+	AtomicWrite bool
+	// AutoIncrement: a key column may be auto-increment (SPEC §14).
+	AutoIncrement bool
+	// ChangeFeed: a table may record its writes in a change feed (SPEC §15).
+	ChangeFeed bool
+}
+
+// CapabilityDeclarer is implemented by a backend that declares its
+// [Capabilities] itself (a wrapper that adds a capability of its own
+// does, calling CapabilitiesOf on the backend inside). Without it, [CapabilitiesOf] derives them from the optional
+// interfaces the backend implements.
+type CapabilityDeclarer interface {
+	Capabilities() Capabilities
+}
+
+// CapabilitiesOf returns what b declares, or, when b does not implement
+// [CapabilityDeclarer], what its optional interfaces say: BatchRead when it
+// is a [BatchReader], BatchWrite when a [BatchWriter], LendingScan when a
+// [RangeScanner], and nothing else; for a [Wrapper], only what the
+// backend inside has as well.
+func CapabilitiesOf(b Backend) Capabilities {
+	if d, ok := b.(CapabilityDeclarer); ok {
+		return d.Capabilities()
+	}
+	var c Capabilities
+	_, c.BatchRead = b.(BatchReader)
+	_, c.BatchWrite = b.(BatchWriter)
+	_, c.LendingScan = b.(RangeScanner)
+	if w, ok := b.(Wrapper); ok {
+		in := CapabilitiesOf(w.Unwrap())
+		c.BatchRead = c.BatchRead && in.BatchRead
+		c.BatchWrite = c.BatchWrite && in.BatchWrite
+		c.LendingScan = c.LendingScan && in.LendingScan
+	}
+	return c
+}
+
+// NativeAccessor is implemented by a backend that offers its native
+// client or its parts to programs, through [Client.As]: As sets *target
+// and returns true when it has a value of target's type.
+type NativeAccessor interface {
+	As(target any) bool
+}
+
+// Wrapper is implemented by a backend that wraps another (package faults,
+// a cache, a tracer): Unwrap returns the backend inside. Telemetry names
+// the innermost backend's system.
+type Wrapper interface {
+	Unwrap() Backend
+}
+
+// SystemNamer is implemented by a backend that names its store for
+// telemetry: SystemName returns OpenTelemetry's db.system.name ("aws.dynamodb",
+// "tablekit.bigtable", ...; see [Operation.System]).
+type SystemNamer interface {
+	SystemName() string
 }
 
 // ReadSpec is a resolved read selection (SPEC §8): the client has validated

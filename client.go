@@ -80,11 +80,16 @@ func NewClient(b Backend, opts ...ClientOption) *Client {
 // the escape hatch for what tablekit does not cover; calls made through it
 // bypass the Client's validation.
 func (c *Client) As(target any) bool {
-	if a, ok := c.b.(interface{ As(any) bool }); ok {
+	if a, ok := c.b.(NativeAccessor); ok {
 		return a.As(target)
 	}
 	return false
 }
+
+// Capabilities reports what the client's backend supports beyond SPEC's
+// required operations (see [Capabilities]): for a program that must choose
+// a path before it calls, such as one that needs atomic multi-row writes.
+func (c *Client) Capabilities() Capabilities { return CapabilitiesOf(c.b) }
 
 // Close closes the client and its backend. Calls made after Close fail
 // with an error matching [ErrClosed]; calls in flight may fail. Closing
@@ -562,7 +567,9 @@ func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) (out []BatchG
 // batchGet is the backend's BatchGetRow, or GetRow a few at a time.
 func (c *Client) batchGet(ctx context.Context, reqs []*GetRowRequest) ([]GetRowResponse, error) {
 	if br, ok := c.b.(BatchReader); ok {
-		return br.BatchGetRow(ctx, reqs)
+		if res, err := br.BatchGetRow(ctx, reqs); !errors.Is(err, ErrSkip) {
+			return res, err
+		}
 	}
 	out := make([]GetRowResponse, len(reqs))
 	err := par.Do(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
@@ -664,7 +671,9 @@ func sameRowWaves(reqs []*WriteRequest) [][]int {
 // batchWrite is the backend's BatchWriteRow, or Write a few at a time.
 func (c *Client) batchWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error) {
 	if bw, ok := c.b.(BatchWriter); ok {
-		return bw.BatchWriteRow(ctx, reqs)
+		if res, err := bw.BatchWriteRow(ctx, reqs); !errors.Is(err, ErrSkip) {
+			return res, err
+		}
 	}
 	out := make([]WriteResponse, len(reqs))
 	err := par.Do(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {

@@ -43,10 +43,11 @@ type Observation interface {
 
 // Operation describes an operation when it starts.
 type Operation struct {
-	// System names the store, as OpenTelemetry's db.system.name:
-	// "aws.dynamodb" where the conventions name it, otherwise
-	// "tablekit.bigtable", "tablekit.tablestore", "tablekit.local" or
-	// "tablekit.file" (or "tablekit." and the backend package's name).
+	// System names the store, as OpenTelemetry's db.system.name: what
+	// the backend answers as a [SystemNamer] ("aws.dynamodb" where the
+	// conventions name it, otherwise "tablekit.bigtable",
+	// "tablekit.tablestore", "tablekit.local" or "tablekit.file"), or
+	// "tablekit." and the backend package's name.
 	System string
 	// Name is the method: "PutRow", "GetRange", "BatchWriteRow", ...
 	Name string
@@ -308,12 +309,15 @@ var errorTypes = []struct {
 	{ErrClosed, "closed"},
 }
 
-// systemName is the db.system.name of a backend: see [Operation.System].
-// A backend that wraps another (as package faults does) names the one
-// inside through an Unwrap() Backend method.
+// systemName is the db.system.name of a backend (see [Operation.System]):
+// what the backend, or the innermost one under wrappers, names itself
+// through [SystemNamer], or "tablekit." and its package's name.
 func systemName(b Backend) string {
 	for {
-		u, ok := b.(interface{ Unwrap() Backend })
+		if n, ok := b.(SystemNamer); ok {
+			return n.SystemName()
+		}
+		u, ok := b.(Wrapper)
 		if !ok {
 			break
 		}
@@ -327,22 +331,10 @@ func systemName(b Backend) string {
 		t = t.Elem()
 	}
 	pkg := t.PkgPath()
-	pkg = pkg[strings.LastIndexByte(pkg, '/')+1:]
-	switch pkg {
-	case "awsdynamodb":
-		return "aws.dynamodb"
-	case "gcpbigtable":
-		return "tablekit.bigtable"
-	case "aliyuntablestore":
-		return "tablekit.tablestore"
-	case "localengine":
-		return "tablekit.local"
-	case "fileengine":
-		return "tablekit.file"
-	case "":
+	if pkg == "" {
 		return "tablekit"
 	}
-	return "tablekit." + pkg
+	return "tablekit." + pkg[strings.LastIndexByte(pkg, '/')+1:]
 }
 
 // writeBytes is the size of a write for Outcome.Bytes.

@@ -2,6 +2,7 @@ package tablekit
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"math"
 	"slices"
@@ -54,7 +55,7 @@ type RangeScanner interface {
 // names and String values equal to [ScanPoison].
 func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	s, ok := t.c.b.(RangeScanner)
-	if !ok {
+	if !ok || !CapabilitiesOf(t.c.b).LendingScan {
 		rows := t.Rows(ctx, start, end, opts...)
 		return func(yield func(Row, error) bool) {
 			for r, err := range rows {
@@ -76,15 +77,36 @@ func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOp
 		defer cur.release()
 		page, remaining := o.streamSizes()
 		for !cur.done && remaining > 0 {
-			n, stop, err := cur.scan(ctx, s, min(page, remaining), yield)
-			if stop {
-				return
+			if s != nil {
+				n, stop, err := cur.scan(ctx, s, min(page, remaining), yield)
+				if stop {
+					return
+				}
+				if !errors.Is(err, ErrSkip) {
+					if err != nil {
+						yield(Row{}, err)
+						return
+					}
+					remaining -= n
+					continue
+				}
+				s = nil // the backend lends no rows after all: read pages
 			}
+			rows, err := cur.next(ctx, min(page, remaining))
 			if err != nil {
 				yield(Row{}, err)
 				return
 			}
-			remaining -= n
+			for _, r := range rows {
+				if err := ctx.Err(); err != nil {
+					yield(Row{}, err)
+					return
+				}
+				remaining--
+				if !yieldScanned(yield, r, nil) {
+					return
+				}
+			}
 		}
 	}
 }
@@ -167,6 +189,9 @@ func (rc *rangeCursor) scan(ctx context.Context, s RangeScanner, want int, yield
 		return n, true, nil
 	}
 	if err != nil {
+		if n == 0 && errors.Is(err, ErrSkip) {
+			return 0, false, ErrSkip // Scan reads pages instead
+		}
 		return n, false, rc.c.backendErr(err, "GetRange", rc.table)
 	}
 	rc.skip = nil
