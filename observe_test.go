@@ -262,3 +262,79 @@ func TestLoggerSeesThrottling(t *testing.T) {
 		}
 	}
 }
+
+// Every read and write the Client builds from cached metadata goes through
+// the one stale-metadata retry, and each reports it: after another client
+// re-creates the table, the first call of each kind is retried once, with
+// error.type stale_metadata, and Outcome.Retries counts it (a Scan's
+// retry once went uncounted).
+func TestStaleRetryCountedByEveryCall(t *testing.T) {
+	ctx := context.Background()
+	key := tablekit.Key("k", tablekit.Integer(1))
+	lo, hi := tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax)
+	calls := map[string]func(db *tablekit.Client) error{
+		"PutRow": func(db *tablekit.Client) error { return db.Table("t").PutRow(ctx, key, nil) },
+		"GetRow": func(db *tablekit.Client) error { _, _, err := db.Table("t").GetRow(ctx, key); return err },
+		"GetRange": func(db *tablekit.Client) error {
+			_, err := db.Table("t").GetRange(ctx, lo, hi)
+			return err
+		},
+		"Rows": func(db *tablekit.Client) error {
+			for _, err := range db.Table("t").Rows(ctx, lo, hi) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		"Scan": func(db *tablekit.Client) error {
+			for _, err := range db.Table("t").Scan(ctx, lo, hi) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		"BatchGetRow": func(db *tablekit.Client) error {
+			res, err := db.BatchGetRow(ctx, []tablekit.BatchGet{{Table: "t", Key: key}})
+			if err == nil {
+				err = res[0].Err
+			}
+			return err
+		},
+		"BatchWriteRow": func(db *tablekit.Client) error {
+			res, err := db.BatchWriteRow(ctx, []tablekit.BatchWrite{tablekit.BatchPut("t", key, nil)})
+			if err == nil {
+				err = res[0].Err
+			}
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			eng := localengine.New()
+			db, rec := newObserved(t, eng)
+			if err := db.Table("t").PutRow(ctx, key, nil); err != nil { // caches the table
+				t.Fatal(err)
+			}
+			other := tablekit.NewClient(eng)
+			defer other.Close()
+			if err := other.DeleteTable(ctx, "t"); err != nil {
+				t.Fatal(err)
+			}
+			if err := other.CreateTable(ctx, tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeInteger}}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := other.Table("t").PutRow(ctx, key, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := call(db); err != nil {
+				t.Fatalf("%s after re-creation: %v", name, err)
+			}
+			op := rec.find(t, name)
+			if op.out.Retries != 1 || len(op.retries) != 1 || op.retries[0].ErrorType != "stale_metadata" || op.retries[0].Attempt != 1 {
+				t.Fatalf("%s after re-creation: outcome %+v, retries %+v", name, *op.out, op.retries)
+			}
+		})
+	}
+}

@@ -136,6 +136,12 @@ func (rc *rangeCursor) init(m *TableMeta, start, end PrimaryKey, opts []RangeOpt
 	return nil
 }
 
+// sameKey reports whether fresh has the key schema of the cursor's
+// table, so that the range's bounds and resume key still fit it.
+func (rc *rangeCursor) sameKey(fresh *TableMeta) bool {
+	return slices.Equal(fresh.Key, rc.req.Meta.Key)
+}
+
 // next fetches one backend page of at most want rows and returns its rows
 // (after dropping the resume key).
 func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
@@ -151,14 +157,14 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 	rc.req.Limit = limit
 	rc.req.Now = rc.c.now()
 	page, err := rc.c.b.GetRange(ctx, &rc.req)
-	if err != nil && isStale(err) && ctx.Err() == nil {
+	if err != nil && isStale(err) {
 		// The table was re-created or its options changed: go on with the
 		// new metadata if the key schema (and so the bounds) still fits.
-		if m := rc.c.refresh(ctx, rc.table, rc.req.Meta); m != nil && slices.Equal(m.Key, rc.req.Meta.Key) {
+		err = rc.c.retryStale(ctx, rc.table, rc.req.Meta, err, rc.sameKey, func(m *TableMeta) error {
 			rc.req.Meta = m
-			reportRetry(ctx, Retry{Attempt: 1, Reason: err, ErrorType: staleRetry})
 			page, err = rc.c.b.GetRange(ctx, &rc.req)
-		}
+			return err
+		})
 	}
 	if err != nil {
 		return nil, rc.c.backendErr(err, "GetRange", rc.table)

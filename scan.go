@@ -174,14 +174,17 @@ func (rc *rangeCursor) scan(ctx context.Context, s RangeScanner, want int, yield
 	}
 	*p = scanPage{rc: rc, fn: p.fn, ctx: ctx, yield: yield, want: want, skip: rc.skip}
 	next, err := s.ScanRange(ctx, &rc.req, p.fn)
-	if err != nil && p.n == 0 && !p.stop && isStale(err) && ctx.Err() == nil {
+	if err != nil && p.n == 0 && !p.stop && isStale(err) {
 		// As in next: go on with the table's new metadata if the key schema
-		// still fits.
-		if m := rc.c.refresh(ctx, rc.table, rc.req.Meta); m != nil && slices.Equal(m.Key, rc.req.Meta.Key) {
+		// still fits and no row of the page was passed on yet.
+		err = rc.c.retryStale(ctx, rc.table, rc.req.Meta, err, func(fresh *TableMeta) bool {
+			return p.n == 0 && !p.stop && rc.sameKey(fresh)
+		}, func(m *TableMeta) error {
 			rc.req.Meta = m
 			p.skip = rc.skip
 			next, err = s.ScanRange(ctx, &rc.req, p.fn)
-		}
+			return err
+		})
 	}
 	n, stop = p.n, p.stop
 	p.ctx, p.yield = nil, nil // the loop's, not the cursor's
