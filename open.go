@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -23,9 +22,10 @@ const EnvURL = "TABLEKIT_URL"
 //
 //	import _ "github.com/tablekit/tablekit/backend/gcpbigtable" // bigtable://
 //
-// OpenBackendURL must refuse, with an [ErrInvalidArgument] *Error naming
-// it, any query parameter it does not know, and must never put a secret in
-// an error or a log line.
+// OpenBackendURL gets only URLs that passed [OpenBackend]'s credential
+// rule. It must refuse, with an [ErrInvalidArgument] *Error naming it, any
+// query parameter it does not know (package backend/driver's URLParams
+// does), and must never put a secret in an error or a log line.
 type URLOpener interface {
 	OpenBackendURL(ctx context.Context, u *url.URL) (Backend, error)
 }
@@ -80,8 +80,11 @@ func Schemes() []string {
 // OpenBackend opens the [Backend] that rawURL names, through the opener
 // registered for its scheme. An empty URL, one without a scheme and one
 // whose scheme nobody registered are [ErrInvalidArgument] errors; the last
-// lists the registered schemes. Errors never show the URL's user
-// information or query, where a credential might have been put.
+// lists the registered schemes. For every scheme, before the opener runs,
+// a URL with user information, a fragment or a query parameter named like
+// a credential (secret, password, token, …) is refused too: credentials
+// never travel in a URL. Errors never show the URL's user information or
+// query, where a credential might have been put.
 func OpenBackend(ctx context.Context, rawURL string) (Backend, error) {
 	if rawURL == "" {
 		return nil, invalid("empty backend URL (set %s, for example to mem://)", EnvURL)
@@ -111,6 +114,9 @@ func OpenBackend(ctx context.Context, rawURL string) (Backend, error) {
 		return nil, invalid("backend URL: no opener for scheme %q (registered: %s; import the adapter package to register its scheme)",
 			u.Scheme, schemeList())
 	}
+	if err := checkURL(u); err != nil {
+		return nil, err
+	}
 	b, err := o.OpenBackendURL(ctx, u)
 	if err != nil {
 		return nil, err
@@ -138,82 +144,42 @@ func schemeList() string {
 	return strings.Join(s, ", ")
 }
 
-// URLParams is a helper for [URLOpener] implementations: it hands out a
-// URL's query parameters one by one and reports, in [URLParams.Done], the
-// ones nobody asked for.
-type URLParams struct {
-	scheme string
-	q      url.Values
-	err    error
-}
-
-// NewURLParams returns the parameters of u.
-func NewURLParams(u *url.URL) *URLParams {
-	return &URLParams{scheme: u.Scheme, q: u.Query()}
-}
-
-// String returns the value of parameter name, or def when it is absent, and
-// removes it from the set still to be consumed. A parameter given twice is
-// an error.
-func (p *URLParams) String(name, def string) string {
-	vs, ok := p.q[name]
-	if !ok {
-		return def
+// checkURL is the rule every backend URL obeys, whatever its scheme (it
+// runs before any opener): no user information, no fragment, no opaque
+// part, a well-formed query, and no query parameter whose name looks like
+// a credential (secret, password, token, access key…). Credentials never
+// travel in a URL. No message quotes the refused value.
+func checkURL(u *url.URL) error {
+	const hint = "credentials never go in a URL: the adapter's package doc says where it takes them from"
+	shown := u.Scheme + "://" + u.Host + u.EscapedPath()
+	switch {
+	case u.User != nil:
+		return invalid("%s URL %s: user information is not accepted (%s)", u.Scheme, shown, hint)
+	case u.Opaque != "":
+		return invalid("%s URL: want %s://…, not %s:…", u.Scheme, u.Scheme, u.Scheme)
+	case u.Fragment != "" || u.RawFragment != "":
+		return invalid("%s URL %s: a fragment (#…) is not accepted", u.Scheme, shown)
 	}
-	delete(p.q, name)
-	if len(vs) != 1 && p.err == nil {
-		p.err = invalid("%s URL: parameter %q given %d times", p.scheme, name, len(vs))
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return invalid("%s URL %s: malformed query", u.Scheme, shown)
 	}
-	return vs[0]
-}
-
-// Int returns parameter name parsed as a decimal integer in [lo, hi], or
-// def when it is absent.
-func (p *URLParams) Int(name string, def, lo, hi int) int {
-	s := p.String(name, "")
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < lo || n > hi {
-		if p.err == nil {
-			p.err = invalid("%s URL: parameter %q is %q; it must be an integer in [%d, %d]", p.scheme, name, s, lo, hi)
+	for name := range q {
+		if secretName(name) {
+			return invalid("%s URL %s: parameter %q looks like a credential and is refused (%s)", u.Scheme, shown, name, hint)
 		}
-		return def
-	}
-	return n
-}
-
-// Bool returns parameter name parsed as true/false/1/0, or def when absent.
-func (p *URLParams) Bool(name string, def bool) bool {
-	switch s := p.String(name, ""); s {
-	case "":
-		return def
-	case "true", "1":
-		return true
-	case "false", "0":
-		return false
-	default:
-		if p.err == nil {
-			p.err = invalid("%s URL: parameter %q is %q; it must be true or false", p.scheme, name, s)
-		}
-		return def
-	}
-}
-
-// Done returns the first error met, or an [ErrInvalidArgument] error naming
-// the parameters that were not consumed, or nil.
-func (p *URLParams) Done() error {
-	if p.err != nil {
-		return p.err
-	}
-	if len(p.q) > 0 {
-		names := make([]string, 0, len(p.q))
-		for n := range p.q {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		return invalid("%s URL: unknown parameter(s) %s", p.scheme, strings.Join(names, ", "))
 	}
 	return nil
+}
+
+// secretName reports whether a URL parameter's name looks like it holds a
+// credential.
+func secretName(name string) bool {
+	n := strings.ToLower(strings.NewReplacer("_", "", "-", "", ".", "").Replace(name))
+	for _, w := range []string{"secret", "password", "passwd", "pwd", "token", "credential", "accesskey", "apikey", "privatekey", "auth", "signature"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }

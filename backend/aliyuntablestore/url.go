@@ -28,10 +28,7 @@ const Scheme = "tablestore"
 func init() { tablekit.RegisterScheme(Scheme, tablekit.URLOpenerFunc(openURL)) }
 
 func openURL(ctx context.Context, u *url.URL) (tablekit.Backend, error) {
-	if err := driver.CheckURL(u, "set "+EnvAccessKeyID+" and "+EnvAccessKeySecret); err != nil {
-		return nil, err
-	}
-	p := tablekit.NewURLParams(u)
+	p := driver.NewURLParams(u)
 	endpoint := p.String("endpoint", "")
 	region := p.String("region", "")
 	if err := p.Done(); err != nil {

@@ -28,10 +28,7 @@ const Scheme = "dynamodb"
 func init() { tablekit.RegisterScheme(Scheme, tablekit.URLOpenerFunc(openURL)) }
 
 func openURL(ctx context.Context, u *url.URL) (tablekit.Backend, error) {
-	if err := driver.CheckURL(u, "the adapter uses the default AWS credential chain"); err != nil {
-		return nil, err
-	}
-	p := tablekit.NewURLParams(u)
+	p := driver.NewURLParams(u)
 	opts := &Options{
 		Region:      p.String("region", ""),
 		Endpoint:    p.String("endpoint", ""),

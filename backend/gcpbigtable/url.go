@@ -33,10 +33,7 @@ func init() { tablekit.RegisterScheme(Scheme, tablekit.URLOpenerFunc(openURL)) }
 var gcModes = map[string]GCMode{"full": GCFull, "versions": GCVersionsOnly, "off": GCOff}
 
 func openURL(ctx context.Context, u *url.URL) (tablekit.Backend, error) {
-	if err := driver.CheckURL(u, "the adapter uses application-default credentials"); err != nil {
-		return nil, err
-	}
-	p := tablekit.NewURLParams(u)
+	p := driver.NewURLParams(u)
 	opts := &Options{
 		AppProfile:  p.String("app_profile", ""),
 		MetaTable:   p.String("meta_table", ""),
