@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"math"
 )
 
 // Table returns a handle for the rows of table. It does no I/O.
@@ -165,18 +166,27 @@ func readSpec(m *TableMeta, opts []ReadOption) (ReadSpec, *Error) {
 }
 
 // PrefixRange returns the bounds of every row whose first len(prefix) key
-// columns equal prefix, for [Table.GetRange] and [Table.Rows]: start is
-// prefix followed by InfMin and end is prefix followed by InfMax in each
-// remaining key column. prefix must name the table's first key columns in
-// order, with values of their types (1 to all of them); otherwise the
-// error is ErrInvalidPrimaryKey naming the column. For a backward range,
-// pass end as start and start as end.
+// columns equal prefix, for [Table.GetRange], [Table.Rows] and
+// [Table.Scan]: start is prefix followed by InfMin and end is prefix
+// followed by InfMax in each remaining key column. prefix must name the
+// table's first key columns in order, with values of their types;
+// otherwise the error is ErrInvalidPrimaryKey naming the column.
+//
+// An empty (nil) prefix names the whole table, as bigtable.PrefixRange("")
+// does: PrefixRange(ctx, nil) is the range of every row, with InfMin and
+// InfMax in every key column, so reading a whole table spells no bound.
+// A prefix of all key columns names the one row of that key (SPEC §8):
+// end is then the key's immediate successor (the last column's value plus
+// one, or followed by a zero byte).
+//
+// For a backward range, pass end as start and start as end; with a whole
+// key, read the one row forward ([Table.PrefixRows] does both for you).
 func (t *Table) PrefixRange(ctx context.Context, prefix PrimaryKey) (start, end PrimaryKey, err error) {
 	m, err := t.c.tableMeta(ctx, t.name)
 	if err != nil {
 		return nil, nil, annotate(err, "PrefixRange", t.name)
 	}
-	if len(prefix) < 1 || len(prefix) > len(m.Key) {
+	if len(prefix) > len(m.Key) {
 		return nil, nil, annotate(Errorf(ErrInvalidPrimaryKey, "key prefix %v has %d columns; the schema has %d", prefix, len(prefix), len(m.Key)), "PrefixRange", t.name)
 	}
 	start = make(PrimaryKey, len(m.Key))
@@ -195,12 +205,42 @@ func (t *Table) PrefixRange(ctx context.Context, prefix PrimaryKey) (start, end 
 		}
 		start[i], end[i] = p, p
 	}
+	if len(prefix) == len(m.Key) {
+		last := len(end) - 1
+		end[last].Value = successor(end[last].Value)
+	}
 	return start, end, nil
 }
 
+// successor is the least key value above v (of v's type, within
+// MaxKeyValueSize bytes), or InfMax when there is none.
+func successor(v Value) Value {
+	switch v.typ {
+	case TypeInteger:
+		if int64(v.num) == math.MaxInt64 {
+			return InfMax
+		}
+		return Value{typ: TypeInteger, num: v.num + 1}
+	case TypeString, TypeBinary:
+		if len(v.str) < MaxKeyValueSize {
+			return Value{typ: v.typ, str: v.str + "\x00"}
+		}
+		// The longest value: the next is v cut after its last byte below
+		// 0xff, that byte incremented.
+		b := []byte(v.str)
+		for i := len(b) - 1; i >= 0; i-- {
+			if b[i] != 0xff {
+				b[i]++
+				return Value{typ: v.typ, str: string(b[:i+1])}
+			}
+		}
+	}
+	return InfMax
+}
+
 // PrefixRows streams every row whose first len(prefix) key columns equal
-// prefix (see [Table.PrefixRange]), with the options of [Table.Rows];
-// with [Backward] it walks them down.
+// prefix (see [Table.PrefixRange]; nil streams the whole table), with the
+// options of [Table.Rows]; with [Backward] it walks them down.
 func (t *Table) PrefixRows(ctx context.Context, prefix PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
 		start, end, err := t.PrefixRange(ctx, prefix)
@@ -215,7 +255,13 @@ func (t *Table) PrefixRows(ctx context.Context, prefix PrimaryKey, opts ...Range
 			}
 		}
 		if o.backward {
-			start, end = end, start
+			if len(prefix) == len(start) {
+				// One row: read it forward (its successor bounds it only
+				// from above).
+				opts = append(opts[:len(opts):len(opts)], rangeOpt(func(o *readOptions) { o.backward = false }))
+			} else {
+				start, end = end, start
+			}
 		}
 		for r, err := range t.Rows(ctx, start, end, opts...) {
 			if !yield(r, err) {
