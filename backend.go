@@ -6,98 +6,70 @@ import (
 	"strconv"
 )
 
-// Backend is what an adapter implements: a store of SPEC.md tables. Programs
-// do not call it; they call a [Client], which validates every request once,
-// fills in defaults and versions, and hands the backend requests that are
-// already well formed. A backend's job is to apply them with SPEC's
-// semantics, atomically per row. Package conformance proves that it does;
-// package rowmodel holds SPEC's single-row rules as functions, and package
-// backend/driver the plumbing adapters share (error wrapping, retries,
-// bounded parallelism).
+// Backend is for adapter authors: a store of SPEC.md tables. Programs call
+// a [Client], which validates every request once, fills in defaults and
+// versions, and hands the backend well-formed requests to apply with SPEC's
+// semantics, atomically per row. Package conformance proves that a backend
+// does; packages rowmodel (SPEC's single-row rules) and backend/driver
+// (errors, retries, URL parameters) help write one.
 //
 // The contract, for every method:
 //
 //   - Concurrency. A Backend is safe for concurrent use by many goroutines
-//     and by many Clients, in this process and in others: two Clients over
-//     one store each keep their own cache of table metadata.
-//   - Ownership. A request and everything it points to (Meta, keys,
-//     columns, changes, filters) belongs to the caller and is read-only to
-//     the backend, which must not keep any part of it after the method
-//     returns (copy what is stored). Meta in particular is shared by every
-//     request of the table and must never be changed. What a method returns
-//     belongs to the caller; the backend keeps no reference to it.
-//   - Time. Every request carries Now, the client clock's time in
-//     milliseconds, taken once per operation. Backends use it, not a clock
-//     of their own, for TTL visibility, the version of increments and
-//     anything else that reads time, so that a test's ManualClock governs
+//     and Clients, in this process and others (each Client caches
+//     table metadata of its own).
+//   - Ownership. A request and all it points to (Meta above all, which every
+//     request of the table shares) is the caller's and read-only; the
+//     backend keeps no part of it after returning, and no reference to what
+//     it returns.
+//   - Time. Every request carries Now, the client clock's milliseconds,
+//     taken once per operation; backends use it, not a clock of their own,
+//     for TTL visibility and increment versions, so a ManualClock governs
 //     every backend alike.
-//   - Metadata may be stale. Meta is the Client's cached copy of the table,
-//     possibly older than the store's. A backend that keeps Meta's
-//     Incarnation must refuse a request whose Incarnation is not the
-//     table's current one (the table was deleted and created again) with
-//     [ErrTableNotFound] or with an error matching driver.ErrStaleMeta;
-//     the Client then reads the table again and retries against the new
-//     schema. A backend that applies Options on the client side (trims
-//     versions when it writes, or hides cells when it reads) must never
-//     remove a version written under a newer Generation than Meta's: it
-//     refuses such a write with driver.ErrStaleMeta instead. A backend
-//     whose store keeps the schema and options itself (Tablestore) may
-//     report an empty Incarnation and Generation 0 and ignore both.
-//   - Errors. Context errors are returned as they are. Anything else is an
-//     *Error whose Code is one of the portable sentinels, with the native
-//     error in Err (driver.Wrap builds it): the same native condition gives
-//     the same Code on every backend, and only [ErrThrottled] and
-//     [ErrUnavailable] say a retry may succeed. A message quotes no more
-//     than a short prefix of a key or value and never a credential.
-//   - Close. The Client calls Close once, when it is closed, and starts no
-//     call after it; calls already in flight may fail with any error but
-//     must not panic or corrupt the store. Close releases everything the
-//     backend holds (connections, goroutines); a backend made from a
-//     native client the caller passed in does not close that client.
+//   - Metadata may be stale. Meta is the Client's cached copy. A backend
+//     that keeps Meta's Incarnation refuses a request of another one with
+//     [ErrTableNotFound] or an error matching driver.ErrStaleMeta, and one
+//     that applies Options itself (trims or hides versions) refuses, with
+//     driver.ErrStaleMeta, a write that would remove a version written under
+//     a newer Generation; the Client then reads the table again and retries.
+//     A store that keeps schema and options itself (Tablestore) may report an
+//     empty Incarnation and Generation 0 and ignore both.
+//   - Errors. Context errors are returned as they are; anything else is an
+//     *Error whose Code is a portable sentinel, wrapping the native error
+//     (driver.Wrap): one native condition, one Code on every backend. Only
+//     [ErrThrottled] and [ErrUnavailable] say a retry may succeed. Messages
+//     quote no more than a short prefix of a key or value, never a secret.
+//   - Close. Called once, after which the Client starts no call; calls in
+//     flight may fail but must not panic or corrupt the store. It releases
+//     everything the backend holds, but not a native client the caller
+//     passed in.
 //
-// Optional capabilities. A backend may also implement [BatchReader] and
-// [BatchWriter] when its store has batch calls, [RangeScanner] when it can
-// lend a range's rows without copying them (for [Table.Scan]),
-// [NativeAccessor] to offer its native client (see [Client.As]),
-// [SystemNamer] to name itself in telemetry, and [CapabilityDeclarer] to
-// say what it supports (see [Capabilities]). An optional method may answer
-// [ErrSkip], "not supported here", and the Client then takes its fallback
-// (GetRow per row, Write per write, GetRange pages), as database/sql does
-// with driver.ErrSkip. A wrapper (a backend over another, as package faults
-// is) is therefore one type that implements every optional method,
-// forwards each to the backend inside and answers ErrSkip where that one
-// lacks it; it implements [Wrapper], and [CapabilitiesOf] then reports
-// the inner backend's capabilities, so that wrapping adds and removes
-// nothing.
-//
-// Adding a capability touches: a field of [Capabilities] (and its default
-// in [CapabilitiesOf]), the optional interface with its method, the
-// Client's fallback or its refusal with [ErrUnimplemented], a forwarding
-// method on each wrapper (package faults), the backends that have it, and
-// the conformance case that checks claim against behaviour.
-//
-// Names: what a backend receives is a ...Request and what it returns a
-// ...Response ([GetRowRequest], [GetRangeRequest] and [GetRangeResponse],
-// [WriteRequest] and [WriteResponse]); what a Client returns to a program
-// is a ...Result ([RangeResult], [BatchGetResult], [BatchWriteResult],
-// [UpdateResult]), so the two cannot be mixed up.
+// Optional capabilities: [BatchReader], [BatchWriter] and [RangeScanner]
+// (native batches, a lending Scan), [NativeAccessor] ([Client.As]),
+// [SystemNamer] (the telemetry name) and [CapabilityDeclarer]. An optional
+// method may answer [ErrSkip], "not supported here", and the Client takes
+// its fallback (GetRow per row, Write per write, GetRange pages), as
+// database/sql does with driver.ErrSkip. So a wrapper (package faults) is
+// one type that implements every optional method, forwards each and
+// answers ErrSkip where the backend inside lacks it; as a [Wrapper] it has
+// that backend's [Capabilities]. Adding a capability touches a field of
+// Capabilities (and [CapabilitiesOf]'s default), its optional interface,
+// the Client's fallback (or its refusal with [ErrUnimplemented]), a
+// forwarding method per wrapper, the backends that have it, and a
+// conformance case.
 type Backend interface {
-	// CreateTable creates a table. meta is complete: options have their
-	// defaults, and Incarnation is a new random identifier the backend
-	// stores and reports. A table of that name already present is
-	// ErrAlreadyExists.
+	// CreateTable creates a table (meta is complete, with a new random
+	// Incarnation to store and report), or fails with ErrAlreadyExists.
 	CreateTable(ctx context.Context, meta *TableMeta) error
 	// DescribeTable returns the table's meta exactly as created or last
 	// updated, with its current Incarnation and Generation.
 	DescribeTable(ctx context.Context, table string) (*TableMeta, error)
 	// ListTables returns every table's name, in any order.
 	ListTables(ctx context.Context) ([]string, error)
-	// UpdateTable replaces the table's options with req.Options (complete)
-	// if the table is still the one req.Meta describes: a different
-	// Incarnation is ErrTableNotFound, a different Generation is
-	// ErrConditionFailed (the Client then reads the table again and
-	// retries). It returns the table's meta after the change, whose
-	// Generation is req.Meta.Generation+1 on backends that count them.
+	// UpdateTable replaces the options with req.Options if the table is
+	// still req.Meta's (another Incarnation: ErrTableNotFound; another
+	// Generation: ErrConditionFailed) and returns the new meta, whose
+	// Generation is req.Meta.Generation+1 where backends count them.
 	UpdateTable(ctx context.Context, req *UpdateTableRequest) (*TableMeta, error)
 	// DeleteTable removes a table and its rows.
 	DeleteTable(ctx context.Context, table string) error
@@ -105,73 +77,54 @@ type Backend interface {
 	// GetRow returns the row, or nil when it does not exist or fails the
 	// filter.
 	GetRow(ctx context.Context, req *GetRowRequest) (*Row, error)
-	// GetRange returns one page of a range: at most req.Limit rows that
-	// exist and pass the filter, in order. It may return fewer, even none,
-	// with Next set (for example after examining MaxScanRows rows); Next is
-	// nil only when the range is exhausted.
+	// GetRange returns one page: at most req.Limit rows that exist and
+	// pass the filter, in order; fewer, even none, with Next set (after
+	// examining MaxScanRows rows, say). Next is nil only at the end.
 	GetRange(ctx context.Context, req *GetRangeRequest) (*GetRangeResponse, error)
-	// Write applies one put, update or delete, atomically: the condition
-	// is checked against the row as it is when the write is applied, and
-	// when it fails, or an increment fails, nothing is written. It returns
-	// the increments of an update (nil otherwise).
+	// Write applies one put, update or delete atomically, its condition
+	// checked against the row as it is then (a failed condition or
+	// increment writes nothing), and returns an update's increments.
 	Write(ctx context.Context, req *WriteRequest) (*UpdateResult, error)
 
-	// Close releases the backend's resources.
 	Close() error
 }
 
 // BatchReader is implemented by a backend whose store reads many rows in
-// one call. Without it, or when BatchGetRow answers [ErrSkip], the Client
-// calls GetRow for each row, a few at a time.
+// one call; without it, or on [ErrSkip], the Client calls GetRow per row.
 type BatchReader interface {
-	// BatchGetRow returns one result per request, in order, each with its
-	// own error. The error return is for a failure of the whole call. The
-	// requests may address several tables.
+	// BatchGetRow returns one result per request (of any tables), in
+	// order, each with its own error; err fails the whole call.
 	BatchGetRow(ctx context.Context, reqs []*GetRowRequest) ([]GetRowResponse, error)
 }
 
 // BatchWriter is implemented by a backend whose store writes many rows in
-// one call. Without it, or when BatchWriteRow answers [ErrSkip], the
-// Client calls Write for each write, a few at a time.
+// one call; without it, or on [ErrSkip], the Client calls Write per write.
 type BatchWriter interface {
-	// BatchWriteRow applies each write independently, as Write would, and
-	// returns one result per write, in order, each with its own error. The
-	// error return is for a failure of the whole call. No two requests of
-	// one call address the same row (the Client orders same-row writes by
-	// splitting the batch), so they may be applied in any order or in
-	// parallel.
+	// BatchWriteRow applies each write as Write would and returns one
+	// result per write, in order; err fails the whole call. No two
+	// requests address one row, so any order or parallelism is fine.
 	BatchWriteRow(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
 }
 
-// ErrSkip is what an optional method of a [Backend] (BatchGetRow,
-// BatchWriteRow, ScanRange, and those capabilities add) answers to say
-// "not supported here": nothing was done, and the Client takes the
-// fallback, exactly as if the method did not exist. It is database/sql's
-// driver.ErrSkip for tablekit. A backend may return it as it is or wrapped
-// (errors.Is must match it). It matches [ErrUnimplemented] too, so a
-// program that meets it (a call made through [Client.As]) sees a portable
-// code.
+// ErrSkip is what an optional method of a [Backend] answers (as it is or
+// wrapped) to say "not supported here": nothing was done, and the Client
+// takes the fallback, as with database/sql's driver.ErrSkip. It matches
+// [ErrUnimplemented] too.
 var ErrSkip = fmt.Errorf("%w: optional backend method not supported here (use the fallback)", ErrUnimplemented)
 
-// Capabilities is what a backend supports beyond the required methods, for
-// programs that must choose a path before calling (SPEC §13-§15) and for
-// adapter authors; [Client.Capabilities] reports it. Every built-in
-// backend reads and writes batches correctly whatever these say: a false
-// batch or scan field means the Client emulates the call, not that it
-// fails.
+// Capabilities is for programs that choose a path before calling (SPEC
+// §13-§15): what a backend supports beyond the required methods. A false
+// batch or scan field means the Client emulates the call, not that it fails.
 type Capabilities struct {
-	// BatchRead: BatchGetRow is one store call ([BatchReader]). Without
-	// it, the Client reads each row with GetRow, a few at a time.
+	// BatchRead: BatchGetRow is one store call ([BatchReader]).
 	BatchRead bool
 	// BatchWrite: BatchWriteRow is one store call ([BatchWriter]).
-	// Without it, the Client applies each write with Write.
 	BatchWrite bool
-	// LendingScan: [Table.Scan] lends rows without copying them
-	// ([RangeScanner]). Without it, Scan reads pages with GetRange.
+	// LendingScan: [Table.Scan] lends rows uncopied ([RangeScanner]).
 	LendingScan bool
-	// AtomicWrite: writes to several rows of one partition key apply all
-	// or none (SPEC §13). No built-in backend has it yet; without it such
-	// a call is refused with ErrUnimplemented, never degraded.
+	// AtomicWrite: multi-row writes in one partition key (SPEC §13); none
+	// of the built-in backends has it yet. Absent, such a call is refused
+	// with ErrUnimplemented, never degraded; so for the two below.
 	AtomicWrite bool
 	// AutoIncrement: a key column may be auto-increment (SPEC §14).
 	AutoIncrement bool
@@ -180,18 +133,14 @@ type Capabilities struct {
 }
 
 // CapabilityDeclarer is implemented by a backend that declares its
-// [Capabilities] itself (a wrapper that adds a capability of its own
-// does, calling CapabilitiesOf on the backend inside). Without it, [CapabilitiesOf] derives them from the optional
-// interfaces the backend implements.
+// [Capabilities] itself rather than let [CapabilitiesOf] derive them.
 type CapabilityDeclarer interface {
 	Capabilities() Capabilities
 }
 
-// CapabilitiesOf returns what b declares, or, when b does not implement
-// [CapabilityDeclarer], what its optional interfaces say: BatchRead when it
-// is a [BatchReader], BatchWrite when a [BatchWriter], LendingScan when a
-// [RangeScanner], and nothing else; for a [Wrapper], only what the
-// backend inside has as well.
+// CapabilitiesOf returns what b declares, or else what its optional
+// interfaces say (BatchRead for a [BatchReader], ...), for a [Wrapper] only
+// what the backend inside has as well.
 func CapabilitiesOf(b Backend) Capabilities {
 	if d, ok := b.(CapabilityDeclarer); ok {
 		return d.Capabilities()
@@ -210,22 +159,19 @@ func CapabilitiesOf(b Backend) Capabilities {
 }
 
 // NativeAccessor is implemented by a backend that offers its native
-// client or its parts to programs, through [Client.As]: As sets *target
-// and returns true when it has a value of target's type.
+// client to programs, through [Client.As].
 type NativeAccessor interface {
 	As(target any) bool
 }
 
 // Wrapper is implemented by a backend that wraps another (package faults,
-// a cache, a tracer): Unwrap returns the backend inside. Telemetry names
-// the innermost backend's system.
+// a cache): Unwrap returns the backend inside.
 type Wrapper interface {
 	Unwrap() Backend
 }
 
 // SystemNamer is implemented by a backend that names its store for
-// telemetry: SystemName returns OpenTelemetry's db.system.name ("aws.dynamodb",
-// "tablekit.bigtable", ...; see [Operation.System]).
+// telemetry ([Operation.System]).
 type SystemNamer interface {
 	SystemName() string
 }
@@ -233,19 +179,14 @@ type SystemNamer interface {
 // ReadSpec is a resolved read selection (SPEC §8): the client has validated
 // it and turned defaults into values.
 type ReadSpec struct {
-	// Columns is the projection; nil means every column. Key columns always
-	// come back and never appear here. The Client sends it sorted, without
-	// repeats, and may share it between requests: a backend only reads it.
+	// Columns is the projection (sorted, no key columns); nil: all.
 	Columns []string
-	// MaxVersions is how many versions per column to return, ≥ 1 (the
-	// default of 1 and "all in the time range" are already resolved).
+	// MaxVersions is how many versions per column to return, ≥ 1.
 	MaxVersions int
 	// TimeRange, if non-nil, limits versions to [Start, End).
 	TimeRange *TimeRange
-	// Filter, if non-nil, decides which rows are returned. It is evaluated
-	// on the cells the read selects (visibility, TimeRange and MaxVersions
-	// applied) before the projection, so it may read columns the
-	// projection leaves out.
+	// Filter, if non-nil, decides which rows are returned, on the cells
+	// selected before the projection (SPEC §8).
 	Filter Filter
 }
 
@@ -286,9 +227,8 @@ type GetRangeRequest struct {
 	Now      int64
 }
 
-// GetRangeResponse is one page of a range, a backend's answer to a
-// [GetRangeRequest] (a Client answers GetRange with a [RangeResult]). Next, when non-nil, is the inclusive
-// start key of the rest of the range.
+// GetRangeResponse is one page: Next, if non-nil, is the inclusive start
+// of the rest of the range.
 type GetRangeResponse struct {
 	Rows []Row
 	Next PrimaryKey
@@ -300,12 +240,10 @@ type WriteRequest struct {
 	Meta *TableMeta
 	Kind WriteKind
 	Key  PrimaryKey
-	// Columns are a put's cells, every one with its version set (there may
-	// be none: a key-only row). Empty for the other kinds.
+	// Columns are a put's cells, versions set (none: a key-only row).
 	Columns []Column
-	// Changes are an update's changes, in order; a Put change has its
-	// version set, an Increment has Version = Now (the rule of SPEC §8
-	// decides the version it is written at). Empty for the other kinds.
+	// Changes are an update's, in order, versions set (Now for an
+	// Increment, whose version SPEC §8 decides).
 	Changes   []Change
 	Condition Condition
 	Now       int64
@@ -355,8 +293,6 @@ const (
 	MaxBatchWrite      = 200
 	MaxPageRows        = 5000
 	MaxPageSize        = 4 << 20
-	// MaxScanRows is how many stored rows a backend's GetRange page should
-	// examine at most: a range whose rows mostly fail a filter then still
-	// answers promptly, with Next set.
+	// MaxScanRows is how many stored rows a GetRange page examines at most.
 	MaxScanRows = 10000
 )

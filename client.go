@@ -15,16 +15,11 @@ import (
 // fills in defaults and versions, wraps errors, and turns backend pages into
 // answers and iterators. It is safe for concurrent use.
 //
-// A Client caches each table's schema and options (for validation and for
-// the backends' visibility rules). Changes made through this Client are seen
-// at once; changes made by another process are seen when the cache entry
-// expires (one minute by default, see [WithMetaCacheTTL]) or as soon as a
-// backend reports that a request was built from stale metadata. Either way
-// SPEC §3 holds across processes: a table deleted and created again is a
-// new table (a Client holding the old one gets ErrTableNotFound, or its
-// call is validated again and applied to the new table), and a write made
-// with cached options never removes a version written under newer ones.
-// Until its cache catches up, a Client reads with the options it has.
+// A Client caches each table's schema and options: its own changes are seen
+// at once, another process's when the entry expires ([WithMetaCacheTTL],
+// one minute) or a backend reports stale metadata. SPEC §3 holds either
+// way: a re-created table is a new table, and a write made with cached
+// options never removes a version written under newer ones.
 type Client struct {
 	b        Backend
 	clock    Clock

@@ -20,38 +20,22 @@
 // structs to rows (typed.Of[Order](orders)), and package faults injects
 // failures for tests.
 //
-// The shape:
+// [Client] and [Table] validate every request once, fill in defaults, and
+// wrap every error in an [*Error] whose Code is a portable sentinel
+// ([ErrInvalidArgument], [ErrConditionFailed], ...). [Table.PrefixRange]
+// bounds a key prefix; the empty prefix is the whole table, so no bound
+// spells InfMin or InfMax per key column. [Backend] is the adapters'
+// contract, method by method (optional capabilities: [ErrSkip],
+// [Capabilities]); adapters build on packages rowmodel and backend/driver,
+// which programs never need. Requests carry the client clock's now, so a
+// [ManualClock] governs TTL and versions on every backend alike.
 //
-//   - [Client] and [Table] validate every request once (names, types,
-//     sizes, the version window), fill in defaults, and wrap every error in
-//     an [*Error] whose Code is a portable sentinel ([ErrInvalidArgument],
-//     [ErrConditionFailed], ...). [Table.PrefixRange] gives the bounds of a
-//     key prefix; the empty prefix is the whole table, so no bound needs
-//     InfMin or InfMax spelled per key column.
-//   - [Backend] is what adapters implement; its doc is the contract, method
-//     by method, including how optional capabilities work ([ErrSkip],
-//     [Capabilities]). Requests reach a backend validated and carrying the
-//     client clock's now, so a [ManualClock] governs TTL and versions on
-//     every backend alike. [Client.As] reaches a backend's native client.
-//   - Adapter authors build on package rowmodel (SPEC's single-row rules)
-//     and package backend/driver (errors, URL parameters, backoff); programs
-//     never need either.
-//
-// Behaviour SPEC.md pins that programs notice: a filter is evaluated on the
-// cells a read selects (visibility, time range and MaxVersions applied)
-// before the projection; a row that exists but has nothing selected is
-// found, with no columns; an Increment is written at now or, when the
-// column's latest visible version is later, at that version, so concurrent
-// increments lose nothing; raising MaxVersions or TTL may or may not bring
-// back versions that were invisible before, so programs must not rely on
-// either.
-//
-// # Many processes, one store
-//
-// A Client caches each table's schema and options. A table deleted and
-// created again gets a new [TableMeta.Incarnation], and every option change
-// a new [TableMeta.Generation]; backends refuse requests built from older
-// ones, and the Client reads the table again and retries, validating
-// against the new schema, so one stale process can never corrupt a table
-// (SPEC §3).
+// Behaviour SPEC.md pins that programs notice: a filter sees the cells a
+// read selects, before the projection; a row with nothing selected is
+// found, with no columns; an Increment is written at now or at the
+// column's later latest version, so concurrent increments lose nothing;
+// raising MaxVersions or TTL may or may not bring back invisible versions.
+// A table deleted and created again, or whose options changed, is detected
+// by every Client that cached it, which reads it again and retries, so one
+// stale process never corrupts a table (SPEC §3).
 package tablekit

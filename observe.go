@@ -43,16 +43,13 @@ type Observation interface {
 
 // Operation describes an operation when it starts.
 type Operation struct {
-	// System names the store, as OpenTelemetry's db.system.name: what
-	// the backend answers as a [SystemNamer] ("aws.dynamodb" where the
-	// conventions name it, otherwise "tablekit.bigtable",
-	// "tablekit.tablestore", "tablekit.local" or "tablekit.file"), or
+	// System is OpenTelemetry's db.system.name, as the backend names it
+	// ([SystemNamer]: "aws.dynamodb", "tablekit.bigtable", ...), or
 	// "tablekit." and the backend package's name.
 	System string
 	// Name is the method: "PutRow", "GetRange", "BatchWriteRow", ...
 	Name string
-	// Table is the table, or "" when the operation has none or addresses
-	// several (a batch across tables).
+	// Table is the table, or "" for none or several (a batch).
 	Table string
 	// BatchSize is the number of entries of a batch operation, 0 otherwise.
 	BatchSize int
@@ -60,45 +57,33 @@ type Operation struct {
 
 // Outcome describes an operation when it ends.
 type Outcome struct {
-	// Rows is how many rows the operation returned (reads) or applied
-	// (writes; for a batch, the entries without an error of their own).
+	// Rows is how many rows were returned or applied (without errors).
 	Rows int
-	// Bytes is the size of those rows: [Row.Size] of each row read, the
-	// key and cells or changes of each write.
+	// Bytes is their size ([Row.Size]; a write's key and cells or changes).
 	Bytes int
-	// Failed is how many entries of a batch failed with an error of their
-	// own (the operation itself may still succeed).
+	// Failed is how many entries of a batch failed on their own.
 	Failed int
-	// Retries is how many times a call of the operation was made again:
-	// the Client's retries with new table metadata and the backend's
-	// back-off retries (see package backend/driver). Retries inside a native SDK
-	// are not seen.
+	// Retries counts the Client's stale-metadata retries and the
+	// backend's back-offs (backend/driver); a native SDK's are not seen.
 	Retries int
 	// Err is the operation's error, nil on success.
 	Err error
-	// ErrorType is Err's portable code as OpenTelemetry's error.type:
-	// "throttled", "unavailable", "condition_failed", ... (see
-	// [Retry.ErrorType]); "" when Err is nil.
+	// ErrorType is Err's code as OpenTelemetry's error.type (see
+	// [Retry.ErrorType]).
 	ErrorType string
 }
 
 // Retry describes one retry.
 type Retry struct {
-	// Attempt counts the retries of this call: 1 for the first, 0 when
-	// the backend does not count them.
+	// Attempt is 1 for a call's first retry; 0 if the backend does not count.
 	Attempt int
 	// Delay is the back-off before the retry, 0 when it follows at once.
 	Delay time.Duration
-	// Reason is the error that made the retry necessary, nil when the
-	// backend did not say.
+	// Reason is the error retried, nil when the backend did not say.
 	Reason error
-	// ErrorType is Reason's portable code as OpenTelemetry's error.type:
-	// "throttled", "unavailable", "permission_denied",
-	// "invalid_argument", "table_not_found", "already_exists",
-	// "condition_failed", "unimplemented", "closed",
-	// "deadline_exceeded", "canceled", or "_OTHER"; "" when Reason is nil.
-	// A retry made because the Client's table metadata was stale is
-	// "stale_metadata".
+	// ErrorType is Reason's code as OpenTelemetry's error.type: the
+	// sentinel's name in snake case ("throttled", "table_not_found", ...),
+	// "deadline_exceeded", "canceled", "stale_metadata" or "_OTHER".
 	ErrorType string
 }
 

@@ -8,51 +8,27 @@ import (
 	"slices"
 )
 
-// RangeScanner is implemented by a backend that can show a range's rows to
-// its caller without copying each one out: the local engine (its rows are
-// in memory already) and the file engine (rows decoded into buffers it
-// reuses). [Table.Scan] uses it; with a backend that does not
-// implement it, Scan reads pages with GetRange. Adapters need not
-// implement it.
+// RangeScanner is implemented by a backend that can lend a range's rows
+// without copying them out (the local and file engines), for [Table.Scan];
+// without it, or on [ErrSkip], Scan reads pages with GetRange.
 type RangeScanner interface {
-	// ScanRange reads the page that GetRange would return for req, with the
-	// same rows in the same order and the same Next, but hands each row to
-	// fn instead of returning them. The Row fn gets, its key and its cells
-	// are lent for the call only: fn must neither modify nor keep them,
-	// since the backend may reuse them for the next row. When fn returns
-	// false, ScanRange returns at once, with a nil Next. next may be lent
-	// too: the caller keeps it (as the next page's start) but never
-	// modifies it, so a backend may return a key it stores and never
-	// changes.
+	// ScanRange hands fn, one by one, the rows GetRange would return for
+	// req, and returns the same Next. A Row is lent for fn's call only (fn
+	// neither modifies nor keeps it); fn returning false stops ScanRange at
+	// once, with a nil Next. The caller keeps next but never modifies it.
 	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(Row) bool) (next PrimaryKey, err error)
 }
 
-// Scan streams the rows of a range as [Table.Rows] does (same options,
-// same rows, same errors), but without copying each row out of the
-// backend where it can avoid it: the Row it yields is valid only until the
-// loop's next iteration, as bufio.Scanner's bytes are. Its key, its
-// Columns and the slices they hold may then be reused for the next row;
-// the strings and byte values they hold may be kept (they are
-// immutable). Do not modify the Row; call [Row.Clone] to keep one.
-//
-// With the local engine, which implements [RangeScanner], a Scan costs no
-// allocation per row (nor per page), so a large range read does not make
-// the garbage collector work in proportion to the rows read: at 1,000,000
-// rows a 100-row Scan costs about twice the bare walk of the engine's map,
-// where Rows and GetRange pay for the copy (localengine/BENCHMARKS.md).
-// The file engine implements it too (a row costs no allocation, only the
-// copy of its strings out of pebble's memory: fileengine/BENCHMARKS.md).
-// With other backends Scan is Rows with the same lifetime rule.
-//
-// Keeping a row past its iteration is a bug that reuse hides: the kept
-// row silently shows a later row. Modifying one is worse: the backend may
-// lend its stored memory (the local engine lends its stored keys and,
-// when a read returns them whole, its stored cells). Built
-// with the race detector (go test -race) or with the build tag
-// tablekit_scancheck, Scan catches both in tests: it yields each row in
-// memory of its own, panics if the loop's body changed it, and once the
-// iteration ends overwrites ("poisons") it, so that a kept row reads as
-// names and String values equal to [ScanPoison].
+// Scan streams a range as [Table.Rows] does (same options, rows and
+// errors) without copying each row out of the backend where it can avoid
+// it: a yielded Row, its key and Columns, are valid only until the next
+// iteration, as bufio.Scanner's bytes are (the strings and byte values in
+// them may be kept). Do not modify it; [Row.Clone] one to keep it. On the
+// local and file engines ([RangeScanner]) a Scan allocates nothing per row
+// (localengine/BENCHMARKS.md); elsewhere it is Rows with the same rule.
+// Built with -race or the tablekit_scancheck tag, Scan catches misuse in
+// tests: it panics if the loop changed a row and poisons each row after
+// its iteration, so a kept one reads as [ScanPoison].
 func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	s, ok := t.c.b.(RangeScanner)
 	if !ok || !CapabilitiesOf(t.c.b).LendingScan {

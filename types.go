@@ -305,10 +305,7 @@ type KeySchema []KeyColumn
 // TableOptions are the changeable options of a table (SPEC §3). In
 // CreateTable a zero field takes its default; in UpdateTable a zero field
 // is left unchanged. DescribeTable returns every field set.
-//
-// TTL and MaxVersionOffset are durations in whole seconds, the unit SPEC
-// compares them in: a fractional second is refused with ErrInvalidArgument
-// naming the option. Adapters convert them at their boundary.
+// TTL and MaxVersionOffset are whole seconds (a fraction is refused).
 type TableOptions struct {
 	// TTL is the time to live of attribute cells: NoExpiry (the default)
 	// or at least MinTTL (one day).
@@ -352,14 +349,10 @@ type TableMeta struct {
 	Key     KeySchema
 	Options TableOptions
 
-	// Incarnation identifies this creation of the table: a table deleted
-	// and created again under the same name has a new one, so a Client
-	// that cached the old table never writes into the new one (SPEC §3).
-	// CreateTable makes it (a value given there is ignored). Backends whose
-	// store keeps the schema itself report it empty.
+	// Incarnation identifies this creation of the table (SPEC §3); set by
+	// CreateTable, empty where the store keeps the schema itself.
 	Incarnation string
-	// Generation counts the table's option changes: 1 when created, one
-	// more after each UpdateTable. Backends whose store applies the
-	// options itself report 0.
+	// Generation counts option changes: 1 when created, +1 per
+	// UpdateTable; 0 where the store applies the options itself.
 	Generation int64
 }
