@@ -4,9 +4,9 @@ import (
 	"context"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
-	"sync"
+
+	"github.com/tablekit/tablekit/internal/scheme"
 )
 
 // EnvURL is the environment variable that, by convention, holds the URL of
@@ -15,70 +15,14 @@ import (
 //	db, err := tablekit.Open(ctx, os.Getenv(tablekit.EnvURL))
 const EnvURL = "TABLEKIT_URL"
 
-// A URLOpener opens a [Backend] from a URL whose scheme it was registered
-// for with [RegisterScheme]. Each adapter package registers its schemes when
-// it is imported, in the manner of database/sql drivers and gocloud.dev's
-// URL openers:
-//
-//	import _ "github.com/tablekit/tablekit/backend/gcpbigtable" // bigtable://
-//
-// OpenBackendURL gets only URLs that passed [OpenBackend]'s credential
-// rule. It must refuse, with an [ErrInvalidArgument] *Error naming it, any
-// query parameter it does not know (package backend/driver's URLParams
-// does), and must never put a secret in an error or a log line.
-type URLOpener interface {
-	OpenBackendURL(ctx context.Context, u *url.URL) (Backend, error)
-}
-
-// URLOpenerFunc adapts a function to [URLOpener].
-type URLOpenerFunc func(ctx context.Context, u *url.URL) (Backend, error)
-
-// OpenBackendURL calls f(ctx, u).
-func (f URLOpenerFunc) OpenBackendURL(ctx context.Context, u *url.URL) (Backend, error) {
-	return f(ctx, u)
-}
-
-var schemes struct {
-	sync.RWMutex
-	m map[string]URLOpener
-}
-
-// RegisterScheme makes o the opener of URLs with the given scheme (lower
-// case, without "://"). It is meant to be called from an adapter's init
-// function and panics if the scheme is already registered or o is nil, as
-// [database/sql.Register] does.
-func RegisterScheme(scheme string, o URLOpener) {
-	if o == nil {
-		panic("tablekit: RegisterScheme of a nil opener for " + scheme)
-	}
-	if scheme == "" || scheme != strings.ToLower(scheme) {
-		panic("tablekit: RegisterScheme: scheme must be non-empty lower case: " + scheme)
-	}
-	schemes.Lock()
-	defer schemes.Unlock()
-	if _, dup := schemes.m[scheme]; dup {
-		panic("tablekit: RegisterScheme called twice for " + scheme)
-	}
-	if schemes.m == nil {
-		schemes.m = map[string]URLOpener{}
-	}
-	schemes.m[scheme] = o
-}
-
-// Schemes returns the registered URL schemes, sorted.
-func Schemes() []string {
-	schemes.RLock()
-	defer schemes.RUnlock()
-	out := make([]string, 0, len(schemes.m))
-	for s := range schemes.m {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
-}
+// Schemes returns the registered URL schemes, sorted: those of the
+// adapter packages the program imports (see [OpenBackend]).
+func Schemes() []string { return scheme.Names() }
 
 // OpenBackend opens the [Backend] that rawURL names, through the opener
-// registered for its scheme. An empty URL, one without a scheme and one
+// registered for its scheme: an adapter package registers its schemes when
+// it is imported (import _ "github.com/tablekit/tablekit/backend/gcpbigtable"
+// for bigtable://), as database/sql drivers do. An empty URL, one without a scheme and one
 // whose scheme nobody registered are [ErrInvalidArgument] errors; the last
 // lists the registered schemes. For every scheme, before the opener runs,
 // a URL with user information, a fragment or a query parameter named like
@@ -107,9 +51,7 @@ func OpenBackend(ctx context.Context, rawURL string) (Backend, error) {
 	if u.Scheme == "" {
 		return nil, invalid("backend URL has no scheme (want SCHEME://…; registered: %s)", schemeList())
 	}
-	schemes.RLock()
-	o := schemes.m[strings.ToLower(u.Scheme)]
-	schemes.RUnlock()
+	o := scheme.Lookup(strings.ToLower(u.Scheme))
 	if o == nil {
 		return nil, invalid("backend URL: no opener for scheme %q (registered: %s; import the adapter package to register its scheme)",
 			u.Scheme, schemeList())
@@ -117,9 +59,13 @@ func OpenBackend(ctx context.Context, rawURL string) (Backend, error) {
 	if err := checkURL(u); err != nil {
 		return nil, err
 	}
-	b, err := o.OpenBackendURL(ctx, u)
+	v, err := o(ctx, u)
 	if err != nil {
 		return nil, err
+	}
+	b, ok := v.(Backend)
+	if !ok || b == nil {
+		return nil, Errorf(ErrUnavailable, "backend URL: the %s opener returned no backend", u.Scheme)
 	}
 	return b, nil
 }

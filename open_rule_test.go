@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/localengine"
 )
 
@@ -17,7 +18,7 @@ import (
 var ruleOpened atomic.Int64
 
 func init() {
-	tablekit.RegisterScheme("ruletest", tablekit.URLOpenerFunc(func(context.Context, *url.URL) (tablekit.Backend, error) {
+	driver.RegisterScheme("ruletest", driver.URLOpenerFunc(func(context.Context, *url.URL) (tablekit.Backend, error) {
 		ruleOpened.Add(1)
 		return localengine.New(), nil
 	}))

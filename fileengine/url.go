@@ -16,7 +16,7 @@ import (
 // ([Options.CacheSize]).
 const Scheme = "file"
 
-func init() { tablekit.RegisterScheme(Scheme, tablekit.URLOpenerFunc(openURL)) }
+func init() { driver.RegisterScheme(Scheme, driver.URLOpenerFunc(openURL)) }
 
 func openURL(_ context.Context, u *url.URL) (tablekit.Backend, error) {
 	p := driver.NewURLParams(u)

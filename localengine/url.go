@@ -17,7 +17,7 @@ import (
 // client opened on it releases that client only.
 const Scheme = "mem"
 
-func init() { tablekit.RegisterScheme(Scheme, tablekit.URLOpenerFunc(openURL)) }
+func init() { driver.RegisterScheme(Scheme, driver.URLOpenerFunc(openURL)) }
 
 var named struct {
 	sync.Mutex

@@ -1,13 +1,52 @@
 package driver
 
 import (
+	"context"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/scheme"
 )
+
+// A URLOpener opens a tablekit.Backend from a URL whose scheme it was
+// registered for with [RegisterScheme]; tablekit.OpenBackend calls it only
+// for URLs that passed its credential rule. It must refuse, with an
+// ErrInvalidArgument *tablekit.Error naming it, any query parameter it does
+// not know ([URLParams] does), and never put a secret in an error or a log
+// line.
+type URLOpener interface {
+	OpenBackendURL(ctx context.Context, u *url.URL) (tablekit.Backend, error)
+}
+
+// URLOpenerFunc adapts a function to [URLOpener].
+type URLOpenerFunc func(ctx context.Context, u *url.URL) (tablekit.Backend, error)
+
+// OpenBackendURL calls f(ctx, u).
+func (f URLOpenerFunc) OpenBackendURL(ctx context.Context, u *url.URL) (tablekit.Backend, error) {
+	return f(ctx, u)
+}
+
+// RegisterScheme makes o the opener of URLs with the given scheme (lower
+// case, without "://") for tablekit.Open and tablekit.OpenBackend. An
+// adapter calls it from its init function, in the manner of database/sql
+// drivers and gocloud.dev's URL openers; it panics if the scheme is
+// already registered or o is nil, as database/sql.Register does.
+func RegisterScheme(name string, o URLOpener) {
+	var op scheme.Opener
+	if o != nil {
+		op = func(ctx context.Context, u *url.URL) (any, error) {
+			b, err := o.OpenBackendURL(ctx, u)
+			if err != nil {
+				return nil, err
+			}
+			return b, nil
+		}
+	}
+	scheme.Register(name, op)
+}
 
 // ShowURL returns u as an error message may show it: scheme, host and
 // path only. User information and the query are left out, so that a
@@ -16,7 +55,7 @@ func ShowURL(u *url.URL) string {
 	return u.Scheme + "://" + u.Host + u.EscapedPath()
 }
 
-// URLParams is a helper for tablekit.URLOpener implementations: it hands
+// URLParams is a helper for [URLOpener] implementations: it hands
 // out a URL's query parameters one by one and reports, in
 // [URLParams.Done], the ones nobody asked for. (The credential rule,
 // that no URL holds user information, a fragment or a parameter named

@@ -11,7 +11,7 @@ import (
 )
 
 // Scheme is the URL scheme this package registers with
-// tablekit.RegisterScheme when it is imported:
+// driver.RegisterScheme when it is imported:
 //
 //	bigtable://PROJECT/INSTANCE?app_profile=P&gc=versions
 //	bigtable:///INSTANCE?project=example.com:PROJECT
@@ -27,7 +27,7 @@ import (
 // else, user information, and a port are ErrInvalidArgument errors.
 const Scheme = "bigtable"
 
-func init() { tablekit.RegisterScheme(Scheme, tablekit.URLOpenerFunc(openURL)) }
+func init() { driver.RegisterScheme(Scheme, driver.URLOpenerFunc(openURL)) }
 
 // gcModes are the values of the gc parameter.
 var gcModes = map[string]GCMode{"full": GCFull, "versions": GCVersionsOnly, "off": GCOff}
