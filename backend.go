@@ -171,7 +171,7 @@ type Wrapper interface {
 }
 
 // SystemNamer is implemented by a backend that names its store for
-// telemetry ([Operation.System]).
+// telemetry ([observe.Operation]).
 type SystemNamer interface {
 	SystemName() string
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tablekit/tablekit/observe"
 )
 
 // Client is the portable entry point: it validates every request once,
@@ -100,7 +102,7 @@ func (c *Client) now() int64 { return c.clock.Now().UnixMilli() }
 func (c *Client) CreateTable(ctx context.Context, meta TableMeta) (err error) {
 	const op = "CreateTable"
 	ctx, st := c.begin(ctx, op, meta.Name)
-	defer func() { st.end(Outcome{Err: err}) }()
+	defer func() { st.end(observe.Outcome{Err: err}) }()
 	if err := c.checkOpen(op, meta.Name); err != nil {
 		return err
 	}
@@ -137,7 +139,7 @@ const maxUpdateAttempts = 8
 func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOptions) (err error) {
 	const op = "UpdateTable"
 	ctx, st := c.begin(ctx, op, table)
-	defer func() { st.end(Outcome{Err: err}) }()
+	defer func() { st.end(observe.Outcome{Err: err}) }()
 	if err := c.checkOpen(op, table); err != nil {
 		return err
 	}
@@ -146,7 +148,7 @@ func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOption
 	}
 	for attempt := range maxUpdateAttempts {
 		if attempt > 0 {
-			reportRetry(ctx, Retry{Attempt: attempt, Reason: err})
+			reportRetry(ctx, observe.Retry{Attempt: attempt, Reason: err})
 		}
 		var cur, m *TableMeta
 		if cur, err = c.b.DescribeTable(ctx, table); err != nil {
@@ -196,7 +198,7 @@ func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOption
 func (c *Client) DescribeTable(ctx context.Context, table string) (_ TableMeta, err error) {
 	const op = "DescribeTable"
 	ctx, st := c.begin(ctx, op, table)
-	defer func() { st.end(Outcome{Err: err}) }()
+	defer func() { st.end(observe.Outcome{Err: err}) }()
 	if err := c.checkOpen(op, table); err != nil {
 		return TableMeta{}, err
 	}
@@ -217,7 +219,7 @@ func (c *Client) DescribeTable(ctx context.Context, table string) (_ TableMeta, 
 // ListTables returns every table's name in ascending order.
 func (c *Client) ListTables(ctx context.Context) (_ []string, err error) {
 	ctx, st := c.begin(ctx, "ListTables", "")
-	defer func() { st.end(Outcome{Err: err}) }()
+	defer func() { st.end(observe.Outcome{Err: err}) }()
 	if err := c.checkOpen("ListTables", ""); err != nil {
 		return nil, err
 	}
@@ -233,7 +235,7 @@ func (c *Client) ListTables(ctx context.Context) (_ []string, err error) {
 func (c *Client) DeleteTable(ctx context.Context, table string) (err error) {
 	const op = "DeleteTable"
 	ctx, st := c.begin(ctx, op, table)
-	defer func() { st.end(Outcome{Err: err}) }()
+	defer func() { st.end(observe.Outcome{Err: err}) }()
 	if err := c.checkOpen(op, table); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/stale"
+	"github.com/tablekit/tablekit/observe"
 )
 
 type cachedMeta struct {
@@ -118,7 +119,7 @@ func (c *Client) retryStale(ctx context.Context, table string, m *TableMeta, err
 			break
 		}
 		m = fresh
-		reportRetry(ctx, Retry{Attempt: attempt, Reason: err, ErrorType: staleRetry})
+		reportRetry(ctx, observe.Retry{Attempt: attempt, Reason: err, ErrorType: staleRetry})
 		err = call(m)
 	}
 	return err

@@ -13,6 +13,7 @@ import (
 	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/observe"
 )
 
 // recorder is an Observer that keeps what it saw.
@@ -22,15 +23,15 @@ type recorder struct {
 }
 
 type recorded struct {
-	op      tablekit.Operation
-	retries []tablekit.Retry
-	out     *tablekit.Outcome
+	op      observe.Operation
+	retries []observe.Retry
+	out     *observe.Outcome
 	ctxSeen bool // End got the context StartOperation returned
 }
 
 type recKey struct{}
 
-func (r *recorder) StartOperation(ctx context.Context, op tablekit.Operation) (context.Context, tablekit.Observation) {
+func (r *recorder) StartOperation(ctx context.Context, op observe.Operation) (context.Context, observe.Observation) {
 	rec := &recorded{op: op}
 	r.mu.Lock()
 	r.ops = append(r.ops, rec)
@@ -43,13 +44,13 @@ type recObs struct {
 	rec *recorded
 }
 
-func (o *recObs) Retry(_ context.Context, rt tablekit.Retry) {
+func (o *recObs) Retry(_ context.Context, rt observe.Retry) {
 	o.r.mu.Lock()
 	defer o.r.mu.Unlock()
 	o.rec.retries = append(o.rec.retries, rt)
 }
 
-func (o *recObs) End(ctx context.Context, out tablekit.Outcome) {
+func (o *recObs) End(ctx context.Context, out observe.Outcome) {
 	o.r.mu.Lock()
 	defer o.r.mu.Unlock()
 	o.rec.out = &out
