@@ -56,11 +56,9 @@ func NewClient(b Backend, opts ...ClientOption) *Client {
 	return c
 }
 
-// As reaches the backend's native client or its parts: it sets *target
-// and returns true when the backend offers a value of target's type (each
-// adapter documents what it offers, for example a *dynamodb.Client). It is
-// the escape hatch for what tablekit does not cover; calls made through it
-// bypass the Client's validation.
+// As sets *target to the backend's native client (or a part of it) when
+// the backend offers one of target's type, as each adapter documents (a
+// *dynamodb.Client, say): the escape hatch, bypassing validation.
 func (c *Client) As(target any) bool {
 	if a, ok := c.b.(NativeAccessor); ok {
 		return a.As(target)
@@ -68,9 +66,8 @@ func (c *Client) As(target any) bool {
 	return false
 }
 
-// Capabilities reports what the client's backend supports beyond SPEC's
-// required operations (see [Capabilities]): for a program that must choose
-// a path before it calls, such as one that needs atomic multi-row writes.
+// Capabilities reports what the backend supports beyond SPEC's required
+// operations, for a program that must choose a path before it calls.
 func (c *Client) Capabilities() Capabilities { return CapabilitiesOf(c.b) }
 
 // Close closes the client and its backend. Calls made after Close fail

@@ -165,22 +165,14 @@ func readSpec(m *TableMeta, opts []ReadOption) (ReadSpec, *Error) {
 	return resolveRead(m, o)
 }
 
-// PrefixRange returns the bounds of every row whose first len(prefix) key
-// columns equal prefix, for [Table.GetRange], [Table.Rows] and
-// [Table.Scan]: start is prefix followed by InfMin and end is prefix
-// followed by InfMax in each remaining key column. prefix must name the
-// table's first key columns in order, with values of their types;
-// otherwise the error is ErrInvalidPrimaryKey naming the column.
-//
-// An empty (nil) prefix names the whole table, as bigtable.PrefixRange("")
-// does: PrefixRange(ctx, nil) is the range of every row, with InfMin and
-// InfMax in every key column, so reading a whole table spells no bound.
-// A prefix of all key columns names the one row of that key (SPEC §8):
-// end is then the key's immediate successor (the last column's value plus
-// one, or followed by a zero byte).
-//
-// For a backward range, pass end as start and start as end; with a whole
-// key, read the one row forward ([Table.PrefixRows] does both for you).
+// PrefixRange returns the bounds of the rows whose first len(prefix) key
+// columns equal prefix, for GetRange, Rows and Scan: prefix followed by
+// InfMin (start) and by InfMax (end) in the other columns. A nil prefix is
+// the whole table (as bigtable.PrefixRange("") is), so no bound is spelled
+// per key column; a whole key names its one row, end being its successor
+// (SPEC §8). prefix must name the first key columns in order, with values
+// of their types; otherwise the error is ErrInvalidPrimaryKey. Backward,
+// pass end as start and start as end (a whole key: read it forward).
 func (t *Table) PrefixRange(ctx context.Context, prefix PrimaryKey) (start, end PrimaryKey, err error) {
 	m, err := t.c.tableMeta(ctx, t.name)
 	if err != nil {
