@@ -11,9 +11,8 @@ import (
 // for a batch whose backend has no batch call.
 const batchParallelism = 8
 
-// BatchGetRow reads up to MaxBatchGet rows, across tables. It returns one
-// result per read, in order, each with its own error; the error return is
-// for the whole call (an empty or oversized batch, a failed backend call).
+// BatchGetRow reads up to MaxBatchGet rows, across tables: one result per
+// read, in order, each with its own error; err fails the whole call.
 func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) (out []BatchGetResult, err error) {
 	const op = "BatchGetRow"
 	ctx, st := c.beginBatch(ctx, op, batchTable(c, gets, func(g BatchGet) string { return g.Table }), len(gets))
@@ -80,10 +79,9 @@ func (c *Client) batchGet(ctx context.Context, reqs []*GetRowRequest) ([]GetRowR
 	return out, nil
 }
 
-// BatchWriteRow applies up to MaxBatchWrite puts, updates and deletes,
-// across tables. Each write is atomic on its own row; the batch is not
-// atomic. Writes to the same row are applied in the order given. It returns
-// one result per write, in order.
+// BatchWriteRow applies up to MaxBatchWrite writes, across tables, each
+// atomic on its own row (the batch is not), same-row writes in order; one
+// result per write, in order.
 func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) (out []BatchWriteResult, err error) {
 	const op = "BatchWriteRow"
 	ctx, st := c.beginBatch(ctx, op, batchTable(c, writes, func(w BatchWrite) string { return w.Table }), len(writes))
@@ -247,14 +245,10 @@ func isContextErr(err error) bool {
 // GetAll make at once.
 const batchChunks = 4
 
-// WriteAll applies any number of writes: it splits them into batches of
-// at most MaxBatchWrite, runs up to four batches at a time, and returns
-// one result per write, in order, and the errors of the writes that failed
-// joined into one (nil when every write succeeded). Writes to the same row
-// are applied in the order given: when a row appears more than once, the
-// batches run one after another. Like [Client.BatchWriteRow], it is not
-// atomic across rows; a write whose batch failed as a whole gets that
-// batch's error.
+// WriteAll applies any number of writes in batches of MaxBatchWrite, up
+// to four at a time (one at a time when a row repeats, to keep its order),
+// and returns one result per write and their errors joined (nil if none).
+// It is not atomic across rows.
 func (c *Client) WriteAll(ctx context.Context, writes []BatchWrite) ([]BatchWriteResult, error) {
 	out := make([]BatchWriteResult, len(writes))
 	if len(writes) == 0 {

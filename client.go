@@ -38,9 +38,8 @@ type Client struct {
 // ClientOption configures a Client.
 type ClientOption func(*Client)
 
-// WithClock makes the client read time from c: versions written without one,
-// the version window and TTL visibility all follow it. Tests pass a
-// [ManualClock].
+// WithClock makes versions, the version window and TTL follow c (tests
+// pass a [ManualClock]).
 func WithClock(c Clock) ClientOption { return func(cl *Client) { cl.clock = c } }
 
 // WithMetaCacheTTL sets how long table metadata is cached (wall-clock time).

@@ -22,10 +22,8 @@ func WithObserver(o observe.Observer) ClientOption {
 	}
 }
 
-// WithLogger makes the client log retries (Info, message "tablekit:
-// retry") and operations that end throttled (Warn, "tablekit:
-// throttled") to l, with the operation, table, attempt, delay and error
-// as attributes. A nil l logs nothing.
+// WithLogger makes the client log retries (Info, "tablekit: retry") and
+// throttled operations (Warn, "tablekit: throttled") to l; nil logs nothing.
 func WithLogger(l *slog.Logger) ClientOption {
 	return func(cl *Client) {
 		cl.telemetry().log = l

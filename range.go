@@ -8,17 +8,13 @@ import (
 	"sync"
 )
 
-// RangeResult is one answer of GetRange: at most Limit rows (and at most
-// MaxPageRows rows or about MaxPageSize bytes), and a token when more rows may
-// follow. Resuming with [ResumeFrom] yields exactly the rows not yet
-// returned: none skipped, none repeated, even when rows were written in
-// between outside the part already read.
+// RangeResult is one answer of GetRange: at most Limit rows (MaxPageRows,
+// about MaxPageSize bytes), and a token when more may follow, from which
+// [ResumeFrom] yields exactly the rows not yet returned.
 type RangeResult struct {
 	Rows []Row
-	// Next is nil when the range is exhausted. When the answer holds as many
-	// rows as the limit, Next is set even if no row remains (the next call
-	// then returns no rows and no token), so the answer does not depend on
-	// how a backend pages.
+	// Next is nil when the range is exhausted; an answer of Limit rows
+	// always has one (whatever the backend's paging).
 	Next []byte
 }
 
@@ -191,15 +187,10 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 	return rows, nil
 }
 
-// GetRange reads rows from start (inclusive) toward end (exclusive); see
-// [RangeResult]. Keys may use InfMin and InfMax in any column. Options:
-// the read options, [Limit], [Backward], [ResumeFrom] and [PageSize] (how
-// many rows each backend call asks for; the answer is the same).
-//
-// The answer does not depend on how a backend pages: GetRange keeps asking
-// the backend until Limit rows passed the filter or the range ends. With a
-// filter that few rows pass, over a large range, that may be many backend
-// calls; bound it with the context's deadline, or stream with [Table.Rows].
+// GetRange reads rows from start (inclusive) toward end (exclusive), keys
+// that may hold InfMin and InfMax ([Table.PrefixRange] makes them). It asks
+// the backend until Limit rows passed the filter or the range ends: with a
+// selective filter over a large range, bound it with ctx or use Rows.
 func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) (res RangeResult, err error) {
 	const op = "GetRange"
 	ctx, st := t.c.begin(ctx, op, t.name)
@@ -247,11 +238,9 @@ func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...Ran
 	return res, nil
 }
 
-// Rows streams every row of the range (up to [Limit] rows, if given),
-// fetching pages of [PageSize] rows, so memory stays bounded by one page
-// whatever the range's size. It stops at the first error, which it yields.
-// Once ctx is done it yields no further row, only ctx's error, even in the
-// middle of a page.
+// Rows streams the range (up to [Limit] rows) in pages of [PageSize], so
+// memory is bounded by one page. It stops at the first error, which it
+// yields; once ctx is done it yields only ctx's error.
 func (t *Table) Rows(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
 		ctx, st := t.c.begin(ctx, "Rows", t.name)
