@@ -13,15 +13,11 @@ import (
 	"github.com/tablekit/tablekit/observe"
 )
 
-// Client is the portable entry point: it validates every request once,
-// fills in defaults and versions, wraps errors, and turns backend pages into
-// answers and iterators. It is safe for concurrent use.
-//
-// A Client caches each table's schema and options: its own changes are seen
-// at once, another process's when the entry expires ([WithMetaCacheTTL],
-// one minute) or a backend reports stale metadata. SPEC §3 holds either
-// way: a re-created table is a new table, and a write made with cached
-// options never removes a version written under newer ones.
+// Client is what programs call: it validates every request once, fills in
+// defaults and versions, and wraps errors; it is safe for concurrent use.
+// It caches each table's schema and options: another process's changes are
+// seen when the entry expires ([WithMetaCacheTTL]) or a backend reports
+// stale metadata, and SPEC §3 holds either way.
 type Client struct {
 	b        Backend
 	clock    Clock
@@ -69,9 +65,8 @@ func (c *Client) As(target any) bool {
 // operations, for a program that must choose a path before it calls.
 func (c *Client) Capabilities() Capabilities { return CapabilitiesOf(c.b) }
 
-// Close closes the client and its backend. Calls made after Close fail
-// with an error matching [ErrClosed]; calls in flight may fail. Closing
-// twice is not an error.
+// Close closes the client and its backend; later calls fail with
+// [ErrClosed], calls in flight may fail. Closing twice is not an error.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil

@@ -1,11 +1,9 @@
 // Package tablekit is for Go programs that keep Tablestore-style
 // wide-column tables and want one API on Google Bigtable, Alibaba Cloud
 // Tablestore, AWS DynamoDB and an embedded store; its [Backend] contract is
-// for the authors of those stores' adapters. Primary keys of 1–4 typed
-// columns, versioned attribute columns, MaxVersions, TTL, the
-// max-version-offset write window, conditions, filters, ordered range reads
-// and batches behave the same on each (SPEC.md; package conformance tests
-// every backend against it).
+// for the authors of those stores' adapters. Typed keys, versioned cells,
+// TTL, conditions, filters, ordered ranges and batches behave the same on
+// each (SPEC.md; package conformance tests every backend against it).
 //
 // A program opens a backend by URL and uses a [Client]:
 //
@@ -30,12 +28,8 @@
 // which programs never need. Requests carry the client clock's now, so a
 // [ManualClock] governs TTL and versions on every backend alike.
 //
-// Behaviour SPEC.md pins that programs notice: a filter sees the cells a
-// read selects, before the projection; a row with nothing selected is
-// found, with no columns; an Increment is written at now or at the
-// column's later latest version, so concurrent increments lose nothing;
-// raising MaxVersions or TTL may or may not bring back invisible versions.
-// A table deleted and created again, or whose options changed, is detected
-// by every Client that cached it, which reads it again and retries, so one
-// stale process never corrupts a table (SPEC §3).
+// SPEC.md pins what programs notice: a filter sees the cells a read
+// selects, before the projection; a row with nothing selected is found,
+// with no columns; concurrent Increments lose nothing; a stale Client never
+// corrupts a re-created or changed table (§3).
 package tablekit

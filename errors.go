@@ -11,9 +11,7 @@ import (
 // when there is one, stays reachable with [errors.As]. Only ErrThrottled and
 // ErrUnavailable say that retrying the same call may succeed.
 var (
-	// ErrInvalidArgument: the request breaks SPEC.md (a name, a type, a
-	// size, the version window) or a limit of the backend that retrying
-	// cannot fix.
+	// ErrInvalidArgument: the request breaks SPEC.md or a backend's limit.
 	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrTableNotFound: the table does not exist.
 	ErrTableNotFound = errors.New("table not found")
@@ -21,13 +19,12 @@ var (
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrConditionFailed: a write's condition did not hold; nothing was written.
 	ErrConditionFailed = errors.New("condition failed")
-	// ErrPermissionDenied: the store refused the credentials, or they lack
-	// a permission the call needs.
+	// ErrPermissionDenied: the store refused the credentials or the call.
 	ErrPermissionDenied = errors.New("permission denied")
 	// ErrThrottled: the store shed load; retry later, with backoff.
 	ErrThrottled = errors.New("throttled")
-	// ErrUnavailable: the store could not be reached or failed
-	// transiently; the call may or may not have been applied.
+	// ErrUnavailable: the store was unreachable or failed transiently; the
+	// call may or may not have been applied.
 	ErrUnavailable = errors.New("unavailable")
 	// ErrUnimplemented: the backend does not support the request.
 	ErrUnimplemented = errors.New("unimplemented")
@@ -35,8 +32,7 @@ var (
 	ErrClosed = errors.New("client is closed")
 
 	// ErrInvalidPrimaryKey is the ErrInvalidArgument of a key that does not
-	// match the table's schema (count, names, order or types). It matches
-	// both itself and ErrInvalidArgument; Tablestore calls it OTSInvalidPK.
+	// match the table's schema (Tablestore's OTSInvalidPK).
 	ErrInvalidPrimaryKey = fmt.Errorf("%w: primary key does not match the schema", ErrInvalidArgument)
 )
 

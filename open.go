@@ -10,25 +10,19 @@ import (
 )
 
 // EnvURL is the environment variable that, by convention, holds the URL of
-// the backend a program runs on:
-//
-//	db, err := tablekit.Open(ctx, os.Getenv(tablekit.EnvURL))
+// the backend a program runs on: tablekit.Open(ctx, os.Getenv(EnvURL)).
 const EnvURL = "TABLEKIT_URL"
 
 // Schemes returns the registered URL schemes, sorted: those of the
 // adapter packages the program imports (see [OpenBackend]).
 func Schemes() []string { return scheme.Names() }
 
-// OpenBackend opens the [Backend] that rawURL names, through the opener
-// registered for its scheme: an adapter package registers its schemes when
-// it is imported (import _ "github.com/tablekit/tablekit/backend/gcpbigtable"
-// for bigtable://), as database/sql drivers do. An empty URL, one without a scheme and one
-// whose scheme nobody registered are [ErrInvalidArgument] errors; the last
-// lists the registered schemes. For every scheme, before the opener runs,
-// a URL with user information, a fragment or a query parameter named like
-// a credential (secret, password, token, …) is refused too: credentials
-// never travel in a URL. Errors never show the URL's user information or
-// query, where a credential might have been put.
+// OpenBackend opens the [Backend] that rawURL names, through the opener its
+// adapter package registered when imported (as database/sql drivers do).
+// ErrInvalidArgument: an empty URL, no scheme, an unregistered scheme, and,
+// for every scheme before its opener runs, user information, a fragment or
+// a parameter named like a credential (secret, token, …), which never
+// travels in a URL. Errors never show user information or the query.
 func OpenBackend(ctx context.Context, rawURL string) (Backend, error) {
 	if rawURL == "" {
 		return nil, invalid("empty backend URL (set %s, for example to mem://)", EnvURL)

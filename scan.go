@@ -184,9 +184,8 @@ func (rc *rangeCursor) scan(ctx context.Context, s RangeScanner, want int, yield
 	return n, false, nil
 }
 
-// ScanPoison is what the column names, key part names and String values of
-// a Row that [Table.Scan] yielded read as once its iteration is over, in a
-// build that checks (-race or the tablekit_scancheck tag).
+// ScanPoison is what the names and String values of a Row that [Table.Scan]
+// yielded read as after its iteration, in a checking build.
 const ScanPoison = "tablekit: Row used after its Scan iteration"
 
 // yieldScanned yields r (and err). In a checking build it yields a copy

@@ -75,8 +75,7 @@ func Boolean(b bool) Value {
 	return v
 }
 
-// Binary returns a Binary value holding a copy of b. A nil or empty b is the
-// empty Binary value.
+// Binary returns a Binary value holding a copy of b (nil is empty).
 func Binary(b []byte) Value { return Value{typ: TypeBinary, str: string(b)} }
 
 // BinaryString returns a Binary value whose bytes are those of s, without a copy.
@@ -126,12 +125,11 @@ func (v Value) Bytes() (b []byte, ok bool) {
 // BytesString returns the bytes of a Binary value as a string, without a copy.
 func (v Value) BytesString() (s string, ok bool) { return v.str, v.typ == TypeBinary }
 
-// Equal reports whether v and w have the same type and value. Doubles compare
-// by bits, so Double(0) and Double(-0) differ, as they do when stored.
+// Equal reports whether v and w have the same type and value (Doubles by
+// bits: Double(0) and Double(-0) differ, as they do when stored).
 func (v Value) Equal(w Value) bool { return v == w }
 
-// Size is the number of bytes v counts for in SPEC's size limits: the length
-// of a String or Binary, 8 for Integer and Double, 1 for Boolean.
+// Size is v's bytes in SPEC's size limits (8 for numbers, 1 for Boolean).
 func (v Value) Size() int {
 	switch v.typ {
 	case TypeString, TypeBinary:
@@ -148,12 +146,9 @@ func (v Value) Size() int {
 // doubles in hex) a message quotes; SPEC §12 keeps messages short.
 const maxQuoted = 64
 
-// String formats v for people: a String as its text (click), an Integer
-// or Double as its number (7, 1.5), a Boolean as true or false, a Binary
-// in hex (0x00ff), and InfMin and InfMax by name. A String longer than 64
-// bytes or a Binary longer than 32 is cut there and marked with an
-// ellipsis. The form does not say the type ("7" may be a String or an
-// Integer): %#v, [Value.GoString], gives the typed form that messages use.
+// String formats v for people, without its type (7, click, 0x00ff, true,
+// InfMin), cutting a String at 64 bytes and a Binary at 32 with an
+// ellipsis; %#v ([Value.GoString]) gives the typed form messages use.
 func (v Value) String() string {
 	switch v.typ {
 	case TypeString:
@@ -187,11 +182,9 @@ func cutString(s string) string {
 	return cut
 }
 
-// GoString formats v with its type, as %#v prints it and messages quote
-// it: String("a"), Integer(7), Double(1.5), Boolean(true), Binary(0x00ff),
-// InfMin. A String longer than 64 bytes or a Binary longer than 32 is cut
-// there and followed by its full length, so a message never echoes
-// kilobytes of key or value.
+// GoString formats v with its type, as %#v and messages do: String("a"),
+// Integer(7), Binary(0x00ff), InfMin; a long value is cut (at 64 or 32
+// bytes) and followed by its length, never echoed whole.
 func (v Value) GoString() string {
 	switch v.typ {
 	case TypeString:
