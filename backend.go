@@ -6,26 +6,19 @@ import (
 	"strconv"
 )
 
-// Backend is for adapter authors: a store of SPEC.md tables. Programs call
-// a [Client], which validates every request once, fills in defaults and
-// versions, and hands the backend well-formed requests to apply with SPEC's
-// semantics, atomically per row. Package conformance proves that a backend
-// does; packages rowmodel (SPEC's single-row rules) and backend/driver
-// (errors, retries, URL parameters) help write one.
+// Backend is for adapter authors: a store of SPEC.md tables, which applies
+// the well-formed requests a [Client] hands it with SPEC's semantics,
+// atomically per row (package conformance proves it; packages rowmodel and
+// backend/driver help).
 //
 // The contract, for every method:
 //
-//   - Concurrency. A Backend is safe for concurrent use by many goroutines
-//     and Clients, in this process and others (each Client caches
-//     table metadata of its own).
-//   - Ownership. A request and all it points to (Meta above all, which every
-//     request of the table shares) is the caller's and read-only; the
-//     backend keeps no part of it after returning, and no reference to what
-//     it returns.
-//   - Time. Every request carries Now, the client clock's milliseconds,
-//     taken once per operation; backends use it, not a clock of their own,
-//     for TTL visibility and increment versions, so a ManualClock governs
-//     every backend alike.
+//   - Concurrency. Safe for many goroutines and Clients, in any process.
+//   - Ownership. A request and all it points to (Meta, shared by the
+//     table's requests) is read-only and not kept; what a method returns is
+//     the caller's.
+//   - Time. Requests carry Now, the client clock's milliseconds; backends
+//     use it, not a clock of their own, for TTL and increments.
 //   - Metadata may be stale. Meta is the Client's cached copy. A backend
 //     that keeps Meta's Incarnation refuses a request of another one with
 //     [ErrTableNotFound] or an error matching driver.ErrStaleMeta, and one
@@ -39,24 +32,18 @@ import (
 //     (driver.Wrap): one native condition, one Code on every backend. Only
 //     [ErrThrottled] and [ErrUnavailable] say a retry may succeed. Messages
 //     quote no more than a short prefix of a key or value, never a secret.
-//   - Close. Called once, after which the Client starts no call; calls in
-//     flight may fail but must not panic or corrupt the store. It releases
-//     everything the backend holds, but not a native client the caller
-//     passed in.
+//   - Close. Called once, last; calls in flight may fail but never panic or
+//     corrupt. It releases all but a native client the caller passed in.
 //
-// Optional capabilities: [BatchReader], [BatchWriter] and [RangeScanner]
-// (native batches, a lending Scan), [NativeAccessor] ([Client.As]),
-// [SystemNamer] (the telemetry name) and [CapabilityDeclarer]. An optional
-// method may answer [ErrSkip], "not supported here", and the Client takes
-// its fallback (GetRow per row, Write per write, GetRange pages), as
-// database/sql does with driver.ErrSkip. So a wrapper (package faults) is
-// one type that implements every optional method, forwards each and
-// answers ErrSkip where the backend inside lacks it; as a [Wrapper] it has
-// that backend's [Capabilities]. Adding a capability touches a field of
-// Capabilities (and [CapabilitiesOf]'s default), its optional interface,
-// the Client's fallback (or its refusal with [ErrUnimplemented]), a
-// forwarding method per wrapper, the backends that have it, and a
-// conformance case.
+// Optional: [BatchReader], [BatchWriter], [RangeScanner], [NativeAccessor],
+// [SystemNamer], [CapabilityDeclarer]. An optional method may answer
+// [ErrSkip] and the Client takes its fallback (GetRow per row, Write per
+// write, GetRange pages), so a wrapper ([Wrapper]; package faults) is one
+// type that forwards every optional method, answering ErrSkip where the
+// backend inside lacks it, and has that backend's [Capabilities]. Adding a
+// capability touches a Capabilities field (and [CapabilitiesOf]), its
+// interface, the Client's fallback or refusal ([ErrUnimplemented]), each
+// wrapper's forwarding method, the backends that have it, and conformance.
 type Backend interface {
 	// CreateTable creates a table (meta is complete, with a new random
 	// Incarnation to store and report), or fails with ErrAlreadyExists.
@@ -106,15 +93,13 @@ type BatchWriter interface {
 	BatchWriteRow(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
 }
 
-// ErrSkip is what an optional method of a [Backend] answers (as it is or
-// wrapped) to say "not supported here": nothing was done, and the Client
-// takes the fallback, as with database/sql's driver.ErrSkip. It matches
-// [ErrUnimplemented] too.
+// ErrSkip is an optional [Backend] method's "not supported here" (nothing
+// done; the Client takes the fallback), as database/sql's driver.ErrSkip is.
+// It matches [ErrUnimplemented] too.
 var ErrSkip = fmt.Errorf("%w: optional backend method not supported here (use the fallback)", ErrUnimplemented)
 
 // Capabilities is for programs that choose a path before calling (SPEC
-// §13-§15): what a backend supports beyond the required methods. A false
-// batch or scan field means the Client emulates the call, not that it fails.
+// §13-§15): what a backend supports beyond the required methods.
 type Capabilities struct {
 	// BatchRead: BatchGetRow is one store call ([BatchReader]).
 	BatchRead bool
@@ -122,9 +107,8 @@ type Capabilities struct {
 	BatchWrite bool
 	// LendingScan: [Table.Scan] lends rows uncopied ([RangeScanner]).
 	LendingScan bool
-	// AtomicWrite: multi-row writes in one partition key (SPEC §13); none
-	// of the built-in backends has it yet. Absent, such a call is refused
-	// with ErrUnimplemented, never degraded; so for the two below.
+	// AtomicWrite: multi-row writes in one partition key (SPEC §13). No
+	// built-in backend has it, nor the two below, yet (ErrUnimplemented).
 	AtomicWrite bool
 	// AutoIncrement: a key column may be auto-increment (SPEC §14).
 	AutoIncrement bool
@@ -176,8 +160,7 @@ type SystemNamer interface {
 	SystemName() string
 }
 
-// ReadSpec is a resolved read selection (SPEC §8): the client has validated
-// it and turned defaults into values.
+// ReadSpec is a read selection (SPEC §8), validated, defaults resolved.
 type ReadSpec struct {
 	// Columns is the projection (sorted, no key columns); nil: all.
 	Columns []string
@@ -192,8 +175,7 @@ type ReadSpec struct {
 
 // UpdateTableRequest changes a table's options.
 type UpdateTableRequest struct {
-	// Meta is the table as the Client last read it; the change applies
-	// only if the table's Incarnation and Generation are still these.
+	// Meta is the table as the Client last read it (see UpdateTable).
 	Meta *TableMeta
 	// Options is complete: every field is set.
 	Options TableOptions
@@ -207,16 +189,14 @@ type GetRowRequest struct {
 	Now  int64
 }
 
-// GetRowResponse is one result of BatchGetRow: Row is nil when the row does not
-// exist; Err is that row's own error.
+// GetRowResponse is one result of BatchGetRow (Row nil: no such row).
 type GetRowResponse struct {
 	Row *Row
 	Err error
 }
 
-// GetRangeRequest reads one page of [Start, End) (forward) or (End, Start]
-// (backward, walking down from Start). Start and End may contain InfMin and
-// InfMax; Start is inclusive.
+// GetRangeRequest reads one page of [Start, End), or (End, Start] walking
+// down from Start when Backward; bounds may hold InfMin and InfMax.
 type GetRangeRequest struct {
 	Meta     *TableMeta
 	Start    PrimaryKey
@@ -227,15 +207,13 @@ type GetRangeRequest struct {
 	Now      int64
 }
 
-// GetRangeResponse is one page: Next, if non-nil, is the inclusive start
-// of the rest of the range.
+// GetRangeResponse is one page; Next starts the rest (nil at the end).
 type GetRangeResponse struct {
 	Rows []Row
 	Next PrimaryKey
 }
 
-// WriteRequest is one write: a put, an update or a delete of the row at
-// Key, guarded by Condition.
+// WriteRequest is one put, update or delete of the row at Key.
 type WriteRequest struct {
 	Meta *TableMeta
 	Kind WriteKind
@@ -249,7 +227,7 @@ type WriteRequest struct {
 	Now       int64
 }
 
-// String formats w for messages: `Put table "t" (k=Integer(1)) 2 columns if ExpectExist`.
+// String formats w for messages.
 func (w *WriteRequest) String() string {
 	name := ""
 	if w.Meta != nil {
@@ -274,8 +252,8 @@ type UpdateResult struct {
 	Increments []Column
 }
 
-// WriteResponse is one result of BatchWriteRow: Err is that row's own error;
-// Update holds an update's increments.
+// WriteResponse is one result of BatchWriteRow: that row's own error, or
+// an update's increments.
 type WriteResponse struct {
 	Update *UpdateResult
 	Err    error

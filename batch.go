@@ -245,10 +245,8 @@ func isContextErr(err error) bool {
 // GetAll make at once.
 const batchChunks = 4
 
-// WriteAll applies any number of writes in batches of MaxBatchWrite, up
-// to four at a time (one at a time when a row repeats, to keep its order),
-// and returns one result per write and their errors joined (nil if none).
-// It is not atomic across rows.
+// WriteAll applies any number of writes in batches, four at a time (one
+// when a row repeats), returning one result per write and the errors joined.
 func (c *Client) WriteAll(ctx context.Context, writes []BatchWrite) ([]BatchWriteResult, error) {
 	out := make([]BatchWriteResult, len(writes))
 	if len(writes) == 0 {

@@ -13,11 +13,9 @@ import (
 	"github.com/tablekit/tablekit/observe"
 )
 
-// Client is what programs call: it validates every request once, fills in
-// defaults and versions, and wraps errors; it is safe for concurrent use.
-// It caches each table's schema and options: another process's changes are
-// seen when the entry expires ([WithMetaCacheTTL]) or a backend reports
-// stale metadata, and SPEC §3 holds either way.
+// Client is what programs call, safe for concurrent use: it validates each
+// request once, fills in defaults, and caches each table's schema and
+// options ([WithMetaCacheTTL]; stale entries are detected, SPEC §3).
 type Client struct {
 	b        Backend
 	clock    Clock
@@ -61,8 +59,7 @@ func (c *Client) As(target any) bool {
 	return false
 }
 
-// Capabilities reports what the backend supports beyond SPEC's required
-// operations, for a program that must choose a path before it calls.
+// Capabilities reports what the backend supports beyond SPEC's required calls.
 func (c *Client) Capabilities() Capabilities { return CapabilitiesOf(c.b) }
 
 // Close closes the client and its backend; later calls fail with
@@ -88,8 +85,7 @@ func (c *Client) checkOpen(op, table string) error {
 
 func (c *Client) now() int64 { return c.clock.Now().UnixMilli() }
 
-// CreateTable creates a table. Zero options take their defaults.
-// Incarnation and Generation are set by the call.
+// CreateTable creates a table; zero options take their defaults.
 func (c *Client) CreateTable(ctx context.Context, meta TableMeta) (err error) {
 	const op = "CreateTable"
 	ctx, st := c.begin(ctx, op, meta.Name)
@@ -122,11 +118,8 @@ func newIncarnation() string {
 // clients keep changing the table's options at the same time.
 const maxUpdateAttempts = 8
 
-// UpdateTable changes a table's options; zero fields stay as they are. It
-// is atomic across clients: each change applies to the options it read.
-// A table deleted and created again while it runs gets the options (the
-// call then comes after the creation); one deleted for good is
-// ErrTableNotFound.
+// UpdateTable changes a table's options (zero fields stay), atomically
+// across clients; a table deleted for good is ErrTableNotFound.
 func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOptions) (err error) {
 	const op = "UpdateTable"
 	ctx, st := c.begin(ctx, op, table)

@@ -9,12 +9,10 @@ import (
 	"github.com/tablekit/tablekit/internal/scheme"
 )
 
-// EnvURL is the environment variable that, by convention, holds the URL of
-// the backend a program runs on: tablekit.Open(ctx, os.Getenv(EnvURL)).
+// EnvURL names the variable that holds a program's backend URL, for Open.
 const EnvURL = "TABLEKIT_URL"
 
-// Schemes returns the registered URL schemes, sorted: those of the
-// adapter packages the program imports (see [OpenBackend]).
+// Schemes returns the registered URL schemes, sorted.
 func Schemes() []string { return scheme.Names() }
 
 // OpenBackend opens the [Backend] that rawURL names, through the opener its
@@ -64,8 +62,7 @@ func OpenBackend(ctx context.Context, rawURL string) (Backend, error) {
 	return b, nil
 }
 
-// Open opens the backend that rawURL names and returns a [Client] on it;
-// Close the client to release the backend. See [OpenBackend] for errors.
+// Open returns a [Client] on the backend rawURL names ([OpenBackend]).
 func Open(ctx context.Context, rawURL string, opts ...ClientOption) (*Client, error) {
 	b, err := OpenBackend(ctx, rawURL)
 	if err != nil {

@@ -8,13 +8,11 @@ import (
 	"sync"
 )
 
-// RangeResult is one answer of GetRange: at most Limit rows (MaxPageRows,
-// about MaxPageSize bytes), and a token when more may follow, from which
+// RangeResult is one answer of GetRange, with a token from which
 // [ResumeFrom] yields exactly the rows not yet returned.
 type RangeResult struct {
 	Rows []Row
-	// Next is nil when the range is exhausted; an answer of Limit rows
-	// always has one (whatever the backend's paging).
+	// Next is nil when the range is exhausted (never after Limit rows).
 	Next []byte
 }
 
@@ -187,10 +185,9 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 	return rows, nil
 }
 
-// GetRange reads rows from start (inclusive) toward end (exclusive), keys
-// that may hold InfMin and InfMax ([Table.PrefixRange] makes them). It asks
-// the backend until Limit rows passed the filter or the range ends: with a
-// selective filter over a large range, bound it with ctx or use Rows.
+// GetRange reads rows from start (inclusive) toward end (exclusive), asking
+// the backend until Limit rows passed the filter or the range ends (bound a
+// selective filter over a large range with ctx). See [Table.PrefixRange].
 func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) (res RangeResult, err error) {
 	const op = "GetRange"
 	ctx, st := t.c.begin(ctx, op, t.name)
@@ -238,9 +235,8 @@ func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...Ran
 	return res, nil
 }
 
-// Rows streams the range (up to [Limit] rows) in pages of [PageSize], so
-// memory is bounded by one page. It stops at the first error, which it
-// yields; once ctx is done it yields only ctx's error.
+// Rows streams the range (up to [Limit] rows) in pages of [PageSize],
+// memory bounded by one page; it stops at and yields the first error.
 func (t *Table) Rows(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
 		ctx, st := t.c.begin(ctx, "Rows", t.name)

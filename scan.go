@@ -19,16 +19,12 @@ type RangeScanner interface {
 	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(Row) bool) (next PrimaryKey, err error)
 }
 
-// Scan streams a range as [Table.Rows] does (same options, rows and
-// errors) without copying each row out of the backend where it can avoid
-// it: a yielded Row, its key and Columns, are valid only until the next
-// iteration, as bufio.Scanner's bytes are (the strings and byte values in
-// them may be kept). Do not modify it; [Row.Clone] one to keep it. On the
-// local and file engines ([RangeScanner]) a Scan allocates nothing per row
-// (localengine/BENCHMARKS.md); elsewhere it is Rows with the same rule.
-// Built with -race or the tablekit_scancheck tag, Scan catches misuse in
-// tests: it panics if the loop changed a row and poisons each row after
-// its iteration, so a kept one reads as [ScanPoison].
+// Scan streams a range as [Table.Rows] does, without copying rows where the
+// backend can lend them ([RangeScanner]: the local and file engines, no
+// allocation per row): a yielded Row is valid until the next iteration
+// only, as bufio.Scanner's bytes are; never modify it, [Row.Clone] one to
+// keep it. Built with -race or the tablekit_scancheck tag, Scan panics if
+// the loop changed a row, and a kept row reads as [ScanPoison].
 func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	s, ok := t.c.b.(RangeScanner)
 	if !ok || !CapabilitiesOf(t.c.b).LendingScan {
@@ -184,8 +180,7 @@ func (rc *rangeCursor) scan(ctx context.Context, s RangeScanner, want int, yield
 	return n, false, nil
 }
 
-// ScanPoison is what the names and String values of a Row that [Table.Scan]
-// yielded read as after its iteration, in a checking build.
+// ScanPoison is what a kept [Table.Scan] row reads as, in a checking build.
 const ScanPoison = "tablekit: Row used after its Scan iteration"
 
 // yieldScanned yields r (and err). In a checking build it yields a copy
@@ -209,8 +204,7 @@ func yieldScanned(yield func(Row, error) bool, r Row, err error) bool {
 	return ok
 }
 
-// Clone returns a copy of r that shares no slice with it (only immutable
-// strings).
+// Clone returns a copy of r that shares no slice with it.
 func (r Row) Clone() Row {
 	out := Row{Key: r.Key.Clone()}
 	if r.Columns != nil {

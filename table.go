@@ -19,9 +19,8 @@ type Table struct {
 // Name returns the table's name.
 func (t *Table) Name() string { return t.name }
 
-// PutRow replaces the row at key: every earlier column and version is gone,
-// then cols are written. A column with Version 0 is written at the clock's
-// now. With no columns the row exists as a key-only row.
+// PutRow replaces the row at key with cols (Version 0: now); with none it
+// is a key-only row.
 func (t *Table) PutRow(ctx context.Context, key PrimaryKey, cols []Column, opts ...WriteOption) error {
 	ctx, st := t.c.begin(ctx, "PutRow", t.name)
 	_, err := t.c.write(ctx, "PutRow", t.name, WritePut, key, cols, nil, writeCond(opts))

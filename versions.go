@@ -5,9 +5,8 @@ import (
 	"time"
 )
 
-// Clock tells the engine's time. Versions written without one, the version
-// window and TTL all read it. [SystemClock] is the default; tests inject a
-// [ManualClock] so that TTL and versions are deterministic.
+// Clock tells the time that versions, the version window and TTL follow
+// ([SystemClock] by default, a [ManualClock] in tests).
 type Clock interface {
 	Now() time.Time
 }
