@@ -2,85 +2,61 @@ package tablekit
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 )
 
-// Backend is what an adapter implements: a store of SPEC.md tables. Programs
-// do not call it; they call a [Client], which validates every request once,
-// fills in defaults and versions, and hands the backend requests that are
-// already well formed. A backend's job is to apply them with SPEC's
-// semantics, atomically per row. Package conformance proves that it does;
-// package rowmodel holds SPEC's single-row rules as functions, and package
-// backend/driver the plumbing adapters share (error wrapping, retries,
-// bounded parallelism).
+// Backend is for adapter authors: a store of SPEC.md tables, which applies
+// the well-formed requests a [Client] hands it with SPEC's semantics,
+// atomically per row (package conformance proves it; packages rowmodel and
+// backend/driver help).
 //
 // The contract, for every method:
 //
-//   - Concurrency. A Backend is safe for concurrent use by many goroutines
-//     and by many Clients, in this process and in others: two Clients over
-//     one store each keep their own cache of table metadata.
-//   - Ownership. A request and everything it points to (Meta, keys,
-//     columns, changes, filters) belongs to the caller and is read-only to
-//     the backend, which must not keep any part of it after the method
-//     returns (copy what is stored). Meta in particular is shared by every
-//     request of the table and must never be changed. What a method returns
-//     belongs to the caller; the backend keeps no reference to it.
-//   - Time. Every request carries Now, the client clock's time in
-//     milliseconds, taken once per operation. Backends use it, not a clock
-//     of their own, for TTL visibility, the version of increments and
-//     anything else that reads time, so that a test's ManualClock governs
-//     every backend alike.
-//   - Metadata may be stale. Meta is the Client's cached copy of the table,
-//     possibly older than the store's. A backend that keeps Meta's
-//     Incarnation must refuse a request whose Incarnation is not the
-//     table's current one (the table was deleted and created again) with
-//     [ErrTableNotFound] or with an error matching driver.ErrStaleMeta;
-//     the Client then reads the table again and retries against the new
-//     schema. A backend that applies Options on the client side (trims
-//     versions when it writes, or hides cells when it reads) must never
-//     remove a version written under a newer Generation than Meta's: it
-//     refuses such a write with driver.ErrStaleMeta instead. A backend
-//     whose store keeps the schema and options itself (Tablestore) may
-//     report an empty Incarnation and Generation 0 and ignore both.
-//   - Errors. Context errors are returned as they are. Anything else is an
-//     *Error whose Code is one of the portable sentinels, with the native
-//     error in Err (driver.Wrap builds it): the same native condition gives
-//     the same Code on every backend, and only [ErrThrottled] and
-//     [ErrUnavailable] say a retry may succeed. A message quotes no more
-//     than a short prefix of a key or value and never a credential.
-//   - Close. The Client calls Close once, when it is closed, and starts no
-//     call after it; calls already in flight may fail with any error but
-//     must not panic or corrupt the store. Close releases everything the
-//     backend holds (connections, goroutines); a backend made from a
-//     native client the caller passed in does not close that client.
+//   - Concurrency. Safe for many goroutines and Clients, in any process.
+//   - Ownership. A request and all it points to (Meta, shared by the
+//     table's requests) is read-only and not kept; what a method returns is
+//     the caller's.
+//   - Time. Requests carry Now, the client clock's milliseconds; backends
+//     use it, not a clock of their own, for TTL and increments.
+//   - Metadata may be stale. Meta is the Client's cached copy. A backend
+//     that keeps Meta's Incarnation refuses a request of another one with
+//     [ErrTableNotFound] or an error matching driver.ErrStaleMeta, and one
+//     that applies Options itself (trims or hides versions) refuses, with
+//     driver.ErrStaleMeta, a write that would remove a version written under
+//     a newer Generation; the Client then reads the table again and retries.
+//     A store that keeps schema and options itself (Tablestore) may report an
+//     empty Incarnation and Generation 0 and ignore both.
+//   - Errors. Context errors are returned as they are; anything else is an
+//     *Error whose Code is a portable sentinel, wrapping the native error
+//     (driver.Wrap): one native condition, one Code on every backend. Only
+//     [ErrThrottled] and [ErrUnavailable] say a retry may succeed. Messages
+//     quote no more than a short prefix of a key or value, never a secret.
+//   - Close. Called once, last; calls in flight may fail but never panic or
+//     corrupt. It releases all but a native client the caller passed in.
 //
-// A backend may also implement [BatchReader] and [BatchWriter] when its
-// store has batch calls, [RangeScanner] when it can lend a range's rows
-// without copying them (for [Table.Scan]), and As to offer its native
-// client (see [Client.As]).
-//
-// Names: what a backend receives is a ...Request and what it returns a
-// ...Response ([GetRowRequest], [GetRangeRequest] and [GetRangeResponse],
-// [WriteRequest] and [WriteResponse]); what a Client returns to a program
-// is a ...Result ([RangeResult], [BatchGetResult], [BatchWriteResult],
-// [UpdateResult]), so the two cannot be mixed up.
+// Optional: [BatchReader], [BatchWriter], [RangeScanner], [NativeAccessor],
+// [SystemNamer], [CapabilityDeclarer]. An optional method may answer
+// [ErrSkip] and the Client takes its fallback (GetRow per row, Write per
+// write, GetRange pages), so a wrapper ([Wrapper]; package faults) is one
+// type that forwards every optional method, answering ErrSkip where the
+// backend inside lacks it, and has that backend's [Capabilities]. Adding a
+// capability touches a Capabilities field (and [CapabilitiesOf]), its
+// interface, the Client's fallback or refusal ([ErrUnimplemented]), each
+// wrapper's forwarding method, the backends that have it, and conformance.
 type Backend interface {
-	// CreateTable creates a table. meta is complete: options have their
-	// defaults, and Incarnation is a new random identifier the backend
-	// stores and reports. A table of that name already present is
-	// ErrAlreadyExists.
+	// CreateTable creates a table (meta is complete, with a new random
+	// Incarnation to store and report), or fails with ErrAlreadyExists.
 	CreateTable(ctx context.Context, meta *TableMeta) error
 	// DescribeTable returns the table's meta exactly as created or last
 	// updated, with its current Incarnation and Generation.
 	DescribeTable(ctx context.Context, table string) (*TableMeta, error)
 	// ListTables returns every table's name, in any order.
 	ListTables(ctx context.Context) ([]string, error)
-	// UpdateTable replaces the table's options with req.Options (complete)
-	// if the table is still the one req.Meta describes: a different
-	// Incarnation is ErrTableNotFound, a different Generation is
-	// ErrConditionFailed (the Client then reads the table again and
-	// retries). It returns the table's meta after the change, whose
-	// Generation is req.Meta.Generation+1 on backends that count them.
+	// UpdateTable replaces the options with req.Options if the table is
+	// still req.Meta's (another Incarnation: ErrTableNotFound; another
+	// Generation: ErrConditionFailed) and returns the new meta, whose
+	// Generation is req.Meta.Generation+1 where backends count them.
 	UpdateTable(ctx context.Context, req *UpdateTableRequest) (*TableMeta, error)
 	// DeleteTable removes a table and its rows.
 	DeleteTable(ctx context.Context, table string) error
@@ -88,67 +64,118 @@ type Backend interface {
 	// GetRow returns the row, or nil when it does not exist or fails the
 	// filter.
 	GetRow(ctx context.Context, req *GetRowRequest) (*Row, error)
-	// GetRange returns one page of a range: at most req.Limit rows that
-	// exist and pass the filter, in order. It may return fewer, even none,
-	// with Next set (for example after examining MaxScanRows rows); Next is
-	// nil only when the range is exhausted.
+	// GetRange returns one page: at most req.Limit rows that exist and
+	// pass the filter, in order; fewer, even none, with Next set (after
+	// examining MaxScanRows rows, say). Next is nil only at the end.
 	GetRange(ctx context.Context, req *GetRangeRequest) (*GetRangeResponse, error)
-	// Write applies one put, update or delete, atomically: the condition
-	// is checked against the row as it is when the write is applied, and
-	// when it fails, or an increment fails, nothing is written. It returns
-	// the increments of an update (nil otherwise).
+	// Write applies one put, update or delete atomically, its condition
+	// checked against the row as it is then (a failed condition or
+	// increment writes nothing), and returns an update's increments.
 	Write(ctx context.Context, req *WriteRequest) (*UpdateResult, error)
 
-	// Close releases the backend's resources.
 	Close() error
 }
 
 // BatchReader is implemented by a backend whose store reads many rows in
-// one call. Without it, the Client calls GetRow for each row, a few at a
-// time.
+// one call; without it, or on [ErrSkip], the Client calls GetRow per row.
 type BatchReader interface {
-	// BatchGetRow returns one result per request, in order, each with its
-	// own error. The error return is for a failure of the whole call. The
-	// requests may address several tables.
+	// BatchGetRow returns one result per request (of any tables), in
+	// order, each with its own error; err fails the whole call.
 	BatchGetRow(ctx context.Context, reqs []*GetRowRequest) ([]GetRowResponse, error)
 }
 
 // BatchWriter is implemented by a backend whose store writes many rows in
-// one call. Without it, the Client calls Write for each write, a few at a
-// time.
+// one call; without it, or on [ErrSkip], the Client calls Write per write.
 type BatchWriter interface {
-	// BatchWriteRow applies each write independently, as Write would, and
-	// returns one result per write, in order, each with its own error. The
-	// error return is for a failure of the whole call. No two requests of
-	// one call address the same row (the Client orders same-row writes by
-	// splitting the batch), so they may be applied in any order or in
-	// parallel.
+	// BatchWriteRow applies each write as Write would and returns one
+	// result per write, in order; err fails the whole call. No two
+	// requests address one row, so any order or parallelism is fine.
 	BatchWriteRow(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
 }
 
-// ReadSpec is a resolved read selection (SPEC §8): the client has validated
-// it and turned defaults into values.
+// ErrSkip is an optional [Backend] method's "not supported here" (nothing
+// done; the Client takes the fallback), as database/sql's driver.ErrSkip is.
+// It matches [ErrUnimplemented] too.
+var ErrSkip = fmt.Errorf("%w: optional backend method not supported here (use the fallback)", ErrUnimplemented)
+
+// Capabilities is for programs that choose a path before calling (SPEC
+// §13-§15): what a backend supports beyond the required methods.
+type Capabilities struct {
+	// BatchRead: BatchGetRow is one store call ([BatchReader]).
+	BatchRead bool
+	// BatchWrite: BatchWriteRow is one store call ([BatchWriter]).
+	BatchWrite bool
+	// LendingScan: [Table.Scan] lends rows uncopied ([RangeScanner]).
+	LendingScan bool
+	// AtomicWrite: multi-row writes in one partition key (SPEC §13). No
+	// built-in backend has it, nor the two below, yet (ErrUnimplemented).
+	AtomicWrite bool
+	// AutoIncrement: a key column may be auto-increment (SPEC §14).
+	AutoIncrement bool
+	// ChangeFeed: a table may record its writes in a change feed (SPEC §15).
+	ChangeFeed bool
+}
+
+// CapabilityDeclarer is implemented by a backend that declares its
+// [Capabilities] itself rather than let [CapabilitiesOf] derive them.
+type CapabilityDeclarer interface {
+	Capabilities() Capabilities
+}
+
+// CapabilitiesOf returns what b declares, or else what its optional
+// interfaces say (BatchRead for a [BatchReader], ...), for a [Wrapper] only
+// what the backend inside has as well.
+func CapabilitiesOf(b Backend) Capabilities {
+	if d, ok := b.(CapabilityDeclarer); ok {
+		return d.Capabilities()
+	}
+	var c Capabilities
+	_, c.BatchRead = b.(BatchReader)
+	_, c.BatchWrite = b.(BatchWriter)
+	_, c.LendingScan = b.(RangeScanner)
+	if w, ok := b.(Wrapper); ok {
+		in := CapabilitiesOf(w.Unwrap())
+		c.BatchRead = c.BatchRead && in.BatchRead
+		c.BatchWrite = c.BatchWrite && in.BatchWrite
+		c.LendingScan = c.LendingScan && in.LendingScan
+	}
+	return c
+}
+
+// NativeAccessor is implemented by a backend that offers its native
+// client to programs, through [Client.As].
+type NativeAccessor interface {
+	As(target any) bool
+}
+
+// Wrapper is implemented by a backend that wraps another (package faults,
+// a cache): Unwrap returns the backend inside.
+type Wrapper interface {
+	Unwrap() Backend
+}
+
+// SystemNamer is implemented by a backend that names its store for
+// telemetry ([observe.Operation]).
+type SystemNamer interface {
+	SystemName() string
+}
+
+// ReadSpec is a read selection (SPEC §8), validated, defaults resolved.
 type ReadSpec struct {
-	// Columns is the projection; nil means every column. Key columns always
-	// come back and never appear here. The Client sends it sorted, without
-	// repeats, and may share it between requests: a backend only reads it.
+	// Columns is the projection (sorted, no key columns); nil: all.
 	Columns []string
-	// MaxVersions is how many versions per column to return, ≥ 1 (the
-	// default of 1 and "all in the time range" are already resolved).
+	// MaxVersions is how many versions per column to return, ≥ 1.
 	MaxVersions int
 	// TimeRange, if non-nil, limits versions to [Start, End).
 	TimeRange *TimeRange
-	// Filter, if non-nil, decides which rows are returned. It is evaluated
-	// on the cells the read selects (visibility, TimeRange and MaxVersions
-	// applied) before the projection, so it may read columns the
-	// projection leaves out.
+	// Filter, if non-nil, decides which rows are returned, on the cells
+	// selected before the projection (SPEC §8).
 	Filter Filter
 }
 
 // UpdateTableRequest changes a table's options.
 type UpdateTableRequest struct {
-	// Meta is the table as the Client last read it; the change applies
-	// only if the table's Incarnation and Generation are still these.
+	// Meta is the table as the Client last read it (see UpdateTable).
 	Meta *TableMeta
 	// Options is complete: every field is set.
 	Options TableOptions
@@ -162,16 +189,14 @@ type GetRowRequest struct {
 	Now  int64
 }
 
-// GetRowResponse is one result of BatchGetRow: Row is nil when the row does not
-// exist; Err is that row's own error.
+// GetRowResponse is one result of BatchGetRow (Row nil: no such row).
 type GetRowResponse struct {
 	Row *Row
 	Err error
 }
 
-// GetRangeRequest reads one page of [Start, End) (forward) or (End, Start]
-// (backward, walking down from Start). Start and End may contain InfMin and
-// InfMax; Start is inclusive.
+// GetRangeRequest reads one page of [Start, End), or (End, Start] walking
+// down from Start when Backward; bounds may hold InfMin and InfMax.
 type GetRangeRequest struct {
 	Meta     *TableMeta
 	Start    PrimaryKey
@@ -182,32 +207,27 @@ type GetRangeRequest struct {
 	Now      int64
 }
 
-// GetRangeResponse is one page of a range, a backend's answer to a
-// [GetRangeRequest] (a Client answers GetRange with a [RangeResult]). Next, when non-nil, is the inclusive
-// start key of the rest of the range.
+// GetRangeResponse is one page; Next starts the rest (nil at the end).
 type GetRangeResponse struct {
 	Rows []Row
 	Next PrimaryKey
 }
 
-// WriteRequest is one write: a put, an update or a delete of the row at
-// Key, guarded by Condition.
+// WriteRequest is one put, update or delete of the row at Key.
 type WriteRequest struct {
 	Meta *TableMeta
 	Kind WriteKind
 	Key  PrimaryKey
-	// Columns are a put's cells, every one with its version set (there may
-	// be none: a key-only row). Empty for the other kinds.
+	// Columns are a put's cells, versions set (none: a key-only row).
 	Columns []Column
-	// Changes are an update's changes, in order; a Put change has its
-	// version set, an Increment has Version = Now (the rule of SPEC §8
-	// decides the version it is written at). Empty for the other kinds.
+	// Changes are an update's, in order, versions set (Now for an
+	// Increment, whose version SPEC §8 decides).
 	Changes   []Change
 	Condition Condition
 	Now       int64
 }
 
-// String formats w for messages: `Put table "t" (k=Integer(1)) 2 columns if ExpectExist`.
+// String formats w for messages.
 func (w *WriteRequest) String() string {
 	name := ""
 	if w.Meta != nil {
@@ -232,8 +252,8 @@ type UpdateResult struct {
 	Increments []Column
 }
 
-// WriteResponse is one result of BatchWriteRow: Err is that row's own error;
-// Update holds an update's increments.
+// WriteResponse is one result of BatchWriteRow: that row's own error, or
+// an update's increments.
 type WriteResponse struct {
 	Update *UpdateResult
 	Err    error
@@ -251,8 +271,6 @@ const (
 	MaxBatchWrite      = 200
 	MaxPageRows        = 5000
 	MaxPageSize        = 4 << 20
-	// MaxScanRows is how many stored rows a backend's GetRange page should
-	// examine at most: a range whose rows mostly fail a filter then still
-	// answers promptly, with Next set.
+	// MaxScanRows is how many stored rows a GetRange page examines at most.
 	MaxScanRows = 10000
 )

@@ -1,43 +1,35 @@
-// Package tablekit is a portable data-access layer for Tablestore-style
-// wide-column tables. One typed API — primary keys of 1–4 typed columns,
-// versioned attribute columns, MaxVersions, TTL, the max-version-offset
-// write window, conditions, filters, ordered range reads and batches — runs
-// unchanged on Google Bigtable, Alibaba Cloud Tablestore, AWS DynamoDB and an
-// embedded local engine.
+// Package tablekit is for Go programs that keep Tablestore-style
+// wide-column tables and want one API on Google Bigtable, Alibaba Cloud
+// Tablestore, AWS DynamoDB and an embedded store; its [Backend] contract is
+// for the authors of those stores' adapters. Typed keys, versioned cells,
+// TTL, conditions, filters, ordered ranges and batches behave the same on
+// each (SPEC.md; package conformance tests every backend against it).
 //
-// The contract is SPEC.md; package conformance turns it into tests that every
-// backend runs. The shape:
+// A program opens a backend by URL and uses a [Client]:
 //
-//   - [Client] and [Table] are what programs use. The client validates
-//     every request once (names, types, sizes, the version window), fills in
-//     defaults, and wraps every error in an [*Error] whose Code is a portable
-//     sentinel ([ErrInvalidArgument], [ErrConditionFailed], ...).
-//   - [Backend] is what adapters implement: package localengine (in memory)
-//     and the packages under backend/. Its doc is the contract, method by
-//     method. Requests reach a backend already validated and carrying the
-//     client clock's now, so a [ManualClock] governs TTL and versions on
-//     every backend alike. [Client.As] reaches a backend's native client.
-//   - Adapter authors build on package rowmodel (SPEC's single-row rules:
-//     visibility, the write window, filters, what each write leaves) and
-//     package backend/driver (error wrapping, stale metadata, backoff,
-//     bounded parallelism); programs never need either.
+//	db, err := tablekit.Open(ctx, os.Getenv(tablekit.EnvURL)) // mem://, file:///dir, bigtable://…, dynamodb://…, tablestore://…
+//	orders := db.Table("orders")
+//	err = orders.PutRow(ctx, key, cols, tablekit.ExpectNotExist)
+//	for row, err := range orders.PrefixRows(ctx, nil) { … } // the whole table
 //
-// Behaviour SPEC.md pins that programs notice: a filter is evaluated on the
-// cells a read selects (visibility, time range and MaxVersions applied)
-// before the projection; a row that exists but has nothing selected is
-// found, with no columns; an Increment is written at now or, when the
-// column's latest visible version is later than now, at that version, so
-// concurrent increments lose nothing; raising MaxVersions or TTL with
-// UpdateTable may or may not bring back versions that were invisible before
-// (backends collect lazily), so programs must not rely on either.
+// A URL scheme is available once its package is imported (localengine for
+// mem://, fileengine for file://, the packages under backend/ for the
+// clouds; package all imports every one). Package typed maps tagged
+// structs to rows (typed.Of[Order](orders)), and package faults injects
+// failures for tests.
 //
-// # Many processes, one store
+// [Client] and [Table] validate every request once, fill in defaults, and
+// wrap every error in an [*Error] whose Code is a portable sentinel
+// ([ErrInvalidArgument], [ErrConditionFailed], ...). [Table.PrefixRange]
+// bounds a key prefix; the empty prefix is the whole table, so no bound
+// spells InfMin or InfMax per key column. [Backend] is the adapters'
+// contract, method by method (optional capabilities: [ErrSkip],
+// [Capabilities]); adapters build on packages rowmodel and backend/driver,
+// which programs never need. Requests carry the client clock's now, so a
+// [ManualClock] governs TTL and versions on every backend alike.
 //
-// A Client caches each table's schema and options. A table deleted and
-// created again under the same name gets a new [TableMeta.Incarnation], and
-// every option change a new [TableMeta.Generation]; backends refuse requests
-// built from an older incarnation, and never let a write made under older
-// options remove versions written under newer ones. The Client then reads
-// the table again and retries, validating against the new schema, so one
-// stale process can never corrupt a table (SPEC §3).
+// SPEC.md pins what programs notice: a filter sees the cells a read
+// selects, before the projection; a row with nothing selected is found,
+// with no columns; concurrent Increments lose nothing; a stale Client never
+// corrupts a re-created or changed table (§3).
 package tablekit

@@ -6,14 +6,11 @@ import (
 	"fmt"
 )
 
-// The portable errors of SPEC §12. Every error an operation returns for one of
-// these reasons matches the sentinel with [errors.Is]; the backend's own error,
-// when there is one, stays reachable with [errors.As]. Only ErrThrottled and
+// The portable errors of SPEC §12, matched with [errors.Is] (the native
+// error stays reachable with [errors.As]). Only ErrThrottled and
 // ErrUnavailable say that retrying the same call may succeed.
 var (
-	// ErrInvalidArgument: the request breaks SPEC.md (a name, a type, a
-	// size, the version window) or a limit of the backend that retrying
-	// cannot fix.
+	// ErrInvalidArgument: the request breaks SPEC.md or a backend's limit.
 	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrTableNotFound: the table does not exist.
 	ErrTableNotFound = errors.New("table not found")
@@ -21,13 +18,11 @@ var (
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrConditionFailed: a write's condition did not hold; nothing was written.
 	ErrConditionFailed = errors.New("condition failed")
-	// ErrPermissionDenied: the store refused the credentials, or they lack
-	// a permission the call needs.
+	// ErrPermissionDenied: the store refused the credentials or the call.
 	ErrPermissionDenied = errors.New("permission denied")
 	// ErrThrottled: the store shed load; retry later, with backoff.
 	ErrThrottled = errors.New("throttled")
-	// ErrUnavailable: the store could not be reached or failed
-	// transiently; the call may or may not have been applied.
+	// ErrUnavailable: the store failed transiently; the call may have applied.
 	ErrUnavailable = errors.New("unavailable")
 	// ErrUnimplemented: the backend does not support the request.
 	ErrUnimplemented = errors.New("unimplemented")
@@ -35,14 +30,12 @@ var (
 	ErrClosed = errors.New("client is closed")
 
 	// ErrInvalidPrimaryKey is the ErrInvalidArgument of a key that does not
-	// match the table's schema (count, names, order or types). It matches
-	// both itself and ErrInvalidArgument; Tablestore calls it OTSInvalidPK.
+	// match the table's schema (Tablestore's OTSInvalidPK).
 	ErrInvalidPrimaryKey = fmt.Errorf("%w: primary key does not match the schema", ErrInvalidArgument)
 )
 
-// Error is the error every tablekit operation returns (except context errors,
-// which are returned as they are, and iterator stop). Code is one of the
-// sentinels above; Err, if set, is the backend's native error.
+// Error is every operation's error but a context's: Code is a portable
+// sentinel, Err the native error if any.
 type Error struct {
 	Op    string // operation, e.g. "PutRow"
 	Table string // table name, if the operation has one
@@ -86,8 +79,7 @@ func (e *Error) Is(target error) bool {
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Errorf returns an *Error with the given code and a formatted message. Backends
-// use it to report portable errors; the client fills in Op and Table.
+// Errorf returns an *Error with code and a formatted message.
 func Errorf(code error, format string, args ...any) *Error {
 	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
 }

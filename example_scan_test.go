@@ -40,3 +40,50 @@ func ExampleTable_Scan() {
 	fmt.Println(sum, best.Key)
 	// Output: 100 (id=Integer(4))
 }
+
+// Reading a whole table spells no bound: the empty key prefix names every
+// row, as bigtable.PrefixRange("") does, whatever the table's key columns.
+// PrefixRange gives the same bounds for GetRange's pages or Scan.
+func ExampleTable_PrefixRows_wholeTable() {
+	ctx := context.Background()
+	db, err := tablekit.Open(ctx, "mem://") // tablekit.EnvURL names the backend in a real program
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	err = db.CreateTable(ctx, tablekit.TableMeta{Name: "visits", Key: tablekit.KeySchema{
+		{Name: "site", Type: tablekit.TypeString}, {Name: "day", Type: tablekit.TypeInteger}}})
+	if err != nil {
+		panic(err)
+	}
+	visits := db.Table("visits")
+	for _, site := range []string{"b.example", "a.example"} {
+		for day := range int64(2) {
+			key := tablekit.Key("site", tablekit.String(site)).Add("day", tablekit.Integer(day))
+			if err := visits.PutRow(ctx, key, nil); err != nil {
+				panic(err)
+			}
+		}
+	}
+	for row, err := range visits.PrefixRows(ctx, nil) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(row.Key)
+	}
+	start, end, err := visits.PrefixRange(ctx, nil)
+	if err != nil {
+		panic(err)
+	}
+	page, err := visits.GetRange(ctx, end, start, tablekit.Backward(), tablekit.Limit(1)) // backward: from end down to start
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("last:", page.Rows[0].Key)
+	// Output:
+	// (site=String("a.example"), day=Integer(0))
+	// (site=String("a.example"), day=Integer(1))
+	// (site=String("b.example"), day=Integer(0))
+	// (site=String("b.example"), day=Integer(1))
+	// last: (site=String("b.example"), day=Integer(1))
+}

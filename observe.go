@@ -10,110 +10,20 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/retryhook"
+	"github.com/tablekit/tablekit/observe"
 )
 
-// Observer sees every operation of a [Client]: its start, the retries made
-// on its behalf and its end. Package tkotel implements it with
-// OpenTelemetry traces and metrics; tablekit itself depends on no telemetry
-// library. Install one with [WithObserver].
-//
-// Operations are the Client's and Table's exported methods (PutRow,
-// GetRange, BatchWriteRow, ...), and one Rows iteration is one operation.
-// An operation made on behalf of another (a batch helper's chunks) is an
-// operation of its own, started with the outer one's context.
-type Observer interface {
-	// StartOperation is called when an operation starts, before any
-	// backend call. It returns the context the operation runs with (the
-	// backend sees it, so a span put there is the parent of the backend's
-	// own spans) and the observation of this one operation, or nil to
-	// skip it; a nil observation costs the operation nothing more.
-	StartOperation(ctx context.Context, op Operation) (context.Context, Observation)
-}
-
-// Observation receives what happens to one operation. Retry may be called
-// from several goroutines at once (a batch's rows are written in
-// parallel); End is called once, last.
-type Observation interface {
-	// Retry is called before a call of the operation is made again.
-	Retry(ctx context.Context, r Retry)
-	// End is called when the operation returns (for a Rows iteration,
-	// when the iteration stops).
-	End(ctx context.Context, o Outcome)
-}
-
-// Operation describes an operation when it starts.
-type Operation struct {
-	// System names the store, as OpenTelemetry's db.system.name:
-	// "aws.dynamodb" where the conventions name it, otherwise
-	// "tablekit.bigtable", "tablekit.tablestore", "tablekit.local" or
-	// "tablekit.file" (or "tablekit." and the backend package's name).
-	System string
-	// Name is the method: "PutRow", "GetRange", "BatchWriteRow", ...
-	Name string
-	// Table is the table, or "" when the operation has none or addresses
-	// several (a batch across tables).
-	Table string
-	// BatchSize is the number of entries of a batch operation, 0 otherwise.
-	BatchSize int
-}
-
-// Outcome describes an operation when it ends.
-type Outcome struct {
-	// Rows is how many rows the operation returned (reads) or applied
-	// (writes; for a batch, the entries without an error of their own).
-	Rows int
-	// Bytes is the size of those rows: [Row.Size] of each row read, the
-	// key and cells or changes of each write.
-	Bytes int
-	// Failed is how many entries of a batch failed with an error of their
-	// own (the operation itself may still succeed).
-	Failed int
-	// Retries is how many times a call of the operation was made again:
-	// the Client's retries with new table metadata and the backend's
-	// back-off retries (see package backend/driver). Retries inside a native SDK
-	// are not seen.
-	Retries int
-	// Err is the operation's error, nil on success.
-	Err error
-	// ErrorType is Err's portable code as OpenTelemetry's error.type:
-	// "throttled", "unavailable", "condition_failed", ... (see
-	// [Retry.ErrorType]); "" when Err is nil.
-	ErrorType string
-}
-
-// Retry describes one retry.
-type Retry struct {
-	// Attempt counts the retries of this call: 1 for the first, 0 when
-	// the backend does not count them.
-	Attempt int
-	// Delay is the back-off before the retry, 0 when it follows at once.
-	Delay time.Duration
-	// Reason is the error that made the retry necessary, nil when the
-	// backend did not say.
-	Reason error
-	// ErrorType is Reason's portable code as OpenTelemetry's error.type:
-	// "throttled", "unavailable", "permission_denied",
-	// "invalid_argument", "table_not_found", "already_exists",
-	// "condition_failed", "unimplemented", "closed",
-	// "deadline_exceeded", "canceled", or "_OTHER"; "" when Reason is nil.
-	// A retry made because the Client's table metadata was stale is
-	// "stale_metadata".
-	ErrorType string
-}
-
 // WithObserver makes the client report every operation to o (see
-// [Observer]). Without it, or with a nil o, nothing is observed.
-func WithObserver(o Observer) ClientOption {
+// [observe.Observer]). Without it, or with a nil o, nothing is observed.
+func WithObserver(o observe.Observer) ClientOption {
 	return func(cl *Client) {
 		cl.telemetry().obs = o
 		cl.tel.active()
 	}
 }
 
-// WithLogger makes the client log retries (Info, message "tablekit:
-// retry") and operations that end throttled (Warn, "tablekit:
-// throttled") to l, with the operation, table, attempt, delay and error
-// as attributes. A nil l logs nothing.
+// WithLogger makes the client log retries (Info, "tablekit: retry") and
+// throttled operations (Warn, "tablekit: throttled") to l; nil logs nothing.
 func WithLogger(l *slog.Logger) ClientOption {
 	return func(cl *Client) {
 		cl.telemetry().log = l
@@ -126,7 +36,7 @@ func WithLogger(l *slog.Logger) ClientOption {
 // nothing. The Client calls it for its own retries; package backend/driver
 // reports every back-off it waits through internal/retryhook, so adapters
 // need not report anything themselves.
-func reportRetry(ctx context.Context, r Retry) {
+func reportRetry(ctx context.Context, r observe.Retry) {
 	if ctx == nil {
 		return
 	}
@@ -160,7 +70,7 @@ const staleRetry = "stale_metadata"
 // logger has none (a nil *telemetry).
 type telemetry struct {
 	cl     *Client
-	obs    Observer
+	obs    observe.Observer
 	log    *slog.Logger
 	system string
 }
@@ -184,8 +94,8 @@ func (t *telemetry) active() {
 type opState struct {
 	context.Context
 	tel     *telemetry
-	op      Operation
-	obs     Observation // nil when only logging
+	op      observe.Operation
+	obs     observe.Observation // nil when only logging
 	retries atomic.Int64
 }
 
@@ -199,7 +109,7 @@ func (s *opState) Value(key any) any {
 
 // ReportBackoff implements retryhook.Reporter for backend/driver's waits.
 func (s *opState) ReportBackoff(ctx context.Context, attempt int, delay time.Duration) {
-	reportRetry(ctx, Retry{Attempt: attempt, Delay: delay})
+	reportRetry(ctx, observe.Retry{Attempt: attempt, Delay: delay})
 }
 
 // begin starts observing an operation. Without an observer or a logger it
@@ -217,7 +127,7 @@ func (c *Client) beginBatch(ctx context.Context, name, table string, n int) (con
 	if c.tel == nil {
 		return ctx, nil
 	}
-	return c.tel.open(ctx, Operation{Name: name, Table: table, BatchSize: n})
+	return c.tel.open(ctx, observe.Operation{Name: name, Table: table, BatchSize: n})
 }
 
 // start is begin's slow path, kept out of line (so that begin inlines)
@@ -227,9 +137,9 @@ func (c *Client) beginBatch(ctx context.Context, name, table string, n int) (con
 func (c *Client) start(ctx context.Context, name, table string) (context.Context, *opState) {
 	t := c.tel
 	if t.obs == nil {
-		return t.state(ctx, Operation{System: t.system, Name: name, Table: table}, nil)
+		return t.state(ctx, observe.Operation{System: t.system, Name: name, Table: table}, nil)
 	}
-	op := Operation{System: t.system, Name: name, Table: table}
+	op := observe.Operation{System: t.system, Name: name, Table: table}
 	ctx, ob := t.obs.StartOperation(ctx, op)
 	if ob == nil && t.log == nil {
 		return ctx, nil
@@ -238,9 +148,9 @@ func (c *Client) start(ctx context.Context, name, table string) (context.Context
 }
 
 // open is start for any operation.
-func (t *telemetry) open(ctx context.Context, op Operation) (context.Context, *opState) {
+func (t *telemetry) open(ctx context.Context, op observe.Operation) (context.Context, *opState) {
 	op.System = t.system
-	var ob Observation
+	var ob observe.Observation
 	if t.obs != nil {
 		ctx, ob = t.obs.StartOperation(ctx, op)
 	}
@@ -251,13 +161,13 @@ func (t *telemetry) open(ctx context.Context, op Operation) (context.Context, *o
 }
 
 // state makes the state of an observed operation.
-func (t *telemetry) state(ctx context.Context, op Operation, ob Observation) (context.Context, *opState) {
+func (t *telemetry) state(ctx context.Context, op observe.Operation, ob observe.Observation) (context.Context, *opState) {
 	st := &opState{Context: ctx, tel: t, op: op, obs: ob}
 	return st, st
 }
 
 // end reports the operation's outcome; s may be nil.
-func (s *opState) end(o Outcome) {
+func (s *opState) end(o observe.Outcome) {
 	if s == nil {
 		return
 	}
@@ -308,12 +218,15 @@ var errorTypes = []struct {
 	{ErrClosed, "closed"},
 }
 
-// systemName is the db.system.name of a backend: see [Operation.System].
-// A backend that wraps another (as package faults does) names the one
-// inside through an Unwrap() Backend method.
+// systemName is the db.system.name of a backend (see [observe.Operation]):
+// what the backend, or the innermost one under wrappers, names itself
+// through [SystemNamer], or "tablekit." and its package's name.
 func systemName(b Backend) string {
 	for {
-		u, ok := b.(interface{ Unwrap() Backend })
+		if n, ok := b.(SystemNamer); ok {
+			return n.SystemName()
+		}
+		u, ok := b.(Wrapper)
 		if !ok {
 			break
 		}
@@ -327,22 +240,10 @@ func systemName(b Backend) string {
 		t = t.Elem()
 	}
 	pkg := t.PkgPath()
-	pkg = pkg[strings.LastIndexByte(pkg, '/')+1:]
-	switch pkg {
-	case "awsdynamodb":
-		return "aws.dynamodb"
-	case "gcpbigtable":
-		return "tablekit.bigtable"
-	case "aliyuntablestore":
-		return "tablekit.tablestore"
-	case "localengine":
-		return "tablekit.local"
-	case "fileengine":
-		return "tablekit.file"
-	case "":
+	if pkg == "" {
 		return "tablekit"
 	}
-	return "tablekit." + pkg
+	return "tablekit." + pkg[strings.LastIndexByte(pkg, '/')+1:]
 }
 
 // writeBytes is the size of a write for Outcome.Bytes.
@@ -365,7 +266,7 @@ func (s *opState) endWrite(err error, key PrimaryKey, cols []Column, changes []C
 }
 
 func (s *opState) endWriteSlow(err error, key PrimaryKey, cols []Column, changes []Change) {
-	o := Outcome{Err: err}
+	o := observe.Outcome{Err: err}
 	if err == nil {
 		o.Rows, o.Bytes = 1, writeBytes(key, cols, changes)
 	}
@@ -374,7 +275,7 @@ func (s *opState) endWriteSlow(err error, key PrimaryKey, cols []Column, changes
 
 // endRead ends a single-row read.
 func (s *opState) endRead(r *Row, err error) {
-	o := Outcome{Err: err}
+	o := observe.Outcome{Err: err}
 	if r != nil && err == nil {
 		o.Rows, o.Bytes = 1, r.Size()
 	}
@@ -386,14 +287,14 @@ func (s *opState) endRows(rows, bytes int, err error) {
 	if s == nil {
 		return
 	}
-	s.end(Outcome{Rows: rows, Bytes: bytes, Err: err})
+	s.end(observe.Outcome{Rows: rows, Bytes: bytes, Err: err})
 }
 
 func (s *opState) endBatchGet(out []BatchGetResult, err error) {
 	if s == nil {
 		return
 	}
-	o := Outcome{Err: err}
+	o := observe.Outcome{Err: err}
 	for i := range out {
 		switch {
 		case out[i].Err != nil:
@@ -410,7 +311,7 @@ func (s *opState) endBatchWrite(writes []BatchWrite, out []BatchWriteResult, err
 	if s == nil {
 		return
 	}
-	o := Outcome{Err: err}
+	o := observe.Outcome{Err: err}
 	for i := range out {
 		if out[i].Err != nil {
 			o.Failed++

@@ -13,6 +13,7 @@ import (
 	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/observe"
 )
 
 // recorder is an Observer that keeps what it saw.
@@ -22,15 +23,15 @@ type recorder struct {
 }
 
 type recorded struct {
-	op      tablekit.Operation
-	retries []tablekit.Retry
-	out     *tablekit.Outcome
+	op      observe.Operation
+	retries []observe.Retry
+	out     *observe.Outcome
 	ctxSeen bool // End got the context StartOperation returned
 }
 
 type recKey struct{}
 
-func (r *recorder) StartOperation(ctx context.Context, op tablekit.Operation) (context.Context, tablekit.Observation) {
+func (r *recorder) StartOperation(ctx context.Context, op observe.Operation) (context.Context, observe.Observation) {
 	rec := &recorded{op: op}
 	r.mu.Lock()
 	r.ops = append(r.ops, rec)
@@ -43,13 +44,13 @@ type recObs struct {
 	rec *recorded
 }
 
-func (o *recObs) Retry(_ context.Context, rt tablekit.Retry) {
+func (o *recObs) Retry(_ context.Context, rt observe.Retry) {
 	o.r.mu.Lock()
 	defer o.r.mu.Unlock()
 	o.rec.retries = append(o.rec.retries, rt)
 }
 
-func (o *recObs) End(ctx context.Context, out tablekit.Outcome) {
+func (o *recObs) End(ctx context.Context, out observe.Outcome) {
 	o.r.mu.Lock()
 	defer o.r.mu.Unlock()
 	o.rec.out = &out
@@ -260,5 +261,81 @@ func TestLoggerSeesThrottling(t *testing.T) {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log lacks %s: %q", want, logs.String())
 		}
+	}
+}
+
+// Every read and write the Client builds from cached metadata goes through
+// the one stale-metadata retry, and each reports it: after another client
+// re-creates the table, the first call of each kind is retried once, with
+// error.type stale_metadata, and Outcome.Retries counts it (a Scan's
+// retry once went uncounted).
+func TestStaleRetryCountedByEveryCall(t *testing.T) {
+	ctx := context.Background()
+	key := tablekit.Key("k", tablekit.Integer(1))
+	lo, hi := tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax)
+	calls := map[string]func(db *tablekit.Client) error{
+		"PutRow": func(db *tablekit.Client) error { return db.Table("t").PutRow(ctx, key, nil) },
+		"GetRow": func(db *tablekit.Client) error { _, _, err := db.Table("t").GetRow(ctx, key); return err },
+		"GetRange": func(db *tablekit.Client) error {
+			_, err := db.Table("t").GetRange(ctx, lo, hi)
+			return err
+		},
+		"Rows": func(db *tablekit.Client) error {
+			for _, err := range db.Table("t").Rows(ctx, lo, hi) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		"Scan": func(db *tablekit.Client) error {
+			for _, err := range db.Table("t").Scan(ctx, lo, hi) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		"BatchGetRow": func(db *tablekit.Client) error {
+			res, err := db.BatchGetRow(ctx, []tablekit.BatchGet{{Table: "t", Key: key}})
+			if err == nil {
+				err = res[0].Err
+			}
+			return err
+		},
+		"BatchWriteRow": func(db *tablekit.Client) error {
+			res, err := db.BatchWriteRow(ctx, []tablekit.BatchWrite{tablekit.BatchPut("t", key, nil)})
+			if err == nil {
+				err = res[0].Err
+			}
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			eng := localengine.New()
+			db, rec := newObserved(t, eng)
+			if err := db.Table("t").PutRow(ctx, key, nil); err != nil { // caches the table
+				t.Fatal(err)
+			}
+			other := tablekit.NewClient(eng)
+			defer other.Close()
+			if err := other.DeleteTable(ctx, "t"); err != nil {
+				t.Fatal(err)
+			}
+			if err := other.CreateTable(ctx, tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeInteger}}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := other.Table("t").PutRow(ctx, key, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := call(db); err != nil {
+				t.Fatalf("%s after re-creation: %v", name, err)
+			}
+			op := rec.find(t, name)
+			if op.out.Retries != 1 || len(op.retries) != 1 || op.retries[0].ErrorType != "stale_metadata" || op.retries[0].Attempt != 1 {
+				t.Fatalf("%s after re-creation: outcome %+v, retries %+v", name, *op.out, op.retries)
+			}
+		})
 	}
 }

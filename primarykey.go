@@ -11,10 +11,8 @@ type KeyPart struct {
 	Value Value
 }
 
-// PrimaryKey is a row's key: its columns in schema order. Build one with
-// [Key] and [PrimaryKey.Add]:
-//
-//	tablekit.Key("customer", tablekit.String("c42")).Add("ts", tablekit.Integer(-1700000000000))
+// PrimaryKey is a row's key, its columns in schema order:
+// Key("customer", String("c42")).Add("ts", Integer(7)).
 type PrimaryKey []KeyPart
 
 // Key returns a one-column primary key.
@@ -85,11 +83,9 @@ func (k PrimaryKey) String() string {
 	return b.String()
 }
 
-// CompareKeys orders two keys of one schema as SPEC §4 does: column by
-// column in schema order, with InfMin/InfMax below/above every value. Names
-// are not compared; a shorter key that is a prefix of a longer one sorts first.
-// Two bounds that hold the same infinity in the same column are equal
-// whatever follows it.
+// CompareKeys orders two keys of one schema as SPEC §4 does, column by
+// column (names not compared), InfMin/InfMax below/above every value, a
+// proper prefix first; equal infinities end the comparison.
 func CompareKeys(a, b PrimaryKey) int {
 	n := min(len(a), len(b))
 	for i := 0; i < n; i++ {

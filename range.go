@@ -8,17 +8,11 @@ import (
 	"sync"
 )
 
-// RangeResult is one answer of GetRange: at most Limit rows (and at most
-// MaxPageRows rows or about MaxPageSize bytes), and a token when more rows may
-// follow. Resuming with [ResumeFrom] yields exactly the rows not yet
-// returned: none skipped, none repeated, even when rows were written in
-// between outside the part already read.
+// RangeResult is one answer of GetRange, with a token from which
+// [ResumeFrom] yields exactly the rows not yet returned.
 type RangeResult struct {
 	Rows []Row
-	// Next is nil when the range is exhausted. When the answer holds as many
-	// rows as the limit, Next is set even if no row remains (the next call
-	// then returns no rows and no token), so the answer does not depend on
-	// how a backend pages.
+	// Next is nil when the range is exhausted (never after Limit rows).
 	Next []byte
 }
 
@@ -136,6 +130,12 @@ func (rc *rangeCursor) init(m *TableMeta, start, end PrimaryKey, opts []RangeOpt
 	return nil
 }
 
+// sameKey reports whether fresh has the key schema of the cursor's
+// table, so that the range's bounds and resume key still fit it.
+func (rc *rangeCursor) sameKey(fresh *TableMeta) bool {
+	return slices.Equal(fresh.Key, rc.req.Meta.Key)
+}
+
 // next fetches one backend page of at most want rows and returns its rows
 // (after dropping the resume key).
 func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
@@ -151,14 +151,14 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 	rc.req.Limit = limit
 	rc.req.Now = rc.c.now()
 	page, err := rc.c.b.GetRange(ctx, &rc.req)
-	if err != nil && isStale(err) && ctx.Err() == nil {
+	if err != nil && isStale(err) {
 		// The table was re-created or its options changed: go on with the
 		// new metadata if the key schema (and so the bounds) still fits.
-		if m := rc.c.refresh(ctx, rc.table, rc.req.Meta); m != nil && slices.Equal(m.Key, rc.req.Meta.Key) {
+		err = rc.c.retryStale(ctx, rc.table, rc.req.Meta, err, rc.sameKey, func(m *TableMeta) error {
 			rc.req.Meta = m
-			reportRetry(ctx, Retry{Attempt: 1, Reason: err, ErrorType: staleRetry})
 			page, err = rc.c.b.GetRange(ctx, &rc.req)
-		}
+			return err
+		})
 	}
 	if err != nil {
 		return nil, rc.c.backendErr(err, "GetRange", rc.table)
@@ -185,15 +185,9 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 	return rows, nil
 }
 
-// GetRange reads rows from start (inclusive) toward end (exclusive); see
-// [RangeResult]. Keys may use InfMin and InfMax in any column. Options:
-// the read options, [Limit], [Backward], [ResumeFrom] and [PageSize] (how
-// many rows each backend call asks for; the answer is the same).
-//
-// The answer does not depend on how a backend pages: GetRange keeps asking
-// the backend until Limit rows passed the filter or the range ends. With a
-// filter that few rows pass, over a large range, that may be many backend
-// calls; bound it with the context's deadline, or stream with [Table.Rows].
+// GetRange reads rows from start (inclusive) toward end (exclusive), asking
+// the backend until Limit rows passed the filter or the range ends (bound a
+// selective filter over a large range with ctx). See [Table.PrefixRange].
 func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) (res RangeResult, err error) {
 	const op = "GetRange"
 	ctx, st := t.c.begin(ctx, op, t.name)
@@ -241,11 +235,8 @@ func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...Ran
 	return res, nil
 }
 
-// Rows streams every row of the range (up to [Limit] rows, if given),
-// fetching pages of [PageSize] rows, so memory stays bounded by one page
-// whatever the range's size. It stops at the first error, which it yields.
-// Once ctx is done it yields no further row, only ctx's error, even in the
-// middle of a page.
+// Rows streams the range (up to [Limit] rows) in pages of [PageSize],
+// memory bounded by one page; it stops at and yields the first error.
 func (t *Table) Rows(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
 		ctx, st := t.c.begin(ctx, "Rows", t.name)

@@ -2,59 +2,32 @@ package tablekit
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"math"
 	"slices"
 )
 
-// RangeScanner is implemented by a backend that can show a range's rows to
-// its caller without copying each one out: the local engine (its rows are
-// in memory already) and the file engine (rows decoded into buffers it
-// reuses). [Table.Scan] uses it; with a backend that does not
-// implement it, Scan reads pages with GetRange. Adapters need not
-// implement it.
+// RangeScanner is implemented by a backend that can lend a range's rows
+// without copying them out (the local and file engines), for [Table.Scan];
+// without it, or on [ErrSkip], Scan reads pages with GetRange.
 type RangeScanner interface {
-	// ScanRange reads the page that GetRange would return for req, with the
-	// same rows in the same order and the same Next, but hands each row to
-	// fn instead of returning them. The Row fn gets, its key and its cells
-	// are lent for the call only: fn must neither modify nor keep them,
-	// since the backend may reuse them for the next row. When fn returns
-	// false, ScanRange returns at once, with a nil Next. next may be lent
-	// too: the caller keeps it (as the next page's start) but never
-	// modifies it, so a backend may return a key it stores and never
-	// changes.
+	// ScanRange hands fn, one by one, the rows GetRange would return for
+	// req, and returns the same Next. A Row is lent for fn's call only (fn
+	// neither modifies nor keeps it); fn returning false stops ScanRange at
+	// once, with a nil Next. The caller keeps next but never modifies it.
 	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(Row) bool) (next PrimaryKey, err error)
 }
 
-// Scan streams the rows of a range as [Table.Rows] does (same options,
-// same rows, same errors), but without copying each row out of the
-// backend where it can avoid it: the Row it yields is valid only until the
-// loop's next iteration, as bufio.Scanner's bytes are. Its key, its
-// Columns and the slices they hold may then be reused for the next row;
-// the strings and byte values they hold may be kept (they are
-// immutable). Do not modify the Row; call [Row.Clone] to keep one.
-//
-// With the local engine, which implements [RangeScanner], a Scan costs no
-// allocation per row (nor per page), so a large range read does not make
-// the garbage collector work in proportion to the rows read: at 1,000,000
-// rows a 100-row Scan costs about twice the bare walk of the engine's map,
-// where Rows and GetRange pay for the copy (localengine/BENCHMARKS.md).
-// The file engine implements it too (a row costs no allocation, only the
-// copy of its strings out of pebble's memory: fileengine/BENCHMARKS.md).
-// With other backends Scan is Rows with the same lifetime rule.
-//
-// Keeping a row past its iteration is a bug that reuse hides: the kept
-// row silently shows a later row. Modifying one is worse: the backend may
-// lend its stored memory (the local engine lends its stored keys and,
-// when a read returns them whole, its stored cells). Built
-// with the race detector (go test -race) or with the build tag
-// tablekit_scancheck, Scan catches both in tests: it yields each row in
-// memory of its own, panics if the loop's body changed it, and once the
-// iteration ends overwrites ("poisons") it, so that a kept row reads as
-// names and String values equal to [ScanPoison].
+// Scan streams a range as [Table.Rows] does, without copying rows where the
+// backend can lend them ([RangeScanner]: the local and file engines, no
+// allocation per row): a yielded Row is valid until the next iteration
+// only, as bufio.Scanner's bytes are; never modify it, [Row.Clone] one to
+// keep it. Built with -race or the tablekit_scancheck tag, Scan panics if
+// the loop changed a row, and a kept row reads as [ScanPoison].
 func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	s, ok := t.c.b.(RangeScanner)
-	if !ok {
+	if !ok || !CapabilitiesOf(t.c.b).LendingScan {
 		rows := t.Rows(ctx, start, end, opts...)
 		return func(yield func(Row, error) bool) {
 			for r, err := range rows {
@@ -76,15 +49,36 @@ func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOp
 		defer cur.release()
 		page, remaining := o.streamSizes()
 		for !cur.done && remaining > 0 {
-			n, stop, err := cur.scan(ctx, s, min(page, remaining), yield)
-			if stop {
-				return
+			if s != nil {
+				n, stop, err := cur.scan(ctx, s, min(page, remaining), yield)
+				if stop {
+					return
+				}
+				if !errors.Is(err, ErrSkip) {
+					if err != nil {
+						yield(Row{}, err)
+						return
+					}
+					remaining -= n
+					continue
+				}
+				s = nil // the backend lends no rows after all: read pages
 			}
+			rows, err := cur.next(ctx, min(page, remaining))
 			if err != nil {
 				yield(Row{}, err)
 				return
 			}
-			remaining -= n
+			for _, r := range rows {
+				if err := ctx.Err(); err != nil {
+					yield(Row{}, err)
+					return
+				}
+				remaining--
+				if !yieldScanned(yield, r, nil) {
+					return
+				}
+			}
 		}
 	}
 }
@@ -152,14 +146,17 @@ func (rc *rangeCursor) scan(ctx context.Context, s RangeScanner, want int, yield
 	}
 	*p = scanPage{rc: rc, fn: p.fn, ctx: ctx, yield: yield, want: want, skip: rc.skip}
 	next, err := s.ScanRange(ctx, &rc.req, p.fn)
-	if err != nil && p.n == 0 && !p.stop && isStale(err) && ctx.Err() == nil {
+	if err != nil && p.n == 0 && !p.stop && isStale(err) {
 		// As in next: go on with the table's new metadata if the key schema
-		// still fits.
-		if m := rc.c.refresh(ctx, rc.table, rc.req.Meta); m != nil && slices.Equal(m.Key, rc.req.Meta.Key) {
+		// still fits and no row of the page was passed on yet.
+		err = rc.c.retryStale(ctx, rc.table, rc.req.Meta, err, func(fresh *TableMeta) bool {
+			return p.n == 0 && !p.stop && rc.sameKey(fresh)
+		}, func(m *TableMeta) error {
 			rc.req.Meta = m
 			p.skip = rc.skip
 			next, err = s.ScanRange(ctx, &rc.req, p.fn)
-		}
+			return err
+		})
 	}
 	n, stop = p.n, p.stop
 	p.ctx, p.yield = nil, nil // the loop's, not the cursor's
@@ -167,6 +164,9 @@ func (rc *rangeCursor) scan(ctx context.Context, s RangeScanner, want int, yield
 		return n, true, nil
 	}
 	if err != nil {
+		if n == 0 && errors.Is(err, ErrSkip) {
+			return 0, false, ErrSkip // Scan reads pages instead
+		}
 		return n, false, rc.c.backendErr(err, "GetRange", rc.table)
 	}
 	rc.skip = nil
@@ -180,9 +180,7 @@ func (rc *rangeCursor) scan(ctx context.Context, s RangeScanner, want int, yield
 	return n, false, nil
 }
 
-// ScanPoison is what the column names, key part names and String values of
-// a Row that [Table.Scan] yielded read as once its iteration is over, in a
-// build that checks (-race or the tablekit_scancheck tag).
+// ScanPoison is what a kept [Table.Scan] row reads as, in a checking build.
 const ScanPoison = "tablekit: Row used after its Scan iteration"
 
 // yieldScanned yields r (and err). In a checking build it yields a copy
@@ -206,8 +204,7 @@ func yieldScanned(yield func(Row, error) bool, r Row, err error) bool {
 	return ok
 }
 
-// Clone returns a copy of r that shares no slice with it (only immutable
-// strings).
+// Clone returns a copy of r that shares no slice with it.
 func (r Row) Clone() Row {
 	out := Row{Key: r.Key.Clone()}
 	if r.Columns != nil {

@@ -12,7 +12,7 @@ import (
 // Type is the type of a [Value]. The zero Type is not a valid type.
 type Type uint8
 
-// The value types of SPEC §2. String, Integer and Binary may be primary-key types.
+// The value types of SPEC §2.
 const (
 	TypeString Type = iota + 1
 	TypeInteger
@@ -48,9 +48,8 @@ func (t Type) String() string {
 // IsKeyType reports whether t may be the type of a primary-key column.
 func (t Type) IsKeyType() bool { return t == TypeString || t == TypeInteger || t == TypeBinary }
 
-// Value is a typed cell or key value. It is immutable and comparable with
-// [Value.Equal]; the zero Value is invalid and refused by every operation.
-// Build one with [String], [Integer], [Double], [Boolean] or [Binary].
+// Value is an immutable typed cell or key value, made by [String],
+// [Integer], [Double], [Boolean] or [Binary]; the zero Value is invalid.
 type Value struct {
 	typ Type
 	num uint64 // Integer (two's complement), Double (IEEE bits), Boolean (0/1)
@@ -75,8 +74,7 @@ func Boolean(b bool) Value {
 	return v
 }
 
-// Binary returns a Binary value holding a copy of b. A nil or empty b is the
-// empty Binary value.
+// Binary returns a Binary value holding a copy of b (nil is empty).
 func Binary(b []byte) Value { return Value{typ: TypeBinary, str: string(b)} }
 
 // BinaryString returns a Binary value whose bytes are those of s, without a copy.
@@ -100,7 +98,7 @@ func (v Value) IsInfMin() bool { return v.typ == typeInfMin }
 // IsInfMax reports whether v is [InfMax].
 func (v Value) IsInfMax() bool { return v.typ == typeInfMax }
 
-// IsValid reports whether v is a value of one of the five types (not zero, not infinite).
+// IsValid reports whether v is of one of the five types (not zero or Inf).
 func (v Value) IsValid() bool { return v.typ >= TypeString && v.typ <= TypeBinary }
 
 // Str returns the string of a String value; ok is false for other types.
@@ -126,12 +124,11 @@ func (v Value) Bytes() (b []byte, ok bool) {
 // BytesString returns the bytes of a Binary value as a string, without a copy.
 func (v Value) BytesString() (s string, ok bool) { return v.str, v.typ == TypeBinary }
 
-// Equal reports whether v and w have the same type and value. Doubles compare
-// by bits, so Double(0) and Double(-0) differ, as they do when stored.
+// Equal reports whether v and w have the same type and value (Doubles by
+// bits: Double(0) and Double(-0) differ, as they do when stored).
 func (v Value) Equal(w Value) bool { return v == w }
 
-// Size is the number of bytes v counts for in SPEC's size limits: the length
-// of a String or Binary, 8 for Integer and Double, 1 for Boolean.
+// Size is v's bytes in SPEC's size limits (8 for numbers, 1 for Boolean).
 func (v Value) Size() int {
 	switch v.typ {
 	case TypeString, TypeBinary:
@@ -148,12 +145,9 @@ func (v Value) Size() int {
 // doubles in hex) a message quotes; SPEC §12 keeps messages short.
 const maxQuoted = 64
 
-// String formats v for people: a String as its text (click), an Integer
-// or Double as its number (7, 1.5), a Boolean as true or false, a Binary
-// in hex (0x00ff), and InfMin and InfMax by name. A String longer than 64
-// bytes or a Binary longer than 32 is cut there and marked with an
-// ellipsis. The form does not say the type ("7" may be a String or an
-// Integer): %#v, [Value.GoString], gives the typed form that messages use.
+// String formats v for people, without its type (7, click, 0x00ff, true,
+// InfMin), cutting a String at 64 bytes and a Binary at 32 with an
+// ellipsis; %#v ([Value.GoString]) gives the typed form messages use.
 func (v Value) String() string {
 	switch v.typ {
 	case TypeString:
@@ -187,11 +181,9 @@ func cutString(s string) string {
 	return cut
 }
 
-// GoString formats v with its type, as %#v prints it and messages quote
-// it: String("a"), Integer(7), Double(1.5), Boolean(true), Binary(0x00ff),
-// InfMin. A String longer than 64 bytes or a Binary longer than 32 is cut
-// there and followed by its full length, so a message never echoes
-// kilobytes of key or value.
+// GoString formats v with its type, as %#v and messages do: String("a"),
+// Integer(7), Binary(0x00ff), InfMin; a long value is cut (at 64 or 32
+// bytes) and followed by its length, never echoed whole.
 func (v Value) GoString() string {
 	switch v.typ {
 	case TypeString:
@@ -218,9 +210,8 @@ func (v Value) GoString() string {
 
 // Compare orders two values of the same type as SPEC §4 and §10 do: Integer
 // as signed 64-bit, Double numerically, String and Binary bytewise with a
-// proper prefix first, false before true. InfMin and InfMax sort below and
-// above everything. Values of two different finite types compare by type,
-// which only matters for a total order; filters never compare across types.
+// proper prefix first, false before true; InfMin and InfMax below and
+// above everything; two types by type (filters never compare across types).
 func Compare(a, b Value) int {
 	if a.typ == b.typ {
 		switch a.typ {
@@ -244,9 +235,8 @@ func Compare(a, b Value) int {
 	return cmp.Compare(a.typ, b.typ)
 }
 
-// Column is one cell of an attribute column: a name, a value and a version in
-// milliseconds since the Unix epoch. In a write, Version 0 means "the engine
-// clock's now"; in a read it is always set.
+// Column is one cell: a name, a value and a version in Unix milliseconds
+// (0 in a write: the clock's now).
 type Column struct {
 	Name    string
 	Value   Value
@@ -283,8 +273,7 @@ func (r Row) Versions(name string) []Column {
 	return out
 }
 
-// Size is the number of bytes r counts for in the 4 MiB page limit: key
-// names and values, column names and values, 8 bytes per version.
+// Size is r's bytes in the 4 MiB page limit (names, values, 8 per version).
 func (r Row) Size() int {
 	n := r.Key.Size()
 	for _, c := range r.Columns {
@@ -302,64 +291,48 @@ type KeyColumn struct {
 // KeySchema is a table's primary key: 1–4 columns in order, the first being the partition key.
 type KeySchema []KeyColumn
 
-// TableOptions are the changeable options of a table (SPEC §3). In
-// CreateTable a zero field takes its default; in UpdateTable a zero field
-// is left unchanged. DescribeTable returns every field set.
-//
-// TTL and MaxVersionOffset are durations in whole seconds, the unit SPEC
-// compares them in: a fractional second is refused with ErrInvalidArgument
-// naming the option. Adapters convert them at their boundary.
+// TableOptions are a table's changeable options (SPEC §3), in whole
+// seconds; a zero field is the default in CreateTable, unchanged in
+// UpdateTable.
 type TableOptions struct {
-	// TTL is the time to live of attribute cells: NoExpiry (the default)
-	// or at least MinTTL (one day).
+	// TTL is cells' time to live: NoExpiry (default) or ≥ MinTTL.
 	TTL time.Duration
 	// MaxVersions is how many versions of each column stay visible (≥ 1, default 1).
 	MaxVersions int
-	// MaxVersionOffset bounds how far a written version may be from now
-	// (≥ 1 s, default one day).
+	// MaxVersionOffset bounds a written version's distance from now (≥ 1 s).
 	MaxVersionOffset time.Duration
 }
 
 // Option defaults and limits (SPEC §3).
 const (
-	// NoExpiry is the TTL of a table whose cells never expire. It is a
-	// sentinel, not a duration: -1 s, the -1 SPEC and Tablestore spell it
-	// as, so that TTL/time.Second is -1 too.
+	// NoExpiry is the TTL of cells that never expire: -1 s, SPEC's -1.
 	NoExpiry                time.Duration = -time.Second
 	MinTTL                  time.Duration = 86400 * time.Second
 	DefaultMaxVersions                    = 1
 	DefaultMaxVersionOffset time.Duration = 86400 * time.Second
-	// MaxOptionValue bounds MaxVersions, and TTL and MaxVersionOffset in
-	// seconds: Tablestore stores them as 32-bit integers, and the bound
-	// keeps the version arithmetic far from overflow.
+	// MaxOptionValue bounds MaxVersions, TTL and MaxVersionOffset (s).
 	MaxOptionValue = 1<<31 - 1
 )
 
 // seconds returns d in whole seconds and whether it is a whole number of them.
 func seconds(d time.Duration) (int64, bool) { return int64(d / time.Second), d%time.Second == 0 }
 
-// TTLSeconds returns the TTL in seconds (NoExpiry is -1), the unit stores
-// keep it in.
+// TTLSeconds returns the TTL in seconds (NoExpiry is -1).
 func (o TableOptions) TTLSeconds() int64 { return int64(o.TTL / time.Second) }
 
 // MaxVersionOffsetSeconds returns MaxVersionOffset in seconds.
 func (o TableOptions) MaxVersionOffsetSeconds() int64 { return int64(o.MaxVersionOffset / time.Second) }
 
-// TableMeta describes a table: its name, key schema and options, and which
-// creation and which change of options of the table it describes.
+// TableMeta describes a table: name, key schema, options, and versions.
 type TableMeta struct {
 	Name    string
 	Key     KeySchema
 	Options TableOptions
 
-	// Incarnation identifies this creation of the table: a table deleted
-	// and created again under the same name has a new one, so a Client
-	// that cached the old table never writes into the new one (SPEC §3).
-	// CreateTable makes it (a value given there is ignored). Backends whose
-	// store keeps the schema itself report it empty.
+	// Incarnation identifies this creation of the table (SPEC §3); set by
+	// CreateTable, empty where the store keeps the schema itself.
 	Incarnation string
-	// Generation counts the table's option changes: 1 when created, one
-	// more after each UpdateTable. Backends whose store applies the
-	// options itself report 0.
+	// Generation counts option changes: 1 when created, +1 per
+	// UpdateTable; 0 where the store applies the options itself.
 	Generation int64
 }

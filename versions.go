@@ -5,9 +5,8 @@ import (
 	"time"
 )
 
-// Clock tells the engine's time. Versions written without one, the version
-// window and TTL all read it. [SystemClock] is the default; tests inject a
-// [ManualClock] so that TTL and versions are deterministic.
+// Clock tells the time that versions, the version window and TTL follow
+// ([SystemClock] by default, a [ManualClock] in tests).
 type Clock interface {
 	Now() time.Time
 }
@@ -64,3 +63,10 @@ type TimeRange struct {
 
 // Contains reports whether version v lies in the range.
 func (r TimeRange) Contains(v int64) bool { return v >= r.Start && v < r.End }
+
+// VersionAt returns the version of t: milliseconds since the Unix epoch,
+// the unit of [Column.Version], [PutAt], [DeleteVersion] and [Versions].
+func VersionAt(t time.Time) int64 { return t.UnixMilli() }
+
+// VersionTime returns the time of version v (milliseconds since the Unix epoch).
+func VersionTime(v int64) time.Time { return time.UnixMilli(v) }

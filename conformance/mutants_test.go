@@ -47,6 +47,8 @@ var mutants = map[string]string{
 	"staleUpdateRetryable":  "S3_CrossClient/StaleUpdateTable",
 	"scanSkipsFirst":        "S8_Resume/ScanIterator",
 	"trimWithCachedOptions": "S3_CrossClient/MaxVersionsRaised",
+	"scanClaimedSkips":      "S13_Capabilities/Claimed",
+	"batchReadUndeclared":   "S13_Capabilities/Absent",
 	// Not a backend bug: a harness whose backends share no storage and
 	// that does not implement SharedStore must fail, never skip.
 	"notShared": "S3_CrossClient/RecreatedSameSchema",
@@ -195,6 +197,9 @@ func (b *mutant) ListTables(ctx context.Context) ([]string, error) {
 // Table.Scan reaches it.
 func (b *mutant) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(tablekit.Row) bool) (tablekit.PrimaryKey, error) {
 	s := b.Backend.(tablekit.RangeScanner)
+	if b.m == "scanClaimedSkips" {
+		return nil, tablekit.ErrSkip
+	}
 	if b.m == "scanSkipsFirst" {
 		first := true
 		return s.ScanRange(b.ctx(ctx), req, func(r tablekit.Row) bool {
@@ -206,6 +211,12 @@ func (b *mutant) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, f
 		})
 	}
 	return s.ScanRange(b.ctx(ctx), req, fn)
+}
+
+// Capabilities is what the mutant's methods offer, but for
+// batchReadUndeclared, which hides BatchRead while BatchGetRow works.
+func (b *mutant) Capabilities() tablekit.Capabilities {
+	return tablekit.Capabilities{BatchRead: b.m != "batchReadUndeclared", BatchWrite: true, LendingScan: true}
 }
 
 func (b *mutant) UpdateTable(ctx context.Context, r *tablekit.UpdateTableRequest) (*tablekit.TableMeta, error) {

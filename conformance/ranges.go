@@ -14,6 +14,7 @@ func getRangeCases() []testCase {
 		{"Limit", testGetRangeLimit},
 		{"Bounds", testGetRangeBounds},
 		{"Empty", testGetRangeEmpty},
+		{"KeyPrefixes", testKeyPrefixes},
 	}
 }
 

@@ -79,6 +79,7 @@ func sections() []section {
 		{"S12_Errors", errorCases()},
 		{"S12_BadInput", badInputCases()},
 		{"S12_Context", contextCases()},
+		{"S13_Capabilities", capabilityCases()},
 	}
 }
 

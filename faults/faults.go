@@ -26,9 +26,11 @@
 // when its batches run in parallel. Rules with Times (a budget of hits)
 // are the exception when calls race for the last hits.
 //
-// The wrapper has the optional interfaces (BatchReader, BatchWriter,
-// RangeScanner, As) of the backend it wraps and no others, so the Client
-// takes the same paths with and without it, and faults reach those paths
+// The wrapper is one type with every optional method (BatchReader,
+// BatchWriter, RangeScanner, As); each answers tablekit.ErrSkip (or false)
+// where the wrapped backend lacks it, and the wrapper's capabilities are
+// the wrapped backend's, so the Client takes the same paths with and
+// without it, and faults reach those paths
 // too (OpGetRange covers the page reads of Table.Scan); with faults
 // disabled (or no rule matching) it is transparent, which package
 // conformance checks.
@@ -183,152 +185,14 @@ func (inj *Injector) TotalHits() int {
 }
 
 // Wrap returns b with faults. Closing the wrapper closes b. The wrapper
-// has exactly the optional interfaces of b among BatchReader, BatchWriter,
-// RangeScanner and As (so wrapping b removes no capability and adds
-// none), and their calls meet faults too: BatchGetRow and BatchWriteRow
-// as OpBatchGetRow and OpBatchWriteRow, ScanRange (Table.Scan's page
-// reads) as OpGetRange.
+// is one type with every optional method of a tablekit.Backend; each
+// forwards to b's, or answers tablekit.ErrSkip where b lacks it, so that
+// the Client takes the same paths with and without the wrapper (its
+// capabilities are b's: it adds none and removes none). Their calls meet
+// faults too: BatchGetRow and BatchWriteRow as OpBatchGetRow and
+// OpBatchWriteRow, ScanRange (Table.Scan's page reads) as OpGetRange.
 func (inj *Injector) Wrap(b tablekit.Backend) tablekit.Backend {
-	w := &backend{inj: inj, b: b}
-	var has optional
-	if _, ok := b.(tablekit.BatchReader); ok {
-		has |= hasReader
-	}
-	if _, ok := b.(tablekit.BatchWriter); ok {
-		has |= hasWriter
-	}
-	if _, ok := b.(tablekit.RangeScanner); ok {
-		has |= hasScanner
-	}
-	if _, ok := b.(interface{ As(any) bool }); ok {
-		has |= hasAs
-	}
-	return wrappers[has](w)
-}
-
-// optional is a set of the optional interfaces a Backend may implement.
-type optional uint8
-
-const (
-	hasReader optional = 1 << iota
-	hasWriter
-	hasScanner
-	hasAs
-)
-
-// wrappers[has] makes the wrapper of a backend with the optional
-// interfaces in has: a type embedding the parts that implement exactly
-// those (Go gives a type a method only by declaring or embedding it, so
-// each combination is a type of its own).
-var wrappers = [16]func(w *backend) tablekit.Backend{
-	0: func(w *backend) tablekit.Backend { return w },
-	hasReader: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			reader
-		}{w, reader{w}}
-	},
-	hasWriter: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			writer
-		}{w, writer{w}}
-	},
-	hasReader | hasWriter: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			reader
-			writer
-		}{w, reader{w}, writer{w}}
-	},
-	hasScanner: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			scanner
-		}{w, scanner{w}}
-	},
-	hasReader | hasScanner: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			reader
-			scanner
-		}{w, reader{w}, scanner{w}}
-	},
-	hasWriter | hasScanner: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			writer
-			scanner
-		}{w, writer{w}, scanner{w}}
-	},
-	hasReader | hasWriter | hasScanner: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			reader
-			writer
-			scanner
-		}{w, reader{w}, writer{w}, scanner{w}}
-	},
-	hasAs: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			aser
-		}{w, aser{w}}
-	},
-	hasReader | hasAs: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			reader
-			aser
-		}{w, reader{w}, aser{w}}
-	},
-	hasWriter | hasAs: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			writer
-			aser
-		}{w, writer{w}, aser{w}}
-	},
-	hasReader | hasWriter | hasAs: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			reader
-			writer
-			aser
-		}{w, reader{w}, writer{w}, aser{w}}
-	},
-	hasScanner | hasAs: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			scanner
-			aser
-		}{w, scanner{w}, aser{w}}
-	},
-	hasReader | hasScanner | hasAs: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			reader
-			scanner
-			aser
-		}{w, reader{w}, scanner{w}, aser{w}}
-	},
-	hasWriter | hasScanner | hasAs: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			writer
-			scanner
-			aser
-		}{w, writer{w}, scanner{w}, aser{w}}
-	},
-	hasReader | hasWriter | hasScanner | hasAs: func(w *backend) tablekit.Backend {
-		return struct {
-			*backend
-			reader
-			writer
-			scanner
-			aser
-		}{w, reader{w}, writer{w}, scanner{w}, aser{w}}
-	},
+	return &backend{inj: inj, b: b}
 }
 
 // hit reports whether rule i hits the call or row (op, table, key), and
@@ -448,7 +312,8 @@ func (f fault) before(ctx context.Context) error {
 	return f.err
 }
 
-// backend is the wrapper's Backend part.
+// backend is the wrapper: one type whatever the wrapped backend
+// implements.
 type backend struct {
 	inj *Injector
 	b   tablekit.Backend
@@ -619,12 +484,14 @@ func batch[Req, Res any](ctx context.Context, w *backend, op Op, reqs []Req,
 	return out, nil
 }
 
-type reader struct{ w *backend }
-
-// BatchGetRow is the wrapped backend's, with faults.
-func (r reader) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
-	br := r.w.b.(tablekit.BatchReader)
-	return batch(ctx, r.w, OpBatchGetRow, reqs,
+// BatchGetRow is the wrapped backend's, with faults; tablekit.ErrSkip
+// when it has none.
+func (w *backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
+	br, ok := w.b.(tablekit.BatchReader)
+	if !ok {
+		return nil, tablekit.ErrSkip
+	}
+	return batch(ctx, w, OpBatchGetRow, reqs,
 		func(q *tablekit.GetRowRequest) (*tablekit.TableMeta, tablekit.PrimaryKey) { return q.Meta, q.Key },
 		func(sub []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
 			return br.BatchGetRow(ctx, sub)
@@ -633,12 +500,14 @@ func (r reader) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest)
 		func(res tablekit.GetRowResponse) bool { return res.Err != nil })
 }
 
-type writer struct{ w *backend }
-
-// BatchWriteRow is the wrapped backend's, with faults.
-func (wr writer) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
-	bw := wr.w.b.(tablekit.BatchWriter)
-	return batch(ctx, wr.w, OpBatchWriteRow, reqs,
+// BatchWriteRow is the wrapped backend's, with faults; tablekit.ErrSkip
+// when it has none.
+func (w *backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
+	bw, ok := w.b.(tablekit.BatchWriter)
+	if !ok {
+		return nil, tablekit.ErrSkip
+	}
+	return batch(ctx, w, OpBatchWriteRow, reqs,
 		func(q *tablekit.WriteRequest) (*tablekit.TableMeta, tablekit.PrimaryKey) { return q.Meta, q.Key },
 		func(sub []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
 			return bw.BatchWriteRow(ctx, sub)
@@ -647,15 +516,17 @@ func (wr writer) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 		func(res tablekit.WriteResponse) bool { return res.Err != nil })
 }
 
-type scanner struct{ w *backend }
-
 // ScanRange is the wrapped backend's, with the faults of OpGetRange: the
 // same page read as GetRange, decided as GetRange's would be (by the table
 // and the page's start key). A lost answer reads the page and hands fn
-// none of its rows.
-func (s scanner) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(tablekit.Row) bool) (tablekit.PrimaryKey, error) {
-	rs := s.w.b.(tablekit.RangeScanner)
-	f := s.w.inj.decide(OpGetRange, req.Meta.Name, req.Start.String(), false)
+// none of its rows. It answers tablekit.ErrSkip when the wrapped backend
+// lends no rows.
+func (w *backend) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(tablekit.Row) bool) (tablekit.PrimaryKey, error) {
+	rs, ok := w.b.(tablekit.RangeScanner)
+	if !ok {
+		return nil, tablekit.ErrSkip
+	}
+	f := w.inj.decide(OpGetRange, req.Meta.Name, req.Start.String(), false)
 	if err := f.before(ctx); err != nil {
 		return nil, err
 	}
@@ -665,10 +536,11 @@ func (s scanner) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, f
 	if _, err := rs.ScanRange(ctx, req, func(tablekit.Row) bool { return true }); err != nil {
 		return nil, err
 	}
-	return nil, s.w.inj.lostErr(OpGetRange)
+	return nil, w.inj.lostErr(OpGetRange)
 }
 
-type aser struct{ w *backend }
-
 // As is the wrapped backend's.
-func (a aser) As(target any) bool { return a.w.b.(interface{ As(any) bool }).As(target) }
+func (w *backend) As(target any) bool {
+	a, ok := w.b.(tablekit.NativeAccessor)
+	return ok && a.As(target)
+}

@@ -34,7 +34,7 @@ func (h harness) NewBackend(_ context.Context, t testing.TB, _ tablekit.Clock) (
 // ShareBackend gives another client the same engine behind a Close that
 // leaves it open, wrapped again.
 func (h harness) ShareBackend(_ context.Context, _ testing.TB, _ tablekit.Clock, b tablekit.Backend) (tablekit.Backend, error) {
-	u, ok := b.(interface{ Unwrap() tablekit.Backend })
+	u, ok := b.(tablekit.Wrapper)
 	if !ok {
 		return nil, fmt.Errorf("ShareBackend: %T is not a faults wrapper", b)
 	}
@@ -202,12 +202,12 @@ func shape(b tablekit.Backend) string {
 	_, r := b.(tablekit.BatchReader)
 	_, w := b.(tablekit.BatchWriter)
 	_, s := b.(tablekit.RangeScanner)
-	_, a := b.(interface{ As(any) bool })
+	_, a := b.(tablekit.NativeAccessor)
 	return fmt.Sprintf("reader=%v writer=%v scanner=%v as=%v", r, w, s, a)
 }
 
-// The wrapper has exactly the optional interfaces of what it wraps, and
-// the Client uses them through it: it reaches the wrapped backend's As,
+// The wrapper has exactly the capabilities of what it wraps (one wrapper
+// type, whatever it wraps), and the Client uses them through it: it reaches the wrapped backend's As,
 // and Table.Scan its ScanRange.
 func TestWrapKeepsOptionalInterfaces(t *testing.T) {
 	ctx := context.Background()
@@ -223,10 +223,11 @@ func TestWrapKeepsOptionalInterfaces(t *testing.T) {
 			t.Fatalf("combos()[%d] is %s, want %s", i, got, want)
 		}
 		w := inj.Wrap(b)
-		if got := shape(w); got != want {
-			t.Errorf("%s wrapped: %s", want, got)
+		wantCaps := tablekit.Capabilities{BatchRead: i&1 != 0, BatchWrite: i&2 != 0, LendingScan: i&4 != 0}
+		if got := tablekit.CapabilitiesOf(w); got != wantCaps {
+			t.Errorf("%s wrapped: capabilities %+v, want %+v", want, got, wantCaps)
 		}
-		if u := w.(interface{ Unwrap() tablekit.Backend }).Unwrap(); u != b {
+		if u := w.(tablekit.Wrapper).Unwrap(); u != b {
 			t.Errorf("%s: Unwrap = %T", want, u)
 		}
 		db := tablekit.NewClient(w)

@@ -392,6 +392,10 @@ func (e *Engine) load() error {
 // Dir returns the directory the engine was opened on.
 func (e *Engine) Dir() string { return e.dir }
 
+// SystemName is the store's OpenTelemetry db.system.name, "tablekit.file"
+// (tablekit.SystemNamer).
+func (e *Engine) SystemName() string { return "tablekit.file" }
+
 // Close flushes the memtable, closes the store and releases the
 // directory's lock. It waits for calls in flight; later calls fail with
 // tablekit.ErrUnavailable. Closing twice is a no-op.

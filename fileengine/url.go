@@ -16,13 +16,10 @@ import (
 // ([Options.CacheSize]).
 const Scheme = "file"
 
-func init() { tablekit.RegisterScheme(Scheme, tablekit.URLOpenerFunc(openURL)) }
+func init() { driver.RegisterScheme(Scheme, driver.URLOpenerFunc(openURL)) }
 
 func openURL(_ context.Context, u *url.URL) (tablekit.Backend, error) {
-	if err := driver.CheckURL(u, "the file engine takes none"); err != nil {
-		return nil, err
-	}
-	p := tablekit.NewURLParams(u)
+	p := driver.NewURLParams(u)
 	opts := &Options{
 		NoSync:    p.Bool("nosync", false),
 		MustExist: p.Bool("mustexist", false),

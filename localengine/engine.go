@@ -118,6 +118,10 @@ var (
 // New returns an empty engine.
 func New() *Engine { return &Engine{tables: map[string]*table{}} }
 
+// SystemName is the store's OpenTelemetry db.system.name, "tablekit.local"
+// (tablekit.SystemNamer).
+func (e *Engine) SystemName() string { return "tablekit.local" }
+
 // Close drops every table. Later calls fail with ErrUnavailable.
 func (e *Engine) Close() error {
 	e.mu.Lock()

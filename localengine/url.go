@@ -17,7 +17,7 @@ import (
 // client opened on it releases that client only.
 const Scheme = "mem"
 
-func init() { tablekit.RegisterScheme(Scheme, tablekit.URLOpenerFunc(openURL)) }
+func init() { driver.RegisterScheme(Scheme, driver.URLOpenerFunc(openURL)) }
 
 var named struct {
 	sync.Mutex
@@ -25,10 +25,7 @@ var named struct {
 }
 
 func openURL(_ context.Context, u *url.URL) (tablekit.Backend, error) {
-	if err := driver.CheckURL(u, "the local engine takes none"); err != nil {
-		return nil, err
-	}
-	if err := tablekit.NewURLParams(u).Done(); err != nil {
+	if err := driver.NewURLParams(u).Done(); err != nil {
 		return nil, err
 	}
 	if u.Port() != "" || (u.Path != "" && u.Path != "/") {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/observe"
 	"github.com/tablekit/tablekit/tkotel"
 )
 
@@ -60,7 +61,7 @@ func BenchmarkPutRow(b *testing.B) {
 // reflectGlobalSet reports whether a program set the global tracer
 // provider: then tkotel.New() starts observations.
 func reflectGlobalSet() bool {
-	_, ob := tkotel.New().StartOperation(context.Background(), tablekit.Operation{Name: "PutRow"})
+	_, ob := tkotel.New().StartOperation(context.Background(), observe.Operation{Name: "PutRow"})
 	_ = otel.GetTracerProvider()
 	return ob != nil
 }

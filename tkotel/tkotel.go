@@ -54,6 +54,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/tablekit/tablekit/observe"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -62,8 +63,6 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
-
-	"github.com/tablekit/tablekit"
 )
 
 // ScopeName is the instrumentation scope of the tracer and meter.
@@ -89,7 +88,7 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(c *config) { c.mp = mp }
 }
 
-// Observer implements tablekit.Observer with OpenTelemetry. Build it with
+// Observer implements observe.Observer with OpenTelemetry. Build it with
 // New and install it with tablekit.WithObserver; one Observer may serve
 // many Clients.
 type Observer struct {
@@ -104,7 +103,7 @@ type Observer struct {
 	retries      metric.Int64Counter
 }
 
-var _ tablekit.Observer = (*Observer)(nil)
+var _ observe.Observer = (*Observer)(nil)
 
 // defaultTracer and defaultMeter are the types of the global providers
 // while the program has not set them (OpenTelemetry-internal types that
@@ -174,9 +173,9 @@ func (o *Observer) tracing() bool {
 	return o.tracer != nil && !(o.globalTracer && defaultTracer != nil && reflect.TypeOf(otel.GetTracerProvider()) == defaultTracer)
 }
 
-// StartOperation implements tablekit.Observer. With neither tracing nor
+// StartOperation implements observe.Observer. With neither tracing nor
 // metrics enabled it returns ctx and nil.
-func (o *Observer) StartOperation(ctx context.Context, op tablekit.Operation) (context.Context, tablekit.Observation) {
+func (o *Observer) StartOperation(ctx context.Context, op observe.Operation) (context.Context, observe.Observation) {
 	// Inline, and first: the cost of an operation while the program has
 	// set no provider.
 	if o.global && reflect.TypeOf(otel.GetTracerProvider()) == defaultTracer && reflect.TypeOf(otel.GetMeterProvider()) == defaultMeter {
@@ -186,7 +185,7 @@ func (o *Observer) StartOperation(ctx context.Context, op tablekit.Operation) (c
 }
 
 // start is StartOperation once a provider may record.
-func (o *Observer) start(ctx context.Context, op tablekit.Operation) (context.Context, tablekit.Observation) {
+func (o *Observer) start(ctx context.Context, op observe.Operation) (context.Context, observe.Observation) {
 	tracing := o.tracing()
 	metrics := o.duration.Enabled(ctx)
 	if !tracing && !metrics {
@@ -214,14 +213,14 @@ func (o *Observer) start(ctx context.Context, op tablekit.Operation) (context.Co
 // observation is one operation being observed.
 type observation struct {
 	o       *Observer
-	op      tablekit.Operation
+	op      observe.Operation
 	span    trace.Span // nil when not tracing
 	metrics bool
 	start   time.Time
 }
 
-// Retry implements tablekit.Observation: a span event.
-func (ob *observation) Retry(_ context.Context, r tablekit.Retry) {
+// Retry implements observe.Observation: a span event.
+func (ob *observation) Retry(_ context.Context, r observe.Retry) {
 	if ob.span == nil {
 		return
 	}
@@ -253,9 +252,9 @@ func isTableOp(name string) bool {
 	return false
 }
 
-// End implements tablekit.Observation: it ends the span and records the
+// End implements observe.Observation: it ends the span and records the
 // metrics.
-func (ob *observation) End(ctx context.Context, out tablekit.Outcome) {
+func (ob *observation) End(ctx context.Context, out observe.Outcome) {
 	read := isRead(ob.op.Name)
 	if ob.metrics {
 		attrs := make([]attribute.KeyValue, 0, 4)

@@ -21,6 +21,7 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/observe"
 	"github.com/tablekit/tablekit/tkotel"
 )
 
@@ -84,7 +85,7 @@ func wantAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]any) {
 	}
 }
 
-func newTable(t *testing.T, b tablekit.Backend, obs tablekit.Observer) *tablekit.Client {
+func newTable(t *testing.T, b tablekit.Backend, obs observe.Observer) *tablekit.Client {
 	t.Helper()
 	db := tablekit.NewClient(b, tablekit.WithObserver(obs))
 	t.Cleanup(func() { db.Close() })
@@ -309,7 +310,7 @@ func TestGlobalProviders(t *testing.T) {
 	}
 	ctx := context.Background()
 	obs := tkotel.New()
-	op := tablekit.Operation{System: "tablekit.local", Name: "PutRow", Table: "events"}
+	op := observe.Operation{System: "tablekit.local", Name: "PutRow", Table: "events"}
 	if c, ob := obs.StartOperation(ctx, op); ob != nil || c != ctx {
 		t.Fatalf("unset global providers: observation %v", ob)
 	}
@@ -320,7 +321,7 @@ func TestGlobalProviders(t *testing.T) {
 	if ob == nil {
 		t.Fatal("set global providers: no observation")
 	}
-	ob.End(c, tablekit.Outcome{Rows: 1})
+	ob.End(c, observe.Outcome{Rows: 1})
 	wantAttrs(t, tel.span(t, "PutRow events"), map[string]any{"db.operation.name": "PutRow", "tablekit.rows": int64(1)})
 }
 

@@ -246,6 +246,10 @@ func (b *Backend) As(target any) bool {
 	return false
 }
 
+// SystemName is the store's OpenTelemetry db.system.name, "tablekit.tablestore"
+// (tablekit.SystemNamer).
+func (b *Backend) SystemName() string { return "tablekit.tablestore" }
+
 // Close releases idle connections of the adapter's own transport. It
 // leaves nothing running; calls still in flight finish on their own, and
 // a call made after Close still works (it opens a new connection); the

@@ -9,7 +9,7 @@ import (
 )
 
 // Scheme is the URL scheme this package registers with
-// tablekit.RegisterScheme when it is imported:
+// driver.RegisterScheme when it is imported:
 //
 //	tablestore://INSTANCE?endpoint=https://INSTANCE.cn-hangzhou.ots.aliyuncs.com
 //	tablestore://INSTANCE?region=cn-hangzhou   (the same endpoint)
@@ -25,13 +25,10 @@ import (
 // opener returns contains a credential.
 const Scheme = "tablestore"
 
-func init() { tablekit.RegisterScheme(Scheme, tablekit.URLOpenerFunc(openURL)) }
+func init() { driver.RegisterScheme(Scheme, driver.URLOpenerFunc(openURL)) }
 
 func openURL(ctx context.Context, u *url.URL) (tablekit.Backend, error) {
-	if err := driver.CheckURL(u, "set "+EnvAccessKeyID+" and "+EnvAccessKeySecret); err != nil {
-		return nil, err
-	}
-	p := tablekit.NewURLParams(u)
+	p := driver.NewURLParams(u)
 	endpoint := p.String("endpoint", "")
 	region := p.String("region", "")
 	if err := p.Done(); err != nil {

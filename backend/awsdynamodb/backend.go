@@ -289,6 +289,10 @@ func (b *Backend) TableLayout(ctx context.Context, table string) (shards int, na
 	return ti.shards, ti.nativeTTL, nil
 }
 
+// SystemName is the store's OpenTelemetry db.system.name, "aws.dynamodb"
+// (tablekit.SystemNamer).
+func (b *Backend) SystemName() string { return "aws.dynamodb" }
+
 // Close releases the backend: it closes the idle connections of the HTTP
 // transport Open built. A client passed to New, or an HTTP client in the
 // aws.Config given to Open, is the caller's and stays usable. Calls made

@@ -9,7 +9,7 @@ import (
 )
 
 // Scheme is the URL scheme this package registers with
-// tablekit.RegisterScheme when it is imported:
+// driver.RegisterScheme when it is imported:
 //
 //	dynamodb://?region=eu-west-1
 //	dynamodb://?region=us-east-1&endpoint=http://127.0.0.1:8000&shards=4
@@ -25,13 +25,10 @@ import (
 // that looks like a credential are ErrInvalidArgument errors.
 const Scheme = "dynamodb"
 
-func init() { tablekit.RegisterScheme(Scheme, tablekit.URLOpenerFunc(openURL)) }
+func init() { driver.RegisterScheme(Scheme, driver.URLOpenerFunc(openURL)) }
 
 func openURL(ctx context.Context, u *url.URL) (tablekit.Backend, error) {
-	if err := driver.CheckURL(u, "the adapter uses the default AWS credential chain"); err != nil {
-		return nil, err
-	}
-	p := tablekit.NewURLParams(u)
+	p := driver.NewURLParams(u)
 	opts := &Options{
 		Region:      p.String("region", ""),
 		Endpoint:    p.String("endpoint", ""),

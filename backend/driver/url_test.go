@@ -10,30 +10,36 @@ import (
 	"github.com/tablekit/tablekit/backend/driver"
 )
 
-func TestCheckURL(t *testing.T) {
-	for name, want := range map[string]bool{
-		"access_key_secret": true, "AccessKeyID": true, "security-token": true, "password": true,
-		"X-Amz-Signature": true, "auth": true, "region": false, "endpoint": false, "shards": false, "app_profile": false,
-	} {
-		if got := driver.SecretName(name); got != want {
-			t.Errorf("SecretName(%q) = %v, want %v", name, got, want)
-		}
-	}
-	for _, raw := range []string{"s://u:hunter2@h/p", "s://h/p?password=hunter2", "s://h/p#hunter2", "s:hunter2", "s://h/p?a=%zzhunter2"} {
-		u, err := url.Parse(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = driver.CheckURL(u, "use the environment")
-		if !errors.Is(err, tablekit.ErrInvalidArgument) || strings.Contains(err.Error(), "hunter2") {
-			t.Errorf("CheckURL(%s) = %v, want ErrInvalidArgument without the secret", raw, err)
-		}
-	}
+func TestShowURL(t *testing.T) {
 	u, _ := url.Parse("s://h/p?region=r")
-	if err := driver.CheckURL(u, ""); err != nil {
-		t.Errorf("CheckURL(%s) = %v", u, err)
-	}
 	if got := driver.ShowURL(u); got != "s://h/p" {
 		t.Errorf("ShowURL = %q", got)
+	}
+}
+
+func TestURLParams(t *testing.T) {
+	u, _ := url.Parse("s://h?a=x&n=7&b=true")
+	p := driver.NewURLParams(u)
+	if p.String("a", "") != "x" || p.Int("n", 0, 1, 10) != 7 || !p.Bool("b", false) || p.String("absent", "d") != "d" {
+		t.Fatal("URLParams read wrong values")
+	}
+	if err := p.Done(); err != nil {
+		t.Fatalf("Done = %v", err)
+	}
+	for raw, mention := range map[string]string{
+		"s://h?zz=1&yy=2": "unknown parameter(s) yy, zz",
+		"s://h?a=1&a=2":   `"a" given 2 times`,
+		"s://h?n=11":      "[1, 10]",
+		"s://h?b=maybe":   "true or false",
+	} {
+		u, _ := url.Parse(raw)
+		p := driver.NewURLParams(u)
+		p.String("a", "")
+		p.Int("n", 0, 1, 10)
+		p.Bool("b", false)
+		err := p.Done()
+		if !errors.Is(err, tablekit.ErrInvalidArgument) || !strings.Contains(err.Error(), mention) {
+			t.Errorf("%s: Done = %v, want ErrInvalidArgument mentioning %q", raw, err, mention)
+		}
 	}
 }

@@ -311,6 +311,10 @@ func (b *Backend) Table(ctx context.Context, name string) (*bigtable.Table, erro
 	return b.table(m.Name, m.Incarnation), nil
 }
 
+// SystemName is the store's OpenTelemetry db.system.name, "tablekit.bigtable"
+// (tablekit.SystemNamer).
+func (b *Backend) SystemName() string { return "tablekit.bigtable" }
+
 // Close closes the clients if Open created them. The Client calls it once
 // and makes no call after it; a call made anyway fails (with
 // ErrUnavailable when the clients are closed) and never panics.

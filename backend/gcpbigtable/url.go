@@ -11,7 +11,7 @@ import (
 )
 
 // Scheme is the URL scheme this package registers with
-// tablekit.RegisterScheme when it is imported:
+// driver.RegisterScheme when it is imported:
 //
 //	bigtable://PROJECT/INSTANCE?app_profile=P&gc=versions
 //	bigtable:///INSTANCE?project=example.com:PROJECT
@@ -27,16 +27,13 @@ import (
 // else, user information, and a port are ErrInvalidArgument errors.
 const Scheme = "bigtable"
 
-func init() { tablekit.RegisterScheme(Scheme, tablekit.URLOpenerFunc(openURL)) }
+func init() { driver.RegisterScheme(Scheme, driver.URLOpenerFunc(openURL)) }
 
 // gcModes are the values of the gc parameter.
 var gcModes = map[string]GCMode{"full": GCFull, "versions": GCVersionsOnly, "off": GCOff}
 
 func openURL(ctx context.Context, u *url.URL) (tablekit.Backend, error) {
-	if err := driver.CheckURL(u, "the adapter uses application-default credentials"); err != nil {
-		return nil, err
-	}
-	p := tablekit.NewURLParams(u)
+	p := driver.NewURLParams(u)
 	opts := &Options{
 		AppProfile:  p.String("app_profile", ""),
 		MetaTable:   p.String("meta_table", ""),
