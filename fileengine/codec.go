@@ -10,7 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/valuecodec"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -18,7 +18,7 @@ import (
 //
 //	'f'                                   the format record (formatValue)
 //	'm' name                              a table's metadata (JSON, metaRecord)
-//	'r' len(id) id keycodec(primary key)  a row of the table whose rows id is id
+//	'r' len(id) id codec.EncodeKey(key)   a row of the table whose rows id is id
 //
 // A table's rows id is its Incarnation; a table created without one (by a
 // caller other than the Client, which gives every table one) gets "-" and
@@ -131,7 +131,7 @@ func appendRow(dst []byte, r *rowmodel.Row) []byte {
 		c := &r.Cells[i]
 		dst = binary.AppendUvarint(dst, uint64(len(c.Name)))
 		dst = append(dst, c.Name...)
-		dst = valuecodec.Append(dst, c.Value)
+		dst = codec.AppendValue(dst, c.Value)
 		dst = binary.AppendVarint(dst, c.Version)
 	}
 	return dst

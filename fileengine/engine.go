@@ -143,8 +143,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
-	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -218,7 +218,7 @@ type table struct {
 // rows id is rows.
 func newTable(m tablekit.TableMeta, rows string) *table {
 	p := rowsPrefix(rows)
-	return &table{meta: m, rows: rows, prefix: p, top: keycodec.PrefixSuccessor(p)}
+	return &table{meta: m, rows: rows, prefix: p, top: codec.PrefixSuccessor(p)}
 }
 
 var (
@@ -669,7 +669,7 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 	defer e.end()
 	var buf [256]byte
 	opts := t.meta.Options
-	k := keycodec.Append(append(buf[:0], t.prefix...), req.Key)
+	k := codec.AppendKey(append(buf[:0], t.prefix...), req.Key)
 	val, closer, err := e.db.Get(k)
 	t.mu.RUnlock()
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -715,7 +715,7 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	defer t.mu.RUnlock()
 	b := e.db.NewBatch()
 	defer b.Close()
-	k := keycodec.Append(append(make([]byte, 0, len(t.prefix)+keycodec.Size(w.Key)), t.prefix...), w.Key)
+	k := codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(w.Key)), t.prefix...), w.Key)
 	mu := &e.locks[e.stripe(k)]
 	mu.Lock()
 	defer mu.Unlock()
@@ -831,7 +831,7 @@ func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 			out[i].Err = err
 			continue
 		}
-		keys[i] = keycodec.Append(append(make([]byte, 0, len(t.prefix)+keycodec.Size(w.Key)), t.prefix...), w.Key)
+		keys[i] = codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(w.Key)), t.prefix...), w.Key)
 		held = append(held, e.stripe(keys[i]))
 	}
 	slices.Sort(held)

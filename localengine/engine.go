@@ -77,8 +77,8 @@ import (
 	"github.com/tidwall/btree"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
-	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -248,7 +248,7 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 		return nil, err
 	}
 	var buf [256]byte
-	k := keycodec.Append(buf[:0], req.Key)
+	k := codec.AppendKey(buf[:0], req.Key)
 	t.mu.RLock()
 	cur, err := t.current(req.Meta)
 	if err != nil {
@@ -383,12 +383,12 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 		dst     = &scratch
 	)
 	if w.Kind != tablekit.WriteDelete {
-		stored = keycodec.EncodeString(w.Key)
+		stored = codec.EncodeKeyString(w.Key)
 		k = stored
 		ent = &entry{key: slices.Clone(w.Key)}
 		dst = &ent.row
 	} else {
-		k = bytesView(keycodec.Append(buf[:0], w.Key)) // the map keeps no key it only looks up
+		k = bytesView(codec.AppendKey(buf[:0], w.Key)) // the map keeps no key it only looks up
 	}
 	// Only an update and a condition read the stored row; an unconditional
 	// put or delete is decided without it, and saves a walk down the map.

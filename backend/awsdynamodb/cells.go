@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/valuecodec"
+	"github.com/tablekit/tablekit/backend/codec"
 )
 
 // The cells of a row live in at most two attributes (see the package doc):
@@ -225,7 +225,7 @@ func decodeBinary(dst []tablekit.Column, b []byte) ([]tablekit.Column, error) {
 // length then bytes).
 func appendCell(dst []byte, c tablekit.Column) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(c.Version))
-	return valuecodec.Append(dst, c.Value)
+	return codec.AppendValue(dst, c.Value)
 }
 
 // decodeCell decodes the binary cell at the start of b (its Name unset)

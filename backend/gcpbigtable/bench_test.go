@@ -109,7 +109,7 @@ func benchNames() []string {
 
 func benchKey(s string) tablekit.PrimaryKey { return tablekit.Key("k", tablekit.String(s)) }
 
-// benchRowKey is the row key keycodec gives benchKey(s) (s has no 0x00).
+// benchRowKey is the row key codec.EncodeKey gives benchKey(s) (s has no 0x00).
 func benchRowKey(s string) string { return s + "\x00\x01" }
 
 // benchKeys returns n tablekit keys made with tkFormat and n raw row keys

@@ -17,7 +17,7 @@
 //
 // InfMin and InfMax appear only in range bounds; [Bound] maps them to the
 // byte bounds that hold exactly the keys SPEC orders between them.
-package keycodec
+package codec
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ var ErrCorrupt = errors.New("keycodec: malformed key")
 
 // Append appends the encoding of k (which must be valid for schema and
 // contain no InfMin/InfMax) to dst.
-func Append(dst []byte, k tablekit.PrimaryKey) []byte {
+func AppendKey(dst []byte, k tablekit.PrimaryKey) []byte {
 	for _, p := range k {
 		dst = appendValue(dst, p.Value)
 	}
@@ -44,18 +44,18 @@ func Append(dst []byte, k tablekit.PrimaryKey) []byte {
 }
 
 // Encode returns the encoding of k.
-func Encode(k tablekit.PrimaryKey) []byte { return Append(make([]byte, 0, Size(k)), k) }
+func EncodeKey(k tablekit.PrimaryKey) []byte { return AppendKey(make([]byte, 0, KeySize(k)), k) }
 
 // EncodeString returns the encoding of k as a string, in one allocation of
 // exactly its size (string(Encode(k)) takes two).
-func EncodeString(k tablekit.PrimaryKey) string {
-	b := Encode(k)
+func EncodeKeyString(k tablekit.PrimaryKey) string {
+	b := EncodeKey(k)
 	// b is new and never written again: the string may own it.
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // Size returns the length of k's encoding.
-func Size(k tablekit.PrimaryKey) int {
+func KeySize(k tablekit.PrimaryKey) int {
 	n := 0
 	for _, p := range k {
 		switch p.Value.Type() {
@@ -127,8 +127,8 @@ func appendPadded(dst []byte, u uint64) []byte {
 
 // Decode decodes b as a key of schema. Its String and Binary values share
 // one new buffer.
-func Decode(schema tablekit.KeySchema, b []byte) (tablekit.PrimaryKey, error) {
-	k, _, err := AppendDecode(make(tablekit.PrimaryKey, 0, len(schema)), make([]byte, 0, len(b)), schema, b)
+func DecodeKey(schema tablekit.KeySchema, b []byte) (tablekit.PrimaryKey, error) {
+	k, _, err := AppendDecodeKey(make(tablekit.PrimaryKey, 0, len(schema)), make([]byte, 0, len(b)), schema, b)
 	return k, err
 }
 
@@ -139,7 +139,7 @@ func Decode(schema tablekit.KeySchema, b []byte) (tablekit.PrimaryKey, error) {
 // never change the bytes the returned buf holds (it may append after
 // them). With fewer than len(b) bytes free in buf, an append may move it to
 // a new allocation (the earlier values keep viewing the old one).
-func AppendDecode(dst tablekit.PrimaryKey, buf []byte, schema tablekit.KeySchema, b []byte) (tablekit.PrimaryKey, []byte, error) {
+func AppendDecodeKey(dst tablekit.PrimaryKey, buf []byte, schema tablekit.KeySchema, b []byte) (tablekit.PrimaryKey, []byte, error) {
 	for _, kc := range schema {
 		var (
 			v   tablekit.Value
@@ -219,13 +219,13 @@ func decodeValue(t tablekit.Type, b, buf []byte) (tablekit.Value, []byte, []byte
 func Bound(k tablekit.PrimaryKey) (b []byte, exact bool) {
 	for i, p := range k {
 		if p.Value.IsInfMin() {
-			return Append([]byte{}, k[:i]), false
+			return AppendKey([]byte{}, k[:i]), false
 		}
 		if p.Value.IsInfMax() {
-			return PrefixSuccessor(Append(nil, k[:i])), false
+			return PrefixSuccessor(AppendKey(nil, k[:i])), false
 		}
 	}
-	return Encode(k), true
+	return EncodeKey(k), true
 }
 
 // AppendBound is [Bound] appending b to dst (so that a caller can keep it on
@@ -234,11 +234,11 @@ func Bound(k tablekit.PrimaryKey) (b []byte, exact bool) {
 func AppendBound(dst []byte, k tablekit.PrimaryKey) (out []byte, exact, top bool) {
 	for i, p := range k {
 		if p.Value.IsInfMin() {
-			return Append(dst, k[:i]), false, false
+			return AppendKey(dst, k[:i]), false, false
 		}
 		if p.Value.IsInfMax() {
 			n := len(dst)
-			out = Append(dst, k[:i])
+			out = AppendKey(dst, k[:i])
 			for j := len(out) - 1; j >= n; j-- { // PrefixSuccessor in place
 				if out[j] != 0xFF {
 					out[j]++
@@ -248,7 +248,7 @@ func AppendBound(dst []byte, k tablekit.PrimaryKey) (out []byte, exact, top bool
 			return dst, false, true
 		}
 	}
-	return Append(dst, k), true, false
+	return AppendKey(dst, k), true, false
 }
 
 // PrefixSuccessor returns the smallest byte string above every string with

@@ -1,4 +1,4 @@
-package keycodec
+package codec
 
 import (
 	"bytes"
@@ -28,16 +28,16 @@ func sign(x int) int {
 
 func checkPair(t *testing.T, a, b tablekit.PrimaryKey) {
 	t.Helper()
-	ea, eb := Encode(a), Encode(b)
+	ea, eb := EncodeKey(a), EncodeKey(b)
 	if got, want := sign(bytes.Compare(ea, eb)), sign(tablekit.CompareKeys(a, b)); got != want {
 		t.Fatalf("order of %v (%x) and %v (%x): bytes say %d, SPEC says %d", a, ea, b, eb, got, want)
 	}
 	for _, k := range []tablekit.PrimaryKey{a, b} {
-		e := Encode(k)
-		if len(e) != Size(k) {
-			t.Fatalf("Size(%v) = %d, encoding has %d bytes", k, Size(k), len(e))
+		e := EncodeKey(k)
+		if len(e) != KeySize(k) {
+			t.Fatalf("Size(%v) = %d, encoding has %d bytes", k, KeySize(k), len(e))
 		}
-		d, err := Decode(schema3, e)
+		d, err := DecodeKey(schema3, e)
 		if err != nil {
 			t.Fatalf("Decode(%x): %v", e, err)
 		}
@@ -65,10 +65,10 @@ func TestEdgeOrder(t *testing.T) {
 		}
 	}
 	// Readable forms.
-	if got := string(Encode(tablekit.Key("i", tablekit.Integer(42)))); got != "=0000000000000000042" {
+	if got := string(EncodeKey(tablekit.Key("i", tablekit.Integer(42)))); got != "=0000000000000000042" {
 		t.Errorf("Integer 42 encodes as %q", got)
 	}
-	if got := Encode(tablekit.Key("s", tablekit.String("user#7"))); string(got) != "user#7\x00\x01" {
+	if got := EncodeKey(tablekit.Key("s", tablekit.String("user#7"))); string(got) != "user#7\x00\x01" {
 		t.Errorf("String encodes as %q", got)
 	}
 }
@@ -91,7 +91,7 @@ func TestBounds(t *testing.T) {
 				}
 				checkAppendBound(t, bound, b, exact)
 				spec := tablekit.CompareKeys(other, bound) // never 0: other is finite
-				e := Encode(other)
+				e := EncodeKey(other)
 				var byteSays int
 				if b == nil {
 					byteSays = -1
@@ -131,17 +131,17 @@ func TestAppendBoundExactAndTop(t *testing.T) {
 		t.Fatalf("Bound(%v) = %x, want nil", top, b)
 	}
 	checkAppendBound(t, top, b, exact)
-	if s := EncodeString(k); s != string(Encode(k)) {
+	if s := EncodeKeyString(k); s != string(EncodeKey(k)) {
 		t.Fatalf("EncodeString = %q", s)
 	}
 }
 
 // Encoding into a buffer with room allocates nothing: the engines encode
 // lookup keys on the stack.
-func TestAppendAllocs(t *testing.T) {
+func TestAppendKeyAllocs(t *testing.T) {
 	k := key3("user0001", math.MinInt64+7, []byte{0, 1})
 	var buf [64]byte
-	if n := testing.AllocsPerRun(100, func() { _ = Append(buf[:0], k) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = AppendKey(buf[:0], k) }); n != 0 {
 		t.Fatalf("Append allocates %v times", n)
 	}
 	if n := testing.AllocsPerRun(100, func() { _, _, _ = AppendBound(buf[:0], k) }); n != 0 {
@@ -173,14 +173,14 @@ func FuzzOrder(f *testing.F) {
 
 // FuzzDecode checks that Decode never panics and that what decodes re-encodes to the same bytes.
 func FuzzDecode(f *testing.F) {
-	f.Add(Encode(key3("x", 5, []byte{0, 1})))
+	f.Add(EncodeKey(key3("x", 5, []byte{0, 1})))
 	f.Add(binary.BigEndian.AppendUint64(nil, 7))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		k, err := Decode(schema3, b)
+		k, err := DecodeKey(schema3, b)
 		if err != nil {
 			return
 		}
-		if e := Encode(k); !bytes.Equal(e, b) {
+		if e := EncodeKey(k); !bytes.Equal(e, b) {
 			t.Fatalf("Decode(%x) = %v re-encodes to %x", b, k, e)
 		}
 	})

@@ -7,7 +7,7 @@
 // Double 8 bytes big endian (Double as its IEEE 754 bits), Boolean one byte
 // (0 or 1), String and Binary a uvarint length then the bytes. The format
 // is stored on disk and in DynamoDB items: it never changes.
-package valuecodec
+package codec
 
 import (
 	"encoding/binary"
@@ -19,7 +19,7 @@ import (
 // Append appends the encoding of v to dst and returns the extended slice.
 // InfMin and InfMax, which are never stored, encode as their type byte
 // alone.
-func Append(dst []byte, v tablekit.Value) []byte {
+func AppendValue(dst []byte, v tablekit.Value) []byte {
 	dst = append(dst, byte(v.Type()))
 	switch v.Type() {
 	case tablekit.TypeString:

@@ -1,4 +1,4 @@
-package valuecodec
+package codec
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ func TestAppendIsStable(t *testing.T) {
 		{tablekit.Binary([]byte{0, 0xff}), []byte{5, 2, 0, 0xff}},
 		{tablekit.String(""), []byte{1, 0}},
 	} {
-		if got := Append([]byte{9}, tc.v); !bytes.Equal(got, append([]byte{9}, tc.want...)) {
+		if got := AppendValue([]byte{9}, tc.v); !bytes.Equal(got, append([]byte{9}, tc.want...)) {
 			t.Errorf("Append(%#v) = %x, want 09%x", tc.v, got, tc.want)
 		}
 	}
