@@ -167,28 +167,7 @@ func decodeRow(r *rowmodel.Row, s string) error {
 	for range n {
 		var c tablekit.Column
 		c.Name = d.str()
-		t := tablekit.Type(d.byte())
-		switch t {
-		case tablekit.TypeString:
-			c.Value = tablekit.String(d.str())
-		case tablekit.TypeBinary:
-			c.Value = tablekit.BinaryString(d.str())
-		case tablekit.TypeInteger:
-			c.Value = tablekit.Integer(int64(d.uint64()))
-		case tablekit.TypeDouble:
-			c.Value = tablekit.Double(math.Float64frombits(d.uint64()))
-		case tablekit.TypeBoolean:
-			switch d.byte() {
-			case 0:
-				c.Value = tablekit.Boolean(false)
-			case 1:
-				c.Value = tablekit.Boolean(true)
-			default:
-				d.fail()
-			}
-		default:
-			d.fail()
-		}
+		c.Value = d.value()
 		c.Version = d.varint()
 		if d.err != nil {
 			clear(cells)
@@ -219,16 +198,6 @@ func (d *decoder) fail() {
 	d.s = ""
 }
 
-func (d *decoder) byte() byte {
-	if len(d.s) < 1 {
-		d.fail()
-		return 0
-	}
-	b := d.s[0]
-	d.s = d.s[1:]
-	return b
-}
-
 func (d *decoder) uvarint() uint64 {
 	var x uint64
 	var shift uint
@@ -257,14 +226,19 @@ func (d *decoder) varint() int64 {
 	return x
 }
 
-func (d *decoder) uint64() uint64 {
-	if len(d.s) < 8 {
-		d.fail()
-		return 0
+// value decodes a value with codec.DecodeValue; a String or Binary one is
+// a substring of the row.
+func (d *decoder) value() tablekit.Value {
+	v, n, err := codec.DecodeValue(d.s)
+	if err != nil {
+		if d.err == nil {
+			d.err = err
+		}
+		d.s = ""
+		return tablekit.Value{}
 	}
-	u := binary.BigEndian.Uint64([]byte(d.s[:8]))
-	d.s = d.s[8:]
-	return u
+	d.s = d.s[n:]
+	return v
 }
 
 func (d *decoder) str() string {

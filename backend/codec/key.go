@@ -1,22 +1,3 @@
-// Package keycodec encodes primary keys into bytes whose order (bytes.Compare)
-// is SPEC §4's key order, for the engines and adapters that store a key as
-// bytes (the local engine's ordered map, Bigtable row keys, DynamoDB sort
-// keys). Encodings stay readable where the column is a String, so an
-// operator can read keys with a store's own tools.
-//
-// Each column encodes by its schema type, self-delimiting, and the columns
-// are concatenated:
-//
-//   - String and Binary: the bytes, with 0x00 written as 0x00 0xFF, then the
-//     terminator 0x00 0x01. "a" → 61 00 01; "" → 00 01; "a\x00" → 61 00 FF 00 01.
-//     The terminator sorts below every escaped or literal byte that could
-//     follow, so a proper prefix sorts before its extensions.
-//   - Integer: 20 ASCII bytes: '=' and the 19-digit zero-padded value for
-//     i ≥ 0; '-' and the 19-digit zero-padded i + 2^63 for i < 0 ('-' <
-//     '='), e.g. 42 → "=0000000000000000042", -1 → "-9223372036854775807".
-//
-// InfMin and InfMax appear only in range bounds; [Bound] maps them to the
-// byte bounds that hold exactly the keys SPEC orders between them.
 package codec
 
 import (
@@ -31,10 +12,12 @@ import (
 // intWidth is the encoded size of an Integer column.
 const intWidth = 20
 
-// ErrCorrupt reports bytes that are not a key of the schema.
-var ErrCorrupt = errors.New("keycodec: malformed key")
+// ErrCorrupt reports bytes that are not an encoding: a key of the schema
+// ([DecodeKey]) or a value ([DecodeValue]). Every decoding error matches it
+// with errors.Is.
+var ErrCorrupt = errors.New("codec: malformed encoding")
 
-// Append appends the encoding of k (which must be valid for schema and
+// AppendKey appends the encoding of k (which must be valid for schema and
 // contain no InfMin/InfMax) to dst.
 func AppendKey(dst []byte, k tablekit.PrimaryKey) []byte {
 	for _, p := range k {
@@ -43,18 +26,18 @@ func AppendKey(dst []byte, k tablekit.PrimaryKey) []byte {
 	return dst
 }
 
-// Encode returns the encoding of k.
+// EncodeKey returns the encoding of k.
 func EncodeKey(k tablekit.PrimaryKey) []byte { return AppendKey(make([]byte, 0, KeySize(k)), k) }
 
-// EncodeString returns the encoding of k as a string, in one allocation of
-// exactly its size (string(Encode(k)) takes two).
+// EncodeKeyString returns the encoding of k as a string, in one allocation
+// of exactly its size (string(EncodeKey(k)) takes two).
 func EncodeKeyString(k tablekit.PrimaryKey) string {
 	b := EncodeKey(k)
 	// b is new and never written again: the string may own it.
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// Size returns the length of k's encoding.
+// KeySize returns the length of k's encoding.
 func KeySize(k tablekit.PrimaryKey) int {
 	n := 0
 	for _, p := range k {
@@ -125,14 +108,14 @@ func appendPadded(dst []byte, u uint64) []byte {
 	return dst
 }
 
-// Decode decodes b as a key of schema. Its String and Binary values share
+// DecodeKey decodes b as a key of schema. Its String and Binary values share
 // one new buffer.
 func DecodeKey(schema tablekit.KeySchema, b []byte) (tablekit.PrimaryKey, error) {
 	k, _, err := AppendDecodeKey(make(tablekit.PrimaryKey, 0, len(schema)), make([]byte, 0, len(b)), schema, b)
 	return k, err
 }
 
-// AppendDecode is [Decode] into the caller's memory, for a reader that
+// AppendDecodeKey is [DecodeKey] into the caller's memory, for a reader that
 // decodes key after key without allocating: it appends the key's parts to
 // dst and the bytes of its String and Binary values (at most len(b) bytes)
 // to buf, and returns both. The values view buf's bytes: the caller must
@@ -145,7 +128,7 @@ func AppendDecodeKey(dst tablekit.PrimaryKey, buf []byte, schema tablekit.KeySch
 			v   tablekit.Value
 			err error
 		)
-		v, b, buf, err = decodeValue(kc.Type, b, buf)
+		v, b, buf, err = decodeKeyPart(kc.Type, b, buf)
 		if err != nil {
 			return nil, buf, fmt.Errorf("%w: column %q: %v", ErrCorrupt, kc.Name, err)
 		}
@@ -157,10 +140,10 @@ func AppendDecodeKey(dst tablekit.PrimaryKey, buf []byte, schema tablekit.KeySch
 	return dst, buf, nil
 }
 
-// decodeValue decodes the value of type t at the start of b, appending
+// decodeKeyPart decodes the value of type t at the start of b, appending
 // the bytes of a String or Binary to buf (which it views), and returns the
 // rest of b.
-func decodeValue(t tablekit.Type, b, buf []byte) (tablekit.Value, []byte, []byte, error) {
+func decodeKeyPart(t tablekit.Type, b, buf []byte) (tablekit.Value, []byte, []byte, error) {
 	switch t {
 	case tablekit.TypeInteger:
 		if len(b) < intWidth || (b[0] != '=' && b[0] != '-') {
@@ -210,7 +193,7 @@ func decodeValue(t tablekit.Type, b, buf []byte) (tablekit.Value, []byte, []byte
 	return tablekit.Value{}, nil, buf, fmt.Errorf("type %v is not a key type", t)
 }
 
-// Bound maps a range bound (a key whose columns may be InfMin/InfMax) to
+// Bound maps a key range bound (a key whose columns may be InfMin/InfMax) to
 // bytes. With exact true, b is the encoding of a real key. Otherwise the
 // first infinite column decides: for InfMin, every key that SPEC orders above
 // the bound encodes to at least b and every key below it to less than b; for
