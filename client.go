@@ -10,8 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/par"
-	"github.com/tablekit/tablekit/internal/stale"
+	"github.com/tablekit/tablekit/internal/base"
 )
 
 // Client is the portable entry point: it validates every request once,
@@ -306,7 +305,7 @@ const maxStaleRetries = 2
 // the backend said so, or the table was not found (it may have been
 // deleted and created again).
 func isStale(err error) bool {
-	return errors.Is(err, stale.ErrMeta) || errors.Is(err, ErrTableNotFound)
+	return errors.Is(err, base.ErrStaleMeta) || errors.Is(err, ErrTableNotFound)
 }
 
 // refresh reads table's meta again after a request built from old failed
@@ -565,7 +564,7 @@ func (c *Client) batchGet(ctx context.Context, reqs []*GetRowRequest) ([]GetRowR
 		return br.BatchGetRow(ctx, reqs)
 	}
 	out := make([]GetRowResponse, len(reqs))
-	err := par.Do(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
+	err := base.Parallel(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
 		out[i].Row, out[i].Err = c.b.GetRow(ctx, reqs[i])
 		if isContextErr(out[i].Err) {
 			return out[i].Err
@@ -667,7 +666,7 @@ func (c *Client) batchWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteR
 		return bw.BatchWriteRow(ctx, reqs)
 	}
 	out := make([]WriteResponse, len(reqs))
-	err := par.Do(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
+	err := base.Parallel(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
 		out[i].Update, out[i].Err = c.b.Write(ctx, reqs[i])
 		if isContextErr(out[i].Err) {
 			return out[i].Err

@@ -6,7 +6,7 @@ import (
 	"iter"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/par"
+	"github.com/tablekit/tablekit/internal/base"
 )
 
 // VersionAt returns the version of t: milliseconds since the Unix epoch,
@@ -106,7 +106,7 @@ func (c *Client) WriteAll(ctx context.Context, writes []BatchWrite) ([]BatchWrit
 	}
 	n := (len(writes) + MaxBatchWrite - 1) / MaxBatchWrite
 	ran := make([]bool, n)
-	err := par.Do(ctx, n, parallel, func(ctx context.Context, k int) error {
+	err := base.Parallel(ctx, n, parallel, func(ctx context.Context, k int) error {
 		lo, hi := k*MaxBatchWrite, min(len(writes), (k+1)*MaxBatchWrite)
 		ran[k] = true
 		res, err := c.BatchWriteRow(ctx, writes[lo:hi])

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/retryhook"
+	"github.com/tablekit/tablekit/internal/base"
 )
 
 // Observer sees every operation of a [Client]: its start, the retries made
@@ -124,13 +124,13 @@ func WithLogger(l *slog.Logger) ClientOption {
 // reportRetry reports a retry to the operation that ctx belongs to, if it
 // is observed (see [WithObserver] and [WithLogger]); otherwise it does
 // nothing. The Client calls it for its own retries; package backend/driver
-// reports every back-off it waits through internal/retryhook, so adapters
+// reports every back-off it waits through internal/base (ReportRetry), so adapters
 // need not report anything themselves.
 func reportRetry(ctx context.Context, r Retry) {
 	if ctx == nil {
 		return
 	}
-	st, _ := ctx.Value(retryhook.Key{}).(*opState)
+	st, _ := ctx.Value(base.RetryKey{}).(*opState)
 	if st == nil {
 		return
 	}
@@ -189,15 +189,15 @@ type opState struct {
 	retries atomic.Int64
 }
 
-// Value finds the operation for reportRetry and retryhook.Report.
+// Value finds the operation for reportRetry and base.ReportRetry.
 func (s *opState) Value(key any) any {
-	if key == (retryhook.Key{}) {
+	if key == (base.RetryKey{}) {
 		return s
 	}
 	return s.Context.Value(key)
 }
 
-// ReportBackoff implements retryhook.Reporter for backend/driver's waits.
+// ReportBackoff implements base.RetryReporter for backend/driver's waits.
 func (s *opState) ReportBackoff(ctx context.Context, attempt int, delay time.Duration) {
 	reportRetry(ctx, Retry{Attempt: attempt, Delay: delay})
 }

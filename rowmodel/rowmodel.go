@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/stale"
+	"github.com/tablekit/tablekit/internal/base"
 )
 
 // Row is a row as a backend stores it.
@@ -492,7 +492,7 @@ func Apply(r *Row, w *tablekit.WriteRequest) (*Row, *tablekit.UpdateResult, erro
 func ApplyTo(dst *Row, r *Row, w *tablekit.WriteRequest) (keep bool, res *tablekit.UpdateResult, err error) {
 	m := w.Meta
 	if r != nil && r.Generation > m.Generation {
-		return false, nil, tablekit.WrapError(tablekit.ErrUnavailable, stale.ErrMeta,
+		return false, nil, tablekit.WrapError(tablekit.ErrUnavailable, base.ErrStaleMeta,
 			"table %q: the row was written under options generation %d, the request has %d", m.Name, r.Generation, m.Generation)
 	}
 	if err := Check(r, m.Options, w.Condition, w.Now); err != nil {

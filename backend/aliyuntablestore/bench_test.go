@@ -11,7 +11,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
-	"github.com/tablekit/tablekit/internal/benchstat"
+	"github.com/tablekit/tablekit/internal/testkit/benchstat"
 )
 
 // The adapter against the raw SDK doing the same work, over HTTP to the

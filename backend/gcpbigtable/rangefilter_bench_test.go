@@ -13,7 +13,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/gcpbigtable"
-	"github.com/tablekit/tablekit/internal/rangebench"
+	"github.com/tablekit/tablekit/internal/testkit/rangebench"
 )
 
 // readRowsCounter counts ReadRows streams and the rows they deliver.

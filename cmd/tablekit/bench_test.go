@@ -33,7 +33,7 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
-	"github.com/tablekit/tablekit/internal/dynalitetest"
+	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
 )
 
 func benchRows(name string, def int) int {

@@ -1,6 +1,6 @@
 // Package par runs bounded parallel work: the one implementation behind
 // driver.Parallel and the Client's batch fallback.
-package par
+package base
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // error. After a call fails, the ctx the others see is cancelled and no
 // call starts. With n == 1 or limit <= 1 the calls run in order on the
 // caller's goroutine.
-func Do(ctx context.Context, n, limit int, f func(ctx context.Context, i int) error) error {
+func Parallel(ctx context.Context, n, limit int, f func(ctx context.Context, i int) error) error {
 	if n <= 0 {
 		return nil
 	}

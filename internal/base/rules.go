@@ -3,7 +3,7 @@
 // terms of plain integers so that it imports nothing of tablekit's. The
 // root package validates with it; package rowmodel exports it, in terms of
 // TableOptions, for adapters.
-package rules
+package base
 
 import "fmt"
 

@@ -3,10 +3,10 @@
 // is its own package so that the root package (which retries on it) and
 // the packages adapters import (which return it) share it without a cycle;
 // adapters reach it as driver.ErrStaleMeta.
-package stale
+package base
 
 import "errors"
 
 // ErrMeta: the request's table metadata (its Incarnation or Generation) is
 // older than the store's; nothing was written.
-var ErrMeta = errors.New("the table was re-created or its options changed since the request's metadata was read")
+var ErrStaleMeta = errors.New("the table was re-created or its options changed since the request's metadata was read")

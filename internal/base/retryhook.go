@@ -2,7 +2,7 @@
 // to the Client operation a context belongs to, without an exported hook
 // in the root package: the Client stores a [Reporter] in the operation's
 // context under [Key], and driver's waits call [Report].
-package retryhook
+package base
 
 import (
 	"context"
@@ -10,21 +10,21 @@ import (
 )
 
 // Key is the context key of the operation's Reporter.
-type Key struct{}
+type RetryKey struct{}
 
 // A Reporter receives the retries of one operation.
-type Reporter interface {
+type RetryReporter interface {
 	// ReportBackoff reports a wait of delay before attempt (1-based; 0
 	// when the waiter does not count attempts).
 	ReportBackoff(ctx context.Context, attempt int, delay time.Duration)
 }
 
 // Report reports a back-off to the operation of ctx, if it has a Reporter.
-func Report(ctx context.Context, attempt int, delay time.Duration) {
+func ReportRetry(ctx context.Context, attempt int, delay time.Duration) {
 	if ctx == nil {
 		return
 	}
-	if r, ok := ctx.Value(Key{}).(Reporter); ok {
+	if r, ok := ctx.Value(RetryKey{}).(RetryReporter); ok {
 		r.ReportBackoff(ctx, attempt, delay)
 	}
 }
