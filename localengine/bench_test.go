@@ -70,6 +70,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/internal/testkit/benchstat"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -182,11 +183,11 @@ func runAlone(b *testing.B, s side) {
 			s.prep(from, to)
 			b.StartTimer()
 		}
-		c0, ok0 := processCPU()
+		c0, ok0 := benchstat.ProcessCPU(), benchstat.HasProcessCPU
 		for i := from; i < to; i++ {
 			s.op(i)
 		}
-		c1, ok1 := processCPU()
+		c1, ok1 := benchstat.ProcessCPU(), benchstat.HasProcessCPU
 		cpu += c1 - c0
 		cpuOK = cpuOK && ok0 && ok1
 	}

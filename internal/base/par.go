@@ -1,6 +1,7 @@
-// Package par runs bounded parallel work: the one implementation behind
-// driver.Parallel and the Client's batch fallback.
 package base
+
+// Bounded parallel work: the one implementation behind driver.Parallel
+// and the Client's batch fallback.
 
 import (
 	"context"
@@ -8,7 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Do calls f(ctx, i) for every i in [0, n), at most limit at a time (limit
+// Parallel calls f(ctx, i) for every i in [0, n), at most limit at a time (limit
 // < 1 means 1), and returns the first error a call returned, or ctx's
 // error. After a call fails, the ctx the others see is cancelled and no
 // call starts. With n == 1 or limit <= 1 the calls run in order on the

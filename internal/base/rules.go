@@ -1,9 +1,9 @@
-// Package rules holds SPEC.md's arithmetic that both the root package and
-// the packages beside it need (names, the write window, visibility), in
-// terms of plain integers so that it imports nothing of tablekit's. The
-// root package validates with it; package rowmodel exports it, in terms of
-// TableOptions, for adapters.
 package base
+
+// SPEC.md's arithmetic that both the root package and the packages beside
+// it need (names, the write window, visibility), in terms of plain
+// integers. The root package validates with it; package rowmodel exports
+// it, in terms of TableOptions, for adapters.
 
 import "fmt"
 

@@ -1,21 +1,23 @@
-// Package benchstat holds the arithmetic that the interleaved benchmarks
-// report with: one copy, for every package that compares two sides call
-// by call.
+// Package benchstat holds what the interleaved benchmarks measure and
+// report with: one copy, for every package that compares two sides call by
+// call ([Median], [ProcessCPU]). Only tests import it.
 package benchstat
 
 import (
+	"cmp"
 	"slices"
-	"time"
 )
 
-// Median returns the median of d (the upper one of an even count), or 0
-// for none; d is not modified. Interleaved benchmarks report medians
-// because a shared machine's noise comes in spikes that swamp a mean.
-func Median(d []time.Duration) time.Duration {
-	if len(d) == 0 {
-		return 0
+// Median returns the median of xs (the upper one of an even count), or the
+// zero value for none; xs is not modified. Interleaved benchmarks report
+// medians because a shared machine's noise comes in spikes that swamp a
+// mean.
+func Median[T cmp.Ordered](xs []T) T {
+	if len(xs) == 0 {
+		var zero T
+		return zero
 	}
-	d = slices.Clone(d)
-	slices.Sort(d)
-	return d[len(d)/2]
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
