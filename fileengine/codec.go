@@ -167,7 +167,11 @@ func decodeRow(r *rowmodel.Row, s string) error {
 	for range n {
 		var c tablekit.Column
 		c.Name = d.str()
-		c.Value = d.value()
+		v, k, err := codec.DecodeValue(d.s)
+		if err != nil && d.err == nil {
+			d.err = err
+		}
+		c.Value, d.s = v, d.s[k:]
 		c.Version = d.varint()
 		if d.err != nil {
 			clear(cells)
@@ -224,21 +228,6 @@ func (d *decoder) varint() int64 {
 		x = ^x
 	}
 	return x
-}
-
-// value decodes a value with codec.DecodeValue; a String or Binary one is
-// a substring of the row.
-func (d *decoder) value() tablekit.Value {
-	v, n, err := codec.DecodeValue(d.s)
-	if err != nil {
-		if d.err == nil {
-			d.err = err
-		}
-		d.s = ""
-		return tablekit.Value{}
-	}
-	d.s = d.s[n:]
-	return v
 }
 
 func (d *decoder) str() string {
