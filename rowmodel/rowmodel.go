@@ -1,8 +1,9 @@
-// Package rowmodel is SPEC.md's single-row semantics as pure functions over a
-// stored row: what a read returns, whether a condition holds, and what a put,
-// update or delete leaves behind; and the rules those are made of (the
-// visibility of a cell, the version window, filter evaluation), which
-// adapters that translate them into native predicates must agree with. The local engine is built on it, and so is
+// Package rowmodel is for engine and adapter authors: SPEC.md's single-row
+// semantics as pure functions over a stored row: what a read returns,
+// whether a condition holds, and what a put, update or delete leaves behind;
+// and the rules those are made of (the visibility of a cell, the version
+// window, filter evaluation), which adapters that translate them into native
+// predicates must agree with. The local engine is built on it, and so is
 // every adapter that keeps a whole row in one native record (DynamoDB) or
 // evaluates a row on the client (Bigtable's conditional paths), so the rules
 // exist once. It never reads a clock: every function takes now in

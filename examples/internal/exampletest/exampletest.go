@@ -1,8 +1,8 @@
-// Package exampletest runs the examples on every backend, each on its
-// emulator: bttest in process, dynalite (internal/testkit/dynalitetest), the
-// Tablestore emulator (tstest), plus the in-memory and file engines. Only
-// the examples' tests import it, so the example programs link none of the
-// emulators.
+// Package exampletest is for the examples' tests only: it runs the examples
+// on every backend, each on its emulator: bttest in process, dynalite
+// (internal/testkit/dynalitetest), the Tablestore emulator (tstest), plus
+// the in-memory and file engines. Only the examples' tests import it, so the
+// example programs link none of the emulators.
 package exampletest
 
 import (

@@ -1,6 +1,6 @@
-// Package benchstat holds what the interleaved benchmarks measure and
-// report with: one copy, for every package that compares two sides call by
-// call ([Median], [ProcessCPU]). Only tests import it.
+// Package benchstat is for tablekit's own benchmarks only: what the
+// interleaved benchmarks measure and report with, one copy for every package
+// that compares two sides call by call ([Median], [ProcessCPU]).
 package benchstat
 
 import (

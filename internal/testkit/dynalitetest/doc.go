@@ -1,5 +1,5 @@
-// Package dynalitetest runs dynalite, a Node.js implementation of the
-// DynamoDB API, as a local emulator for tests.
+// Package dynalitetest is for tablekit's own tests only: it runs dynalite, a
+// Node.js implementation of the DynamoDB API, as a local emulator.
 //
 // dynalite is a test-only Node dependency pinned in the repository's
 // package.json. Install it once, at the repository root:

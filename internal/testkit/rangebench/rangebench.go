@@ -1,4 +1,5 @@
-// Package rangebench is the shared benchmark of a filtered range read that
+// Package rangebench is for tablekit's own benchmarks only: the shared
+// benchmark of a filtered range read that
 // only the range's last row passes, run side by side with the unfiltered
 // read of the same range, so that every backend shows the same figure: a
 // filter must not make a range read cost more than reading it whole.

@@ -1,4 +1,5 @@
-// Package urltest holds what the URL openers' tests share: the check that
+// Package urltest is for tablekit's own URL-opener tests only: it holds
+// what they share: the check that
 // bad URLs are refused with typed errors that hide secrets, and an AWS
 // environment that keeps the default credential chain off the developer's
 // files.
