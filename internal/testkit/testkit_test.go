@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -41,5 +42,42 @@ func TestNeverShipped(t *testing.T) {
 	}
 	if pkgs < 20 {
 		t.Fatalf("go list saw %d packages; is this the module?\n%s", pkgs, out)
+	}
+}
+
+// TestReadmeLayout checks that the README's layout section names every
+// package of the module, so that a new package cannot go unlisted.
+func TestReadmeLayout(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, layout, ok := strings.Cut(string(readme), "\n## Layout\n")
+	if !ok {
+		t.Fatal("README.md has no ## Layout section")
+	}
+	if end := strings.Index(layout, "\n## "); end >= 0 {
+		layout = layout[:end]
+	}
+	listed := map[string]bool{}
+	for line := range strings.Lines(layout) {
+		if f := strings.Fields(line); len(f) > 0 {
+			listed[f[0]] = true
+		}
+	}
+	out, err := exec.Command("go", "list", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for pkg := range strings.Lines(string(out)) {
+		dir := strings.TrimPrefix(strings.TrimSpace(pkg), module)
+		if dir == "" {
+			dir = "."
+		} else {
+			dir = strings.TrimPrefix(dir, "/") + "/"
+		}
+		if !listed[dir] {
+			t.Errorf("README.md's layout section does not list %s", dir)
+		}
 	}
 }
