@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/tablekit/tablekit/internal/par"
+	"github.com/tablekit/tablekit/internal/base"
 )
 
 // batchParallelism is how many single-row calls the Client makes at once
@@ -66,7 +66,7 @@ func (c *Client) batchGet(ctx context.Context, reqs []*GetRowRequest) ([]GetRowR
 		}
 	}
 	out := make([]GetRowResponse, len(reqs))
-	err := par.Do(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
+	err := base.Parallel(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
 		out[i].Row, out[i].Err = c.b.GetRow(ctx, reqs[i])
 		if isContextErr(out[i].Err) {
 			return out[i].Err
@@ -175,7 +175,7 @@ func (c *Client) batchWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteR
 		}
 	}
 	out := make([]WriteResponse, len(reqs))
-	err := par.Do(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
+	err := base.Parallel(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
 		out[i].Update, out[i].Err = c.b.Write(ctx, reqs[i])
 		if isContextErr(out[i].Err) {
 			return out[i].Err
@@ -264,7 +264,7 @@ func (c *Client) WriteAll(ctx context.Context, writes []BatchWrite) ([]BatchWrit
 	}
 	n := (len(writes) + MaxBatchWrite - 1) / MaxBatchWrite
 	ran := make([]bool, n)
-	err := par.Do(ctx, n, parallel, func(ctx context.Context, k int) error {
+	err := base.Parallel(ctx, n, parallel, func(ctx context.Context, k int) error {
 		lo, hi := k*MaxBatchWrite, min(len(writes), (k+1)*MaxBatchWrite)
 		ran[k] = true
 		res, err := c.BatchWriteRow(ctx, writes[lo:hi])

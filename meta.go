@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/stale"
+	"github.com/tablekit/tablekit/internal/base"
 	"github.com/tablekit/tablekit/observe"
 )
 
@@ -70,7 +70,7 @@ const maxStaleRetries = 2
 // the backend said so, or the table was not found (it may have been
 // deleted and created again).
 func isStale(err error) bool {
-	return errors.Is(err, stale.ErrMeta) || errors.Is(err, ErrTableNotFound)
+	return errors.Is(err, base.ErrStaleMeta) || errors.Is(err, ErrTableNotFound)
 }
 
 // refresh reads table's meta again after a request built from old failed

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/retryhook"
+	"github.com/tablekit/tablekit/internal/base"
 	"github.com/tablekit/tablekit/observe"
 )
 
@@ -40,7 +40,7 @@ func reportRetry(ctx context.Context, r observe.Retry) {
 	if ctx == nil {
 		return
 	}
-	st, _ := ctx.Value(retryhook.Key{}).(*opState)
+	st, _ := ctx.Value(base.RetryKey{}).(*opState)
 	if st == nil {
 		return
 	}
@@ -99,15 +99,15 @@ type opState struct {
 	retries atomic.Int64
 }
 
-// Value finds the operation for reportRetry and retryhook.Report.
+// Value finds the operation for reportRetry and base.ReportRetry.
 func (s *opState) Value(key any) any {
-	if key == (retryhook.Key{}) {
+	if key == (base.RetryKey{}) {
 		return s
 	}
 	return s.Context.Value(key)
 }
 
-// ReportBackoff implements retryhook.Reporter for backend/driver's waits.
+// ReportBackoff implements base.RetryReporter for backend/driver's waits.
 func (s *opState) ReportBackoff(ctx context.Context, attempt int, delay time.Duration) {
 	reportRetry(ctx, observe.Retry{Attempt: attempt, Delay: delay})
 }

@@ -3,7 +3,7 @@ package tablekit_test
 import (
 	"testing"
 
-	"github.com/tablekit/tablekit/internal/urltest"
+	"github.com/tablekit/tablekit/internal/testkit/urltest"
 )
 
 // A URL the root cannot hand to an opener (malformed, no scheme, unknown

@@ -5,7 +5,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tablekit/tablekit/internal/rules"
+	"github.com/tablekit/tablekit/internal/base"
 )
 
 // This file is the one validation of SPEC.md that every backend shares: the
@@ -17,7 +17,7 @@ func invalid(format string, args ...any) *Error { return Errorf(ErrInvalidArgume
 // checkName applies SPEC §1 to a table or column name; what is "table",
 // "primary-key column" or "column".
 func checkName(what, name string) *Error {
-	if rules.ValidName(name) {
+	if base.ValidName(name) {
 		return nil
 	}
 	if len(name) == 0 || len(name) > MaxNameLength {
@@ -171,7 +171,7 @@ func checkAttrName(m *TableMeta, name string) *Error {
 }
 
 func checkVersion(m *TableMeta, column string, version, now int64) *Error {
-	if why := rules.CheckVersion(m.Options.TTLSeconds(), m.Options.MaxVersionOffsetSeconds(), version, now); why != "" {
+	if why := base.CheckVersion(m.Options.TTLSeconds(), m.Options.MaxVersionOffsetSeconds(), version, now); why != "" {
 		return invalid("column %q: invalid timestamp: %s", column, why)
 	}
 	return nil

@@ -1,6 +1,6 @@
-// Package all registers every tablekit backend's URL scheme, so that a
-// program can run on whichever backend its configuration names with one
-// import:
+// Package all is for programs that open their backend by URL: it registers
+// every tablekit backend's URL scheme, so that a program can run on
+// whichever backend its configuration names with one import:
 //
 //	import _ "github.com/tablekit/tablekit/all"
 //

@@ -1,4 +1,5 @@
-// Package conformance is SPEC.md as tests. Any backend — the ones in this
+// Package conformance is for backend authors, built-in and third-party:
+// SPEC.md as tests. Any backend — the ones in this
 // module or a third party's — proves it honours the contract with
 //
 //	func TestConformance(t *testing.T) {

@@ -10,7 +10,7 @@ package fileengine
 // figure is 1,000,000) keyed by one Integer, each one Binary cell of 1,000
 // random bytes, loaded once per process into two directories: one through
 // the Engine, one into pebble alone with the keys and values the engine
-// stores (the table's row prefix and keycodec key; the encoded row).
+// stores (the table's row prefix and codec key; the encoded row).
 //
 // Sides: pebble (the bare pebble.DB: Get and copy the value out; Set;
 // an iterator over 100 entries copying them out), engine (the Engine's
@@ -35,7 +35,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/keycodec"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -77,7 +77,7 @@ func (env *benchEnv) encoded(v []byte) []byte {
 }
 
 func (env *benchEnv) bareKey(i int64) []byte {
-	return keycodec.Append(append([]byte(nil), env.prefix...), benchKey(i))
+	return codec.AppendKey(append([]byte(nil), env.prefix...), benchKey(i))
 }
 
 func setupBench(b *testing.B) *benchEnv {
@@ -300,7 +300,7 @@ func BenchmarkRange100(b *testing.B) {
 	span := int64(env.rows - 100)
 	b.Run("pebble", func(b *testing.B) {
 		r := rand.New(rand.NewPCG(10, 11))
-		upper := keycodec.PrefixSuccessor(env.prefix)
+		upper := codec.PrefixSuccessor(env.prefix)
 		for b.Loop() {
 			env.bareRange(b, env.bareKey(r.Int64N(span)), upper)
 		}

@@ -10,7 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/valuecodec"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -18,7 +18,7 @@ import (
 //
 //	'f'                                   the format record (formatValue)
 //	'm' name                              a table's metadata (JSON, metaRecord)
-//	'r' len(id) id keycodec(primary key)  a row of the table whose rows id is id
+//	'r' len(id) id codec.EncodeKey(key)   a row of the table whose rows id is id
 //
 // A table's rows id is its Incarnation; a table created without one (by a
 // caller other than the Client, which gives every table one) gets "-" and
@@ -131,7 +131,7 @@ func appendRow(dst []byte, r *rowmodel.Row) []byte {
 		c := &r.Cells[i]
 		dst = binary.AppendUvarint(dst, uint64(len(c.Name)))
 		dst = append(dst, c.Name...)
-		dst = valuecodec.Append(dst, c.Value)
+		dst = codec.AppendValue(dst, c.Value)
 		dst = binary.AppendVarint(dst, c.Version)
 	}
 	return dst
@@ -167,28 +167,11 @@ func decodeRow(r *rowmodel.Row, s string) error {
 	for range n {
 		var c tablekit.Column
 		c.Name = d.str()
-		t := tablekit.Type(d.byte())
-		switch t {
-		case tablekit.TypeString:
-			c.Value = tablekit.String(d.str())
-		case tablekit.TypeBinary:
-			c.Value = tablekit.BinaryString(d.str())
-		case tablekit.TypeInteger:
-			c.Value = tablekit.Integer(int64(d.uint64()))
-		case tablekit.TypeDouble:
-			c.Value = tablekit.Double(math.Float64frombits(d.uint64()))
-		case tablekit.TypeBoolean:
-			switch d.byte() {
-			case 0:
-				c.Value = tablekit.Boolean(false)
-			case 1:
-				c.Value = tablekit.Boolean(true)
-			default:
-				d.fail()
-			}
-		default:
-			d.fail()
+		v, k, err := codec.DecodeValue(d.s)
+		if err != nil && d.err == nil {
+			d.err = err
 		}
+		c.Value, d.s = v, d.s[k:]
 		c.Version = d.varint()
 		if d.err != nil {
 			clear(cells)
@@ -219,16 +202,6 @@ func (d *decoder) fail() {
 	d.s = ""
 }
 
-func (d *decoder) byte() byte {
-	if len(d.s) < 1 {
-		d.fail()
-		return 0
-	}
-	b := d.s[0]
-	d.s = d.s[1:]
-	return b
-}
-
 func (d *decoder) uvarint() uint64 {
 	var x uint64
 	var shift uint
@@ -255,16 +228,6 @@ func (d *decoder) varint() int64 {
 		x = ^x
 	}
 	return x
-}
-
-func (d *decoder) uint64() uint64 {
-	if len(d.s) < 8 {
-		d.fail()
-		return 0
-	}
-	u := binary.BigEndian.Uint64([]byte(d.s[:8]))
-	d.s = d.s[8:]
-	return u
 }
 
 func (d *decoder) str() string {

@@ -1,126 +1,3 @@
-// Package fileengine is a durable tablekit.Backend: the local engine's
-// semantics (package localengine gives the same answers to the same
-// requests) kept in a directory by pebble, CockroachDB's log-structured
-// key-value store.
-//
-//	eng, err := fileengine.Open("/var/lib/myapp/tables", nil)
-//	if err != nil { ... }
-//	db := tablekit.NewClient(eng) // db.Close closes eng
-//
-// Rows' semantics come from package rowmodel and keys are encoded by the
-// order-preserving key codec, exactly as in the local engine. Each row is
-// one pebble record holding its cells (with types and versions), its
-// key-only marker and the options Generation it was written under; each
-// table's metadata (key schema, options, Incarnation, Generation) is one
-// record under a separate prefix. A table's rows are keyed under its
-// Incarnation (or, for a table created without one, an id of its own), so
-// DeleteTable is one range deletion committed together with the removal
-// of the metadata, and a table created again never sees the old rows.
-// CreateTable stores the Incarnation it is given and DescribeTable
-// reports it, as the Backend contract says. The engine's metadata is authoritative: a request built
-// from a table since deleted and created again is refused as stale (the
-// Client then retries against the new table), and writes use the table's
-// stored options and Generation, never the request's cached copy.
-//
-// # Durability
-//
-// By default every acknowledged write is durable: each Write (and each
-// BatchWriteRow call, whose rows are committed as one pebble batch) is
-// committed with pebble.Sync, and returns only once its write-ahead-log
-// record is on stable storage. Concurrent commits are grouped by pebble's
-// WAL: writers that commit at the same time share one fsync, so
-// throughput grows with the number of concurrent writers while each one
-// still waits for its own sync. A crash (of the process or the machine)
-// at any moment loses nothing that was acknowledged and leaves no
-// half-applied row: each write is one atomic pebble batch. A read may see
-// a write whose commit is still waiting for its sync; if the machine
-// crashes before the sync, that write, never acknowledged, may be lost.
-//
-// [Options].NoSync relaxes this: commits are written to the WAL without
-// waiting for an fsync, so a crash of the machine (not of the process
-// alone, whose writes are already in the operating system's cache) may
-// lose the last acknowledged writes; it still never tears a row, and what
-// survives is a prefix of the commit order.
-//
-// A write that the WAL cannot take (a full disk, an I/O error during the
-// write or the sync, a file system remounted read-only) is fatal to
-// pebble, which cannot tell what reached the log and leaves its commit
-// pipeline stuck; it reports it through its logger's Fatalf. The engine
-// contains it: that write fails with a typed error (tablekit.ErrUnavailable,
-// or tablekit.ErrPermissionDenied for a read-only file system; errors.Is
-// finds the cause, such as syscall.ENOSPC), and from then on every write
-// fails at once with the same error, never reaching pebble, while reads go
-// on; Close returns that error too. The next Open replays the log up to
-// its last complete record, which holds every acknowledged write
-// (TestDiskFull checks this with a file-size limit, and on a small file
-// system when one is given). Open itself refuses, with an error matching
-// syscall.ENOSPC and tablekit.ErrUnavailable, a store whose file system
-// has less free space than its logs to replay and 1 MiB: pebble's Open
-// would retry the flush of the replayed log for ever. Errors pebble meets
-// in its own background work (flushes, compactions) are retried by pebble
-// and passed to Options.Logf, not returned by a call.
-//
-// [Engine.Checkpoint] writes an online, consistent copy of the store into
-// another directory (hard links where it can), which Open opens: a backup
-// taken while writes go on.
-//
-// Corruption that pebble's checksums detect (in a table file or the WAL)
-// is reported as an error matching [ErrCorrupt] (with code
-// tablekit.ErrUnavailable), on Open or on the read that meets it; it is
-// never returned as data.
-//
-// # Processes
-//
-// One process opens a directory at a time: pebble locks it, and a second
-// Open, from this process or another, fails with an error matching
-// [ErrLocked] and tablekit.ErrUnavailable that names the directory. Open
-// of a path that is a file, or of a directory the process may not write,
-// fails with a typed error naming the path (tablekit.ErrInvalidArgument,
-// tablekit.ErrPermissionDenied). Close flushes the memtable and releases
-// the lock; calls after Close fail with tablekit.ErrUnavailable and never
-// panic.
-//
-// # Concurrency
-//
-// An Engine is safe for concurrent use, and every single-row operation is
-// atomic and linearizable. Each table has a RWMutex that reads and writes
-// share and that UpdateTable and DeleteTable take alone; a write also
-// holds one of a fixed set of striped per-row mutexes across its
-// read-modify-write and its commit, so that writes to one row are applied
-// one at a time while writes to different rows commit concurrently (and
-// share WAL syncs). Reads use pebble's consistent point reads and
-// iterators, which see every commit that completed before they started;
-// a range page is read from one consistent snapshot.
-//
-// The engine starts no goroutines of its own (pebble runs its flushes and
-// compactions in the background) and reads no clock: time comes with each
-// request, from the client's Clock.
-//
-// # Performance
-//
-// At 1,000,000 rows of ~1 KB, against pebble alone doing the same
-// key-value work with the same sync setting, the two sides interleaved in
-// one run (BENCHMARKS.md has the figures and the method):
-//
-//	FILEENGINE_BENCH_ROWS=1000000 go test -run '^$' -bench 'Interleaved|Grouped' -benchtime 10000x -count 3 -timeout 60m ./fileengine/
-//
-// a point read costs 1.00x pebble's, an overwrite 1.11x, a synced
-// overwrite 1.08x and a 100-row range 1.11x (medians of three runs); an
-// insert, pebble's cheapest operation, 1.96x (1.38x to 3.13x on a
-// machine loaded far beyond its two cores). Synced writes scale with
-// concurrent writers as pebble's do (about 700, 3,000 and 7,500 per
-// second with 1, 8 and 32 goroutines there). Without the flag the data
-// set is 100,000 rows.
-//
-// The engine implements tablekit.RangeScanner, so tablekit.Table.Scan
-// reads a range without copying each row out: a page is decoded into
-// buffers the engine keeps between calls, and a row costs no allocation
-// of its own (0.08 allocations a row against GetRange's 4.1, at 100,000
-// rows of 1 KB). Its strings are still copied once, since Scan lets a
-// program keep them, so with 1 KB values a 100-row Scan takes about 0.9
-// of the time of GetRange (BENCHMARKS.md). A Scan's page is read from
-// one iterator, which is closed before the loop's body sees a row: the
-// body holds no lock of the engine and may write to it.
 package fileengine
 
 import (
@@ -143,8 +20,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
-	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -218,7 +95,7 @@ type table struct {
 // rows id is rows.
 func newTable(m tablekit.TableMeta, rows string) *table {
 	p := rowsPrefix(rows)
-	return &table{meta: m, rows: rows, prefix: p, top: keycodec.PrefixSuccessor(p)}
+	return &table{meta: m, rows: rows, prefix: p, top: codec.PrefixSuccessor(p)}
 }
 
 var (
@@ -673,7 +550,7 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 	defer e.end()
 	var buf [256]byte
 	opts := t.meta.Options
-	k := keycodec.Append(append(buf[:0], t.prefix...), req.Key)
+	k := codec.AppendKey(append(buf[:0], t.prefix...), req.Key)
 	val, closer, err := e.db.Get(k)
 	t.mu.RUnlock()
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -719,7 +596,7 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	defer t.mu.RUnlock()
 	b := e.db.NewBatch()
 	defer b.Close()
-	k := keycodec.Append(append(make([]byte, 0, len(t.prefix)+keycodec.Size(w.Key)), t.prefix...), w.Key)
+	k := codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(w.Key)), t.prefix...), w.Key)
 	mu := &e.locks[e.stripe(k)]
 	mu.Lock()
 	defer mu.Unlock()
@@ -835,7 +712,7 @@ func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 			out[i].Err = err
 			continue
 		}
-		keys[i] = keycodec.Append(append(make([]byte, 0, len(t.prefix)+keycodec.Size(w.Key)), t.prefix...), w.Key)
+		keys[i] = codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(w.Key)), t.prefix...), w.Key)
 		held = append(held, e.stripe(keys[i]))
 	}
 	slices.Sort(held)

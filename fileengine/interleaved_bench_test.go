@@ -23,7 +23,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/keycodec"
+	"github.com/tablekit/tablekit/backend/codec"
 )
 
 const interleaveBlock = 32
@@ -119,7 +119,7 @@ func BenchmarkInterleaved(b *testing.B) {
 	b.Run("Range100", func(b *testing.B) {
 		span := rows - 100
 		rp, re := rand.New(rand.NewPCG(10, 11)), rand.New(rand.NewPCG(10, 11))
-		upper := keycodec.PrefixSuccessor(env.prefix)
+		upper := codec.PrefixSuccessor(env.prefix)
 		end := tablekit.Key("id", tablekit.InfMax)
 		interleave(b, func(int) {
 			env.bareRange(b, env.bareKey(rp.Int64N(span)), upper)

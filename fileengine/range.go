@@ -10,7 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/keycodec"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -24,7 +24,7 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 	defer sc.release()
 	page := &tablekit.GetRangeResponse{}
 	next, err := e.readRange(ctx, req, sc, func(k []byte, cells []tablekit.Column) error {
-		key, err := keycodec.Decode(sc.schema, k)
+		key, err := codec.DecodeKey(sc.schema, k)
 		if err != nil {
 			return corruptKey(req, err)
 		}
@@ -135,7 +135,7 @@ func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeReques
 			continue
 		}
 		if found >= limit || scanned >= maxScan {
-			next, err := keycodec.Decode(sc.schema, k[plen:])
+			next, err := codec.DecodeKey(sc.schema, k[plen:])
 			if err != nil {
 				return nil, corruptKey(req, err)
 			}
@@ -230,7 +230,7 @@ func (sc *rangeScratch) collect(k []byte, cells []tablekit.Column) error {
 	if cap(sc.strs)-len(sc.strs) < n {
 		sc.strs = make([]byte, 0, max(arenaChunk, n))
 	}
-	keys, strs, err := keycodec.AppendDecode(sc.keys, sc.strs, sc.schema, k)
+	keys, strs, err := codec.AppendDecodeKey(sc.keys, sc.strs, sc.schema, k)
 	if err != nil {
 		return err
 	}
@@ -246,8 +246,8 @@ func (sc *rangeScratch) collect(k []byte, cells []tablekit.Column) error {
 // encoded key (prefix included) a backward walk must not return (its
 // exclusive exact end), and empty when nothing can be in the range.
 func (sc *rangeScratch) bounds(t *table, req *tablekit.GetRangeRequest) (lower, upper, skip []byte, empty bool) {
-	start, startExact, startTop := keycodec.AppendBound(append(sc.lo[:0], t.prefix...), req.Start)
-	end, endExact, endTop := keycodec.AppendBound(append(sc.hi[:0], t.prefix...), req.End)
+	start, startExact, startTop := codec.AppendBound(append(sc.lo[:0], t.prefix...), req.Start)
+	end, endExact, endTop := codec.AppendBound(append(sc.hi[:0], t.prefix...), req.End)
 	sc.lo, sc.hi = start, end
 	if !req.Backward {
 		// [start, end): the start bound is inclusive either way, the end exclusive.

@@ -21,7 +21,7 @@ package localengine
 //     map's own slices could change the stored rows through them.
 //   - bare: what any store built on that map minimally must do for the same
 //     request, given a tablekit.PrimaryKey and cells. A point read encodes
-//     the key (keycodec, into a stack buffer), looks it up and returns a copy
+//     the key (codec.AppendKey, into a stack buffer), looks it up and returns a copy
 //     of the row's cells. A 100-row range read encodes the start key, walks
 //     100 entries and returns them as []tablekit.Row whose keys and cells are
 //     copies the caller owns, in three exactly sized allocations (rows, key
@@ -69,7 +69,8 @@ import (
 	"github.com/tidwall/btree"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/keycodec"
+	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/internal/testkit/benchstat"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -137,7 +138,7 @@ func benchSetup(b *testing.B) {
 			k := benchKey(i)
 			ent := &entry{key: k, row: rowmodel.Row{Cells: []tablekit.Column{{Name: "v", Value: tablekit.Integer(int64(i)), Version: benchNow}}}}
 			ent.seal()
-			ek := string(keycodec.Encode(k))
+			ek := string(codec.EncodeKey(k))
 			benchBare.Set(ek, ent)
 			benchTable.rows.Set(ek, ent)
 		}
@@ -147,9 +148,9 @@ func benchSetup(b *testing.B) {
 		benchStEnc = make([]string, benchKeys)
 		for i := range benchKeys {
 			benchPKs[i] = benchKey(perm(i))
-			benchEnc[i] = string(keycodec.Encode(benchPKs[i]))
+			benchEnc[i] = string(codec.EncodeKey(benchPKs[i]))
 			benchStarts[i] = benchKey(perm(i) % (benchRows - 200))
-			benchStEnc[i] = string(keycodec.Encode(benchStarts[i]))
+			benchStEnc[i] = string(codec.EncodeKey(benchStarts[i]))
 		}
 		runtime.GC()
 	})
@@ -182,11 +183,11 @@ func runAlone(b *testing.B, s side) {
 			s.prep(from, to)
 			b.StartTimer()
 		}
-		c0, ok0 := processCPU()
+		c0, ok0 := benchstat.ProcessCPU(), benchstat.HasProcessCPU
 		for i := from; i < to; i++ {
 			s.op(i)
 		}
-		c1, ok1 := processCPU()
+		c1, ok1 := benchstat.ProcessCPU(), benchstat.HasProcessCPU
 		cpu += c1 - c0
 		cpuOK = cpuOK && ok0 && ok1
 	}
@@ -244,7 +245,7 @@ func runInterleaved(b *testing.B, sides []side) {
 
 // bareKey encodes k into buf for a lookup; the map keeps no lookup key.
 func bareKey(buf []byte, k tablekit.PrimaryKey) string {
-	e := keycodec.Append(buf[:0], k)
+	e := codec.AppendKey(buf[:0], k)
 	return unsafe.String(unsafe.SliceData(e), len(e))
 }
 
@@ -261,7 +262,7 @@ func bareGet(k tablekit.PrimaryKey) ([]tablekit.Column, bool) {
 // barePut is the bare store's write.
 func barePut(k tablekit.PrimaryKey, cells []tablekit.Column) {
 	var buf [64]byte
-	ek := string(keycodec.Append(buf[:0], k))
+	ek := string(codec.AppendKey(buf[:0], k))
 	benchBare.Set(ek, &entry{key: k.Clone(), row: rowmodel.Row{Cells: slices.Clone(cells)}})
 }
 
@@ -343,7 +344,7 @@ func dropNew(s int, m func() *btree.Map[string, *entry]) func(n int) {
 	return func(n int) {
 		t := m()
 		for i := range n {
-			t.Delete(string(keycodec.Encode(newKey(s, i))))
+			t.Delete(string(codec.EncodeKey(newKey(s, i))))
 		}
 		runtime.GC()
 	}
@@ -366,7 +367,7 @@ func BenchmarkLocalInsert(b *testing.B) {
 				mapKeys, mapEnts = mapKeys[:0], mapEnts[:0]
 				for i := from; i < to; i++ {
 					k := newKey(sideMap, i)
-					mapKeys = append(mapKeys, string(keycodec.Encode(k)))
+					mapKeys = append(mapKeys, string(codec.EncodeKey(k)))
 					mapEnts = append(mapEnts, &entry{key: k, row: rowmodel.Row{Cells: slices.Clone(cols)}})
 				}
 			},

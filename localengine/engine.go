@@ -1,71 +1,3 @@
-// Package localengine is tablekit's reference engine: every table in memory,
-// rows in one ordered map per table keyed by the order-preserving key
-// encoding, each row's semantics from package rowmodel. It is what unit tests
-// use instead of a cloud, what the conformance suite compares other backends
-// against, and the store behind the Tablestore test server.
-//
-// It is safe for concurrent use; each single-row operation is atomic and
-// linearizable. A table's rows are guarded by one RWMutex: reads share it,
-// so they run in parallel on as many cores as there are; a write takes it
-// alone for its map update only (its row is built before locking), so
-// writes to one table are applied one at a time. A range read holds the
-// lock for at most a batch of entries (a few microseconds of map steps)
-// at a time and evaluates rows, filters included, unlocked: however long
-// a scan is, or however slow its filter, writers wait for one batch, not
-// for the scan. A range read is consistent per row, not across rows
-// (SPEC §11). It starts no goroutines, reads no clock (time comes with
-// each request, from the client's Clock), and holds nothing after Close.
-//
-//	db := tablekit.NewClient(localengine.New())
-//	defer db.Close()
-//
-// It keeps no part of a request: a stored row's key and cells are copies.
-// Everything it returns is the caller's: rows, key parts and cells are new
-// slices, sharing only immutable strings with the store (except what
-// ScanRange lends, read-only, as tablekit.RangeScanner allows). Its metadata is
-// authoritative: a request built from a table since deleted and created
-// again is refused as stale (the Client then retries against the new
-// table), and writes use the table's current options, never the request's
-// cached copy.
-//
-// # Performance
-//
-// At 1,000,000 rows a point read, an insert, an overwrite and a 100-row
-// range read each cost within 1.4x of what the bare ordered map it is built
-// on costs doing the least any store must (encode the key, copy out what it
-// returns, copy in what it keeps), through the engine and through
-// tablekit.Client alike; BENCHMARKS.md has the figures, the command and the
-// method. What keeps it there:
-//
-//   - Lookups encode the key into a stack buffer. A put or update allocates
-//     three things, made before the table is locked: the encoded key the map
-//     keeps, the entry, and (in rowmodel) the row's cells. An unconditional
-//     put or delete does not look the stored row up first.
-//   - A point read allocates the returned Row and its cells. A range page
-//     is sized first (rowmodel.ReadLen counts what each row returns
-//     without copying it), then copied out into four exactly sized
-//     allocations: the page, its rows, all their key parts (and Next's)
-//     and all their cells, each row a capped window of them.
-//   - The engine implements tablekit.RangeScanner, so tablekit.Table.Scan
-//     reads a range without copying it out: a row's key is the stored
-//     (immutable) one, and so are its cells when the read returns them as
-//     stored (no time range or projection, nothing expired or hidden by
-//     MaxVersions: each entry keeps its rowmodel.Shape, so this is decided
-//     without reading the cells); otherwise they go into one buffer reused
-//     from row to row. A Scan costs no allocation per row, nor per page
-//     (the cursor and the engine's scratch space come from pools).
-//   - Visibility (TTL, the table's MaxVersions) and the read's selection
-//     (time range, MaxVersions) are one pass over a row's cells.
-//
-// With a large live heap, the garbage collector is most of what an
-// allocation costs: at 1,000,000 rows the 20 KB that a 100-row page must
-// hand its caller cost about ten times the walk of the map that finds the
-// rows, for the engine and the bare map alike. So the engine allocates
-// what the bare minimum does (a range page adds only the GetRangeResponse), and a
-// program that holds millions of rows and reads in bulk may use
-// tablekit.Table.Scan, which copies nothing (BENCHMARKS.md: a quarter of
-// the CPU of GetRange for 100 rows; 1.5-1.6x the bare map walk's through
-// Engine.ScanRange, 1.9-2.0x through the client), or a higher GOGC.
 package localengine
 
 import (
@@ -77,8 +9,8 @@ import (
 	"github.com/tidwall/btree"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
-	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -252,7 +184,7 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 		return nil, err
 	}
 	var buf [256]byte
-	k := keycodec.Append(buf[:0], req.Key)
+	k := codec.AppendKey(buf[:0], req.Key)
 	t.mu.RLock()
 	cur, err := t.current(req.Meta)
 	if err != nil {
@@ -387,12 +319,12 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 		dst     = &scratch
 	)
 	if w.Kind != tablekit.WriteDelete {
-		stored = keycodec.EncodeString(w.Key)
+		stored = codec.EncodeKeyString(w.Key)
 		k = stored
 		ent = &entry{key: slices.Clone(w.Key)}
 		dst = &ent.row
 	} else {
-		k = bytesView(keycodec.Append(buf[:0], w.Key)) // the map keeps no key it only looks up
+		k = bytesView(codec.AppendKey(buf[:0], w.Key)) // the map keeps no key it only looks up
 	}
 	// Only an update and a condition read the stored row; an unconditional
 	// put or delete is decided without it, and saves a walk down the map.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/testkit/benchstat"
 )
 
 // BenchmarkLocalParallel is mixed point reads and overwrites through
@@ -37,7 +38,7 @@ func BenchmarkLocalParallel(b *testing.B) {
 				var claimed, reads, writes atomic.Int64
 				var wg sync.WaitGroup
 				b.ResetTimer()
-				c0, ok0 := processCPU()
+				c0, ok0 := benchstat.ProcessCPU(), benchstat.HasProcessCPU
 				for w := range g {
 					wg.Go(func() {
 						r := rand.New(rand.NewPCG(uint64(w), uint64(g)))
@@ -69,7 +70,7 @@ func BenchmarkLocalParallel(b *testing.B) {
 					})
 				}
 				wg.Wait()
-				c1, ok1 := processCPU()
+				c1, ok1 := benchstat.ProcessCPU(), benchstat.HasProcessCPU
 				b.StopTimer()
 				if ok0 && ok1 {
 					b.ReportMetric(float64((c1-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/rangebench"
+	"github.com/tablekit/tablekit/internal/testkit/rangebench"
 	"github.com/tablekit/tablekit/localengine"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/urltest"
+	"github.com/tablekit/tablekit/internal/testkit/urltest"
 	"github.com/tablekit/tablekit/localengine"
 )
 

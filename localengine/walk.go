@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/keycodec"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -118,8 +118,8 @@ func (w *walker) batch(buf []*entry, n int, opts *tablekit.TableOptions) ([]*ent
 // Its working memory (the encoded bounds, the options, the batch) is in
 // sc, which the caller takes from a pool: the walk allocates nothing.
 func (t *table) walk(ctx context.Context, req *tablekit.GetRangeRequest, sc *rangeScratch, visit func(ent *entry, opts *tablekit.TableOptions) (found, cont bool)) (next *entry, err error) {
-	startB, startExact, startTop := keycodec.AppendBound(sc.sbuf[:0], req.Start)
-	endB, endExact, endTop := keycodec.AppendBound(sc.ebuf[:0], req.End)
+	startB, startExact, startTop := codec.AppendBound(sc.sbuf[:0], req.Start)
+	endB, endExact, endTop := codec.AppendBound(sc.ebuf[:0], req.End)
 	opts := &sc.opts
 	w := walker{t: t, req: req, start: bytesView(startB), end: bytesView(endB), // the map keeps no pivot
 		startExact: startExact, startTop: startTop, endExact: endExact, endTop: endTop}

@@ -1,8 +1,9 @@
-// Package rowmodel is SPEC.md's single-row semantics as pure functions over a
-// stored row: what a read returns, whether a condition holds, and what a put,
-// update or delete leaves behind; and the rules those are made of (the
-// visibility of a cell, the version window, filter evaluation), which
-// adapters that translate them into native predicates must agree with. The local engine is built on it, and so is
+// Package rowmodel is for engine and adapter authors: SPEC.md's single-row
+// semantics as pure functions over a stored row: what a read returns,
+// whether a condition holds, and what a put, update or delete leaves behind;
+// and the rules those are made of (the visibility of a cell, the version
+// window, filter evaluation), which adapters that translate them into native
+// predicates must agree with. The local engine is built on it, and so is
 // every adapter that keeps a whole row in one native record (DynamoDB) or
 // evaluates a row on the client (Bigtable's conditional paths), so the rules
 // exist once. It never reads a clock: every function takes now in
@@ -16,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/stale"
+	"github.com/tablekit/tablekit/internal/base"
 )
 
 // Row is a row as a backend stores it.
@@ -492,7 +493,7 @@ func Apply(r *Row, w *tablekit.WriteRequest) (*Row, *tablekit.UpdateResult, erro
 func ApplyTo(dst *Row, r *Row, w *tablekit.WriteRequest) (keep bool, res *tablekit.UpdateResult, err error) {
 	m := w.Meta
 	if r != nil && r.Generation > m.Generation {
-		return false, nil, tablekit.WrapError(tablekit.ErrUnavailable, stale.ErrMeta,
+		return false, nil, tablekit.WrapError(tablekit.ErrUnavailable, base.ErrStaleMeta,
 			"table %q: the row was written under options generation %d, the request has %d", m.Name, r.Generation, m.Generation)
 	}
 	if err := Check(r, m.Options, w.Condition, w.Now); err != nil {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"slices"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/testkit/benchstat"
 	"github.com/tablekit/tablekit/localengine"
 	"github.com/tablekit/tablekit/observe"
 	"github.com/tablekit/tablekit/tkotel"
@@ -139,16 +139,7 @@ func interleave(b *testing.B, aName string, a func(int), zName string, z func(in
 			each()
 		}
 	}
-	b.ReportMetric(median(ta), aName+"-ns/put")
-	b.ReportMetric(median(tz), zName+"-ns/put")
-	b.ReportMetric(median(over), "overhead-%")
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
+	b.ReportMetric(benchstat.Median(ta), aName+"-ns/put")
+	b.ReportMetric(benchstat.Median(tz), zName+"-ns/put")
+	b.ReportMetric(benchstat.Median(over), "overhead-%")
 }

@@ -1,7 +1,8 @@
-// Package tkotel reports a tablekit Client's operations as OpenTelemetry
-// traces and metrics, following the OpenTelemetry semantic conventions for
-// database clients. Package tablekit does not import OpenTelemetry; only a
-// program that imports tkotel does.
+// Package tkotel is for programs that export telemetry: it reports a
+// tablekit Client's operations as OpenTelemetry traces and metrics,
+// following the OpenTelemetry semantic conventions for database clients.
+// Package tablekit does not import OpenTelemetry; only a program that
+// imports tkotel does.
 //
 //	client := tablekit.NewClient(backend,
 //		tablekit.WithObserver(tkotel.New()),     // global providers

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/benchstat"
+	"github.com/tablekit/tablekit/internal/testkit/benchstat"
 	"github.com/tablekit/tablekit/localengine"
 	"github.com/tablekit/tablekit/typed"
 )

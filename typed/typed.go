@@ -1,6 +1,6 @@
-// Package typed maps Go structs to tablekit rows and back, and offers a
-// typed view of a table, in the manner of the AWS SDK's attributevalue and
-// gocloud's docstore:
+// Package typed is for programs that keep Go structs in tables: it maps Go
+// structs to tablekit rows and back, and offers a typed view of a table, in
+// the manner of the AWS SDK's attributevalue and gocloud's docstore:
 //
 //	type Event struct {
 //		User  string    `tablekit:"user,key"` // key columns, in schema order

@@ -21,7 +21,7 @@ import (
 	_ "github.com/tablekit/tablekit/all"
 
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
-	"github.com/tablekit/tablekit/internal/dynalitetest"
+	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
 )
 
 // urlTarget is a tablekit target opened by URL.
@@ -123,7 +123,7 @@ func BigtableTargets() ([]Target, error) {
 const DynamoDBShards = 8
 
 // DynamoDBTargets are the adapter (dynamodb://) and the raw client, each on
-// its own dynalite (see internal/dynalitetest; run npm ci at the
+// its own dynalite (see internal/testkit/dynalitetest; run npm ci at the
 // repository root first). Credentials are dummies in the environment.
 func DynamoDBTargets() ([]Target, error) {
 	const backend = "dynamodb (dynalite)"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
-	"github.com/tablekit/tablekit/internal/benchstat"
+	"github.com/tablekit/tablekit/internal/testkit/benchstat"
 )
 
 // The adapter against the raw SDK doing the same work, over HTTP to the
@@ -224,12 +224,12 @@ func BenchmarkAdapterVsSDK(b *testing.B) {
 				for i := 0; b.Loop(); i++ {
 					for k := range variants {
 						v := (i + k) % len(variants)
-						c0, t0 := processCPU(), time.Now()
+						c0, t0 := benchstat.ProcessCPU(), time.Now()
 						if err := variants[v](i); err != nil {
 							b.Fatal(err)
 						}
 						d[v] = append(d[v], time.Since(t0))
-						cpu[v] += processCPU() - c0
+						cpu[v] += benchstat.ProcessCPU() - c0
 					}
 				}
 				// Medians of wall time: the machine's noise comes in

@@ -1,6 +1,8 @@
-// Package aliyuntablestore is tablekit's backend for Alibaba Cloud
-// Tablestore (OTS), over the official Go SDK
-// github.com/aliyun/aliyun-tablestore-go-sdk v1.9.3 (package tablestore).
+// Package aliyuntablestore is for programs that keep tablekit tables in
+// Alibaba Cloud Tablestore (OTS): the tablekit backend over the official Go
+// SDK github.com/aliyun/aliyun-tablestore-go-sdk v1.9.3 (package
+// tablestore), which passes the whole conformance suite on tstest, the
+// Tablestore emulator beside it.
 //
 //	b, err := aliyuntablestore.Open(ctx, &aliyuntablestore.Options{
 //		Endpoint: "https://myinstance.cn-hangzhou.ots.aliyuncs.com",
@@ -11,17 +13,15 @@
 //	...
 //	db := tablekit.NewClient(b)
 //
+// What it costs against the raw SDK doing the same work, and how that was
+// measured, is in BENCHMARKS.md beside this file.
+//
+// # Opening
+//
 // [Open] opens a backend as tablestore.NewClientWithConfig opens a client;
 // [New] wraps a *tablestore.TableStoreClient you already have (and refuses
 // any [Options] field, all of which configure a client Open builds, rather
-// than ignore it). The native client stays reachable for what tablekit
-// does not cover (secondary indexes, search, streams), through the
-// tablekit.Client:
-//
-//	var c *tablestore.TableStoreClient
-//	if db.As(&c) {
-//		// c is the backend's SDK client ([Backend.Client])
-//	}
+// than ignore it).
 //
 // Importing the package registers the tablestore:// URL scheme ([Scheme]):
 // tablekit.Open(ctx, "tablestore://myinstance?region=cn-hangzhou") opens
@@ -29,11 +29,24 @@
 // variables TABLESTORE_ACCESS_KEY_ID, TABLESTORE_ACCESS_KEY_SECRET and
 // TABLESTORE_SECURITY_TOKEN (optional), never from the URL.
 //
-// # How tablekit maps onto Tablestore
+// # Native access
+//
+// The native client stays reachable for what tablekit does not cover
+// (secondary indexes, search, streams), through the tablekit.Client:
+//
+//	var c *tablestore.TableStoreClient
+//	if db.As(&c) {
+//		// c is the backend's SDK client ([Backend.Client])
+//	}
+//
+// A table written through tablekit is an ordinary Tablestore table that
+// any other Tablestore client or tool can read (see Storage layout).
+//
+// # Storage layout
 //
 // tablekit's model is Tablestore's, so the mapping is one to one and a
 // table written through tablekit is an ordinary Tablestore table that any
-// other Tablestore client can read:
+// other Tablestore client can read (there is no layout of tablekit's own):
 //
 //   - A table is a Tablestore table of the same name; its key columns are
 //     its primary-key columns (String, Integer, Binary as STRING, INTEGER,
@@ -60,6 +73,11 @@
 //     adapter reports as an error matching driver.ErrStaleMeta (as well
 //     as ErrInvalidPrimaryKey), so the tablekit.Client reads the table
 //     again and validates the call against the new schema.
+//
+// # Semantics
+//
+// Conditions, filters, ranges and batches map one to one:
+//
 //   - Conditions are a row-existence expectation plus a column condition;
 //     filters are SingleColumnValueFilter (PassIfMissing = !filter_if_missing,
 //     LatestVersionOnly = latest_version_only) and
@@ -69,24 +87,6 @@
 //     next_start_primary_key. BatchGetRow and BatchWriteRow are the
 //     calls of the same names, their per-table answers mapped back to the
 //     request's order.
-//   - Errors are *tablekit.Error whose Err is the SDK's *tablestore.OtsError
-//     (reach it with errors.As), as SPEC §12 says: OTSParameterInvalid
-//     and the size limits (OTSRequestBodyTooLarge, OTSOutOfRowSizeLimit,
-//     OTSOutOfColumnCountLimit) → ErrInvalidArgument, OTSInvalidPK →
-//     ErrInvalidPrimaryKey, OTSConditionCheckFail → ErrConditionFailed,
-//     OTSObjectNotExist → ErrTableNotFound, OTSObjectAlreadyExist →
-//     ErrAlreadyExists, OTSAuthFailed, OTSNoPermissionAccess and
-//     OTSPermissionDenied (and any other 401 or 403 answer) →
-//     ErrPermissionDenied, load shedding (OTSServerBusy,
-//     OTSStorageServerBusy, capacity, quota and row contention codes) →
-//     ErrThrottled, transient failures (OTSTimeout, OTSServerUnavailable,
-//     OTSPartitionUnavailable, OTSTableNotReady, OTSInternalServerError,
-//     network errors) → ErrUnavailable, unsupported operations →
-//     ErrUnimplemented. Only ErrThrottled and ErrUnavailable say a retry
-//     may succeed. Per-row errors of batches carry a *tablestore.OtsError
-//     built from the row's code and message.
-//
-// # What the adapter adds
 //
 // Contexts. The SDK takes no context.Context. The adapter gives every call
 // a unique trace ID (the SDK's ExtraRequestInfo, sent as the
@@ -160,7 +160,9 @@
 // tablekit values and always sets a condition, and turns any panic inside
 // the SDK (on a malformed server answer, say) into ErrUnavailable.
 //
-// # What it cannot do
+// # Limits
+//
+// What it cannot do, or does differently from the other backends:
 //
 //   - Time is the server's. Tablestore checks the version window and TTL
 //     and timestamps increments with its own clock, not with the tablekit
@@ -191,4 +193,23 @@
 //     the same column this is impossible and the call reports
 //     ErrUnavailable although the write was applied. tstest returns one
 //     cell per increment and is not affected.
+//
+// # Errors
+//
+// Errors are *tablekit.Error whose Err is the SDK's *tablestore.OtsError
+// (reach it with errors.As), as SPEC §12 says: OTSParameterInvalid
+// and the size limits (OTSRequestBodyTooLarge, OTSOutOfRowSizeLimit,
+// OTSOutOfColumnCountLimit) → ErrInvalidArgument, OTSInvalidPK →
+// ErrInvalidPrimaryKey, OTSConditionCheckFail → ErrConditionFailed,
+// OTSObjectNotExist → ErrTableNotFound, OTSObjectAlreadyExist →
+// ErrAlreadyExists, OTSAuthFailed, OTSNoPermissionAccess and
+// OTSPermissionDenied (and any other 401 or 403 answer) →
+// ErrPermissionDenied, load shedding (OTSServerBusy,
+// OTSStorageServerBusy, capacity, quota and row contention codes) →
+// ErrThrottled, transient failures (OTSTimeout, OTSServerUnavailable,
+// OTSPartitionUnavailable, OTSTableNotReady, OTSInternalServerError,
+// network errors) → ErrUnavailable, unsupported operations →
+// ErrUnimplemented. Only ErrThrottled and ErrUnavailable say a retry
+// may succeed. Per-row errors of batches carry a *tablestore.OtsError
+// built from the row's code and message.
 package aliyuntablestore

@@ -9,7 +9,7 @@ import (
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/rangebench"
+	"github.com/tablekit/tablekit/internal/testkit/rangebench"
 )
 
 // getRangeCounter counts GetRange requests.

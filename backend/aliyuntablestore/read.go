@@ -10,8 +10,8 @@ import (
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
-	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -254,7 +254,7 @@ func (b *Backend) batchGet(ctx context.Context, reqs []*tablekit.GetRowRequest, 
 	for _, i := range idx {
 		t := reqs[i].Meta.Name
 		pkey := plans[i].key()
-		k := string(keycodec.Encode(reqs[i].Key))
+		k := string(codec.EncodeKey(reqs[i].Key))
 		placed := false
 		for c := range calls {
 			g := groups[c][t]

@@ -13,7 +13,7 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
-	"github.com/tablekit/tablekit/internal/urltest"
+	"github.com/tablekit/tablekit/internal/testkit/urltest"
 )
 
 const urlSecret = "S3cr3t-Never-Shown-0123456789"

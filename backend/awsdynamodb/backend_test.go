@@ -23,8 +23,8 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/awsdynamodb"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
-	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/localengine"
 )
 
@@ -122,7 +122,7 @@ func randomKeys(r *rand.Rand, schema tablekit.KeySchema, n int) []tablekit.Prima
 		for i, kc := range schema {
 			k = k.Add(kc.Name, val(kc.Type, i == 0))
 		}
-		if e := string(keycodec.Encode(k)); !seen[e] {
+		if e := string(codec.EncodeKey(k)); !seen[e] {
 			seen[e] = true
 			out = append(out, k)
 		}
@@ -552,7 +552,7 @@ func TestTTLHiddenAndExpiryAttribute(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, it := range out.Items {
-			if bytes.Equal(it[".k"].(*types.AttributeValueMemberB).Value, keycodec.Encode(k)) {
+			if bytes.Equal(it[".k"].(*types.AttributeValueMemberB).Value, codec.EncodeKey(k)) {
 				return it
 			}
 		}
@@ -855,7 +855,7 @@ func TestStaleOptionsNeverTrimNewerVersions(t *testing.T) {
 		}
 	}
 	// The item records generation 2.
-	sk := keycodec.Encode(key)
+	sk := codec.EncodeKey(key)
 	out, err := b.Client().GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(nativeOf(t, b, name)), ConsistentRead: aws.Bool(true),
 		Key: map[string]types.AttributeValue{".s": &types.AttributeValueMemberN{Value: "0"}, ".k": &types.AttributeValueMemberB{Value: sk}},

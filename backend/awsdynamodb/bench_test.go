@@ -19,7 +19,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,6 +30,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/awsdynamodb"
+	"github.com/tablekit/tablekit/internal/testkit/benchstat"
 )
 
 const benchFields = 10
@@ -238,16 +238,7 @@ func interleaved(b *testing.B, aName, cName string, a, c func(i int)) {
 	b.ReportMetric(float64(ta.Nanoseconds())/float64(i), aName+"-ns/op")
 	b.ReportMetric(float64(tc.Nanoseconds())/float64(i), cName+"-ns/op")
 	b.ReportMetric(float64(ta)/float64(tc), "ratio")
-	b.ReportMetric(float64(medianOf(da))/float64(medianOf(dc)), "p50-ratio")
-}
-
-func medianOf(d []time.Duration) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
+	b.ReportMetric(float64(benchstat.Median(da))/float64(benchstat.Median(dc)), "p50-ratio")
 }
 
 // BenchmarkWholeTableRange streams every row of a 2000-row table (200

@@ -3,11 +3,10 @@ package awsdynamodb
 import (
 	"encoding/binary"
 	"errors"
-	"math"
 	"strconv"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/valuecodec"
+	"github.com/tablekit/tablekit/backend/codec"
 )
 
 // The cells of a row live in at most two attributes (see the package doc):
@@ -185,13 +184,17 @@ func decodeBinary(dst []tablekit.Column, b []byte) ([]tablekit.Column, error) {
 		return dst, errCorrupt
 	}
 	b = b[1:]
+	// One copy of the attribute: the names and the String and Binary values
+	// are substrings of it, as decodeText's are of its attribute.
+	s := string(b)
 	prev := ""
 	for len(b) > 0 {
 		n, k := binary.Uvarint(b)
 		if k <= 0 || n == 0 || n > uint64(len(b)-k) {
 			return dst, errCorrupt
 		}
-		name := string(b[k : k+int(n)])
+		at := len(s) - len(b) + k
+		name := s[at : at+int(n)]
 		b = b[k+int(n):]
 		if prev != "" && name <= prev {
 			return dst, errCorrupt
@@ -203,12 +206,11 @@ func decodeBinary(dst []tablekit.Column, b []byte) ([]tablekit.Column, error) {
 		}
 		b = b[k:]
 		for i := uint64(0); i < count; i++ {
-			var c tablekit.Column
-			var err error
-			c, b, err = decodeCell(b)
+			c, m, err := decodeCell(s[len(s)-len(b):])
 			if err != nil {
 				return dst, err
 			}
+			b = b[m:]
 			if i > 0 && c.Version >= dst[len(dst)-1].Version {
 				return dst, errCorrupt
 			}
@@ -225,50 +227,19 @@ func decodeBinary(dst []tablekit.Column, b []byte) ([]tablekit.Column, error) {
 // length then bytes).
 func appendCell(dst []byte, c tablekit.Column) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(c.Version))
-	return valuecodec.Append(dst, c.Value)
+	return codec.AppendValue(dst, c.Value)
 }
 
-// decodeCell decodes the binary cell at the start of b (its Name unset)
-// and returns the rest of b.
-func decodeCell(b []byte) (tablekit.Column, []byte, error) {
-	if len(b) < 9 {
-		return tablekit.Column{}, b, errCorrupt
+// decodeCell decodes the binary cell at the start of s (its Name unset)
+// and returns it and its length; the value is decoded by codec.DecodeValue,
+// and a String or Binary one is a substring of s.
+func decodeCell(s string) (tablekit.Column, int, error) {
+	if len(s) < 8 {
+		return tablekit.Column{}, 0, errCorrupt
 	}
-	c := tablekit.Column{Version: int64(binary.BigEndian.Uint64(b))}
-	typ := tablekit.Type(b[8])
-	b = b[9:]
-	switch typ {
-	case tablekit.TypeInteger, tablekit.TypeDouble:
-		if len(b) < 8 {
-			return c, b, errCorrupt
-		}
-		u := binary.BigEndian.Uint64(b)
-		b = b[8:]
-		if typ == tablekit.TypeInteger {
-			c.Value = tablekit.Integer(int64(u))
-		} else {
-			c.Value = tablekit.Double(math.Float64frombits(u))
-		}
-	case tablekit.TypeBoolean:
-		if len(b) < 1 || b[0] > 1 {
-			return c, b, errCorrupt
-		}
-		c.Value = tablekit.Boolean(b[0] == 1)
-		b = b[1:]
-	case tablekit.TypeString, tablekit.TypeBinary:
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
-			return c, b, errCorrupt
-		}
-		s := string(b[k : k+int(n)])
-		b = b[k+int(n):]
-		if typ == tablekit.TypeString {
-			c.Value = tablekit.String(s)
-		} else {
-			c.Value = tablekit.BinaryString(s)
-		}
-	default:
-		return c, b, errCorrupt
+	v, n, err := codec.DecodeValue(s[8:])
+	if err != nil {
+		return tablekit.Column{}, 0, errCorrupt
 	}
-	return c, b, nil
+	return tablekit.Column{Value: v, Version: int64(binary.BigEndian.Uint64([]byte(s[:8])))}, 8 + n, nil
 }

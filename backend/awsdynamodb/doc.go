@@ -1,12 +1,18 @@
-// Package awsdynamodb is the tablekit backend for Amazon DynamoDB (and
-// DynamoDB-compatible servers such as dynalite), built on
-// github.com/aws/aws-sdk-go-v2/service/dynamodb.
+// Package awsdynamodb is for programs that keep tablekit tables in Amazon
+// DynamoDB or a DynamoDB-compatible server such as dynalite: the tablekit
+// backend built on github.com/aws/aws-sdk-go-v2/service/dynamodb, which
+// passes the whole conformance suite on dynalite.
 //
 //	be, err := awsdynamodb.Open(ctx, nil) // default AWS configuration and credential chain
 //	// or awsdynamodb.Open(ctx, &awsdynamodb.Options{Region: "eu-west-1", Endpoint: "http://127.0.0.1:8000"})
 //	// or awsdynamodb.New(existingClient, &awsdynamodb.Options{Shards: 16})
 //	db := tablekit.NewClient(be)
 //	defer db.Close()
+//
+// What it costs against the raw SDK doing the same work, and how that was
+// measured, is in BENCHMARKS.md beside this file.
+//
+// # Opening
 //
 // [New] refuses the [Options] fields that configure the client Open builds
 // (AWS, Region, Endpoint, ClientOptions) rather than ignore them: an
@@ -16,35 +22,22 @@
 // tablekit.Open(ctx, "dynamodb://?region=eu-west-1&shards=16") opens the
 // same backend with the default credential chain.
 //
+// Close closes the idle connections of the HTTP transport Open built (when
+// Options.AWS has no HTTPClient of the caller's); it never closes a client
+// given to New, nor an HTTP client given in Options.AWS.
+//
+// # Native access
+//
 // The native client is the escape hatch to what tablekit does not cover:
 //
 //	var client *dynamodb.Client
 //	if db.As(&client) { … }  // or be.Client()
 //
-// Close closes the idle connections of the HTTP transport Open built (when
-// Options.AWS has no HTTPClient of the caller's); it never closes a client
-// given to New, nor an HTTP client given in Options.AWS.
+// [Backend.NativeTableName] names a table's DynamoDB table and
+// [Backend.TableLayout] reports its layout; the storage layout below says
+// what each item holds, for reading tables with the AWS console or CLI.
 //
-// # Errors
-//
-// Every error wraps the SDK's own, so errors.As(err, &rnf) with rnf a
-// *types.ResourceNotFoundException, or a smithy.APIError, works through
-// *tablekit.Error.Err. The portable codes (SPEC §12): ResourceNotFound is
-// ErrTableNotFound; ConditionalCheckFailed ErrConditionFailed;
-// UnrecognizedClient, InvalidSignature, AccessDenied, ExpiredToken,
-// MissingAuthenticationToken(Exception) and IncompleteSignature
-// ErrPermissionDenied; ProvisionedThroughputExceeded, Throttling,
-// RequestLimitExceeded and LimitExceeded ErrThrottled; InternalServerError,
-// ServiceUnavailable, other 5xx answers and lost connections
-// ErrUnavailable; Validation (an item, key or request too large among
-// them), Serialization, ItemCollectionSizeLimitExceeded, 413 and any other
-// 4xx answer ErrInvalidArgument; UnknownOperation ErrUnimplemented. Only
-// ErrThrottled and ErrUnavailable are retried (the batch calls' own
-// retries included). Messages name the DynamoDB call and quote at most the
-// start of a key (tablekit.PrimaryKey.String); the Client adds the
-// operation and the table.
-//
-// # How a table looks in DynamoDB
+// # Storage layout
 //
 // Each portable table is one DynamoDB table (PAY_PER_REQUEST), its
 // physical name: the portable name behind an optional prefix
@@ -77,8 +70,8 @@
 // CreateTable ([Options.Shards], default 8) and recorded in its metadata. An
 // item is
 //
-//	.s   N  partition key: shard = FNV-1a-64(keycodec(first key column)) mod N
-//	.k   B  sort key: the keycodec encoding of the whole primary key
+//	.s   N  partition key: shard = FNV-1a-64(codec.EncodeKey(first key column)) mod N
+//	.k   B  sort key: codec.EncodeKey (backend/codec) of the whole primary key
 //	        (order-preserving; Strings stay readable: "a" → 61 00 01)
 //	.r   S  revision, on every item: 11 random characters (8 random
 //	        bytes, base64url), replaced by every write; then, when the row
@@ -149,7 +142,7 @@
 // decoder and dynalite all pay per attribute (a JSON object each, an
 // AttributeValue and a map entry each), so a row of ten columns as ten
 // attributes took 25–30% longer to read, on dynalite, than the same bytes
-// in one (see Performance). Conditions and filters are evaluated by the
+// in one (see BENCHMARKS.md). Conditions and filters are evaluated by the
 // adapter on the decoded row (see Semantics), never by DynamoDB
 // expressions on columns, so they lose nothing by it; what is given up is
 // a ProjectionExpression fetching only some columns of a wide row, which
@@ -157,34 +150,7 @@
 // This is the only layout: nothing was released before it, so the adapter
 // reads no other.
 //
-// All rows of one partition-key value live in one shard and are contiguous
-// in sort-key order, so a range whose bounds pin the first key column to one
-// value is a single Query on one shard, with sort-key bounds from
-// keycodec.Bound, reading only that value's items. Any other range is an
-// N-way merge of parallel Queries, one per shard, streamed page by page
-// (small first pages, doubling, a shard's next page prefetched when its
-// buffer runs low against its share of what the page still needs), at most
-// Options.Concurrency Queries in flight: a GetRange call reads the Limit+1
-// items it needs plus what the shards' first pages over-fetch (a shard's
-// share and a quarter, plus 8, at least 16 items each), never the whole
-// range. A Query already sent is never aborted (when the page is complete,
-// it finishes in the background and is dropped), since dynalite exits when
-// a client drops a request it is still reading. A read with a filter is sized by what it may
-// have to examine instead: first pages of at least 1,024 items (shared
-// among the shards), doubling up to the scan cap (MaxScanRows), so
-// GetRange(Limit(1), WithFilter(...)) over 12,000 rows that only the last
-// passes costs 6 Queries with one shard (32 with 8), about as long as
-// reading the range whole, where it was one Query per two rows (4–5 s;
-// BenchmarkFilteredRange). Filters are evaluated on the client: a row's
-// cells are one attribute, so no FilterExpression can see a column (see
-// How a table looks in DynamoDB), and SPEC §10's typed comparisons would
-// not map onto DynamoDB's anyway. More shards spread writes (each DynamoDB
-// partition key takes about 1000 WCU/3000 RCU) but make cross-partition
-// ranges cost N Queries per page; see the benchmarks.
-//
-// # Metadata
-//
-// Schemas and options live in one metadata table (default
+// Metadata. Schemas and options live in one metadata table (default
 // "<prefix>tablekit.meta", hash key "name" S), one item per portable table:
 // name, native, key (list of {name, type}), ttl, maxVersions,
 // maxVersionOffset, shards, nativeTTL (whether DynamoDB's TTL is on for the
@@ -250,12 +216,6 @@
 // increments on one row). No DynamoDB transactions are used (dynalite has
 // none).
 //
-// Limits DynamoDB adds to SPEC's: an item is at most 400 KB (attribute names
-// included) and a sort key at most 1024 bytes. A write whose item or key
-// would exceed them fails with ErrInvalidArgument naming the table, the key
-// (its start: tablekit.PrimaryKey.String) and the limit, before anything is
-// written; a read of such a key finds no row.
-//
 // BatchGetRow groups keys per table in BatchGetItem calls of at most 100;
 // BatchWriteRow sends unconditional puts and deletes in BatchWriteItem calls
 // of at most 25 and every other write through the optimistic path. The calls
@@ -305,66 +265,61 @@
 // as long as DynamoDB has not yet deleted their item (SPEC leaves this
 // open).
 //
-// # Performance
+// Range reads. All rows of one partition-key value live in one shard and
+// are contiguous in sort-key order, so a range whose bounds pin the first
+// key column to one value is a single Query on one shard, with sort-key
+// bounds from codec.Bound, reading only that value's items. Any other
+// range is an N-way merge of parallel Queries, one per shard, streamed page
+// by page (small first pages, doubling, a shard's next page prefetched when
+// its buffer runs low against its share of what the page still needs), at
+// most Options.Concurrency Queries in flight: a GetRange call reads the
+// Limit+1 items it needs plus what the shards' first pages over-fetch (a
+// shard's share and a quarter, plus 8, at least 16 items each), never the
+// whole range. A Query already sent is never aborted (when the page is
+// complete, it finishes in the background and is dropped), since dynalite
+// exits when a client drops a request it is still reading. A read with a
+// filter is sized by what it may have to examine instead: first pages of at
+// least 1,024 items (shared among the shards), doubling up to the scan cap
+// (MaxScanRows), so GetRange(Limit(1), WithFilter(...)) over 12,000 rows
+// that only the last passes costs 6 Queries with one shard (32 with 8),
+// about as long as reading the range whole, where it was one Query per two
+// rows (4–5 s; BenchmarkFilteredRange). Filters are evaluated on the
+// client: a row's cells are one attribute, so no FilterExpression can see a
+// column (see Storage layout), and SPEC §10's typed
+// comparisons would not map onto DynamoDB's anyway. More shards spread
+// writes (each DynamoDB partition key takes about 1000 WCU/3000 RCU) but
+// make cross-partition ranges cost N Queries per page; see BENCHMARKS.md.
 //
-// How measured: the committed BenchmarkPoint (bench_test.go) runs the
-// adapter, through tablekit.Client, and the raw SDK doing the same work
-// against the same dynalite in the same process: a 1 KB row (10 String
-// columns of 100 bytes) written with one PutItem, one column of it updated
-// with one UpdateItem, read with one consistent GetItem, and all 100 rows
-// of one partition key read with one consistent Query, the raw side on a
-// plain table (pk S, sk N) holding the same rows. It warms the call shapes
-// up first, then alternates one adapter call and one raw call, swapping
-// which goes first each iteration, times each call apart, and reports both
-// means, their ratio ("ratio") and the ratio of the medians ("p50-ratio").
-// Figures from a shared 2-core VM under heavy load from other work (load
-// average 5–10; Go 1.26, dynalite 4.0.0, Node 20), median p50-ratio over
-// six counts of
+// # Limits
 //
-//	go test -c -o after.test ./backend/awsdynamodb/
-//	./after.test -test.run '^$' -test.bench BenchmarkPoint -test.benchtime 1s -test.count 6
+// Limits DynamoDB adds to SPEC's: an item is at most 400 KB (attribute names
+// included) and a sort key at most 1024 bytes. A write whose item or key
+// would exceed them fails with ErrInvalidArgument naming the table, the key
+// (its start: tablekit.PrimaryKey.String) and the limit, before anything is
+// written; a read of such a key finds no row.
 //
-// (range in brackets; "before" is the optimistic update, three counts):
+// A one-call update takes at most 32 Puts of at most 64 KiB together (a
+// larger one is optimistic, not refused). DynamoDB allows one TTL change
+// per table per hour, so raising TTL within an hour of CreateTable fails
+// with the SDK's error (see Native TTL under Semantics). A table's shard
+// count is fixed at CreateTable.
 //
-//	             p50-ratio             before
-//	Write        0.98 [0.95–1.00]      0.99
-//	Update       1.23 [1.07–1.27]      1.90 [1.86–1.98]  (GetItem + PutItem)
-//	Read         1.02 [0.99–1.05]      1.02
-//	Range100     2.08 [1.54–2.28]      0.89 [0.84–1.12]
-//	Range100     0.92, 1.09 alone (rows as PutRow left them)
+// # Errors
 //
-// The one-call update costs about 1.2 times the raw UpdateItem on
-// dynalite: the request is the same one call, and dynalite charges for
-// evaluating a condition at all (the raw call has none; the same
-// UpdateItem without its condition is about at par). Reads of rows that one-call
-// updates changed pay for the overlay attributes: a point read hardly
-// (Read runs on such rows), a 100-row Query about twice the raw one when
-// every row carries one (Range100 runs after Update); the next whole write
-// of a row (PutRow, or any optimistic write) folds them away, and the same
-// Range100 over rows as PutRow left them is at par. Under YCSB (one
-// thread, 2,000 records, 3 s per cell, `cd ycsb && go run
-// ./cmd/ycsb-matrix -backends dynamodb -workloads A,F,E -threads 1
-// -records 2000 -duration 3s`, noisy) raw/tablekit was A 1.06–1.13, F 0.91,
-// E 0.66, where the quiet-machine table of ycsb/README.md had A 1.33 and F
-// 1.90 with the optimistic update.
-//
-// BenchmarkWholeTableRange streams a 2,000-row table (200 partition keys
-// of 10 rows) through tablekit.Table.Rows with N shards, alternating the
-// current merge tuning with the earlier one (first Queries of twice a
-// shard's share, every shard's Query in flight at once, so 64 connections
-// where the SDK keeps 10 idle per host). Median ratio now/before of the
-// p50s over three counts of `./after.test -test.run '^$' -test.bench
-// BenchmarkWholeTableRange -test.benchtime 12x -test.count 3`, same load:
-// N=1 0.93–1.24 (the same code on both sides: the noise), N=4 0.86
-// [0.81–0.99], N=16 0.61 [0.56–0.63], N=64 0.82 [0.71–1.00]; Queries per
-// stream now 4, 8, 33 and 152. A cross-shard range still costs N Queries
-// per page, so fewer shards read ranges faster.
-//
-// The ratio of one count scatters more than the median: now and then
-// reading a response fails with "use of closed network connection" and the
-// SDK retries it after a jittered backoff of up to a second, on raw and
-// adapter calls alike. The range read of fresh rows is cheaper than the
-// raw one because the plain table stores each row as 12 attributes and the
-// adapter as 4: the SDK decodes the adapter's response in about 30% less
-// CPU, which pays for the adapter's own decoding and row building.
+// Every error wraps the SDK's own, so errors.As(err, &rnf) with rnf a
+// *types.ResourceNotFoundException, or a smithy.APIError, works through
+// *tablekit.Error.Err. The portable codes (SPEC §12): ResourceNotFound is
+// ErrTableNotFound; ConditionalCheckFailed ErrConditionFailed;
+// UnrecognizedClient, InvalidSignature, AccessDenied, ExpiredToken,
+// MissingAuthenticationToken(Exception) and IncompleteSignature
+// ErrPermissionDenied; ProvisionedThroughputExceeded, Throttling,
+// RequestLimitExceeded and LimitExceeded ErrThrottled; InternalServerError,
+// ServiceUnavailable, other 5xx answers and lost connections
+// ErrUnavailable; Validation (an item, key or request too large among
+// them), Serialization, ItemCollectionSizeLimitExceeded, 413 and any other
+// 4xx answer ErrInvalidArgument; UnknownOperation ErrUnimplemented. Only
+// ErrThrottled and ErrUnavailable are retried (the batch calls' own
+// retries included). Messages name the DynamoDB call and quote at most the
+// start of a key (tablekit.PrimaryKey.String); the Client adds the
+// operation and the table.
 package awsdynamodb

@@ -17,7 +17,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/awsdynamodb"
-	"github.com/tablekit/tablekit/internal/keycodec"
+	"github.com/tablekit/tablekit/backend/codec"
 )
 
 // calls is how many calls of each kind ct counted since its last reset.
@@ -36,7 +36,7 @@ func rawItem(t *testing.T, b *awsdynamodb.Backend, table string, key tablekit.Pr
 	t.Helper()
 	out, err := b.Client().GetItem(context.Background(), &dynamodb.GetItemInput{
 		TableName: aws.String(nativeOf(t, b, table)), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{".s": &types.AttributeValueMemberN{Value: "0"}, ".k": &types.AttributeValueMemberB{Value: keycodec.Encode(key)}},
+		Key: map[string]types.AttributeValue{".s": &types.AttributeValueMemberN{Value: "0"}, ".k": &types.AttributeValueMemberB{Value: codec.EncodeKey(key)}},
 	})
 	if err != nil {
 		t.Fatal(err)

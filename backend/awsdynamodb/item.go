@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/keycodec"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -23,7 +23,7 @@ import (
 // with a column.
 const (
 	attrShard    = ".s" // N, partition key: the shard number 0..N-1
-	attrKey      = ".k" // B, sort key: keycodec encoding of the primary key
+	attrKey      = ".k" // B, sort key: codec.EncodeKey of the primary key
 	attrRevision = ".r" // S, revision (random, changed by every write) and base version
 	attrMarker   = ".m" // BOOL true: a key-only row (SPEC §7)
 	attrExpiry   = ".x" // N, epoch seconds after which every cell is invisible
@@ -52,7 +52,7 @@ const (
 	minNativeName  = 3
 )
 
-// shardOf returns the shard of a row: FNV-1a 64 of the keycodec encoding of
+// shardOf returns the shard of a row: FNV-1a 64 of the codec.EncodeKey of
 // the partition-key (first) column, modulo n. This is part of the storage
 // format: changing it would lose every stored row.
 func shardOf(pk tablekit.Value, n int) int {
@@ -60,7 +60,7 @@ func shardOf(pk tablekit.Value, n int) int {
 		return 0
 	}
 	h := fnv.New64a()
-	h.Write(keycodec.Encode(tablekit.PrimaryKey{{Value: pk}}))
+	h.Write(codec.EncodeKey(tablekit.PrimaryKey{{Value: pk}}))
 	return int(h.Sum64() % uint64(n))
 }
 
@@ -287,7 +287,7 @@ func encodeItem(meta *tablekit.TableMeta, key tablekit.PrimaryKey, shard int, sk
 // sortKey returns the sort key of key, or ErrInvalidArgument when it is
 // longer than DynamoDB's 1024-byte sort-key limit.
 func sortKey(key tablekit.PrimaryKey) ([]byte, error) {
-	sk := keycodec.Encode(key)
+	sk := codec.EncodeKey(key)
 	if len(sk) > maxSortKeySize {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument,
 			"key %v encodes to a %d-byte DynamoDB sort key; DynamoDB's sort-key limit is %d bytes",

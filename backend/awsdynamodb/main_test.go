@@ -18,7 +18,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/awsdynamodb"
-	"github.com/tablekit/tablekit/internal/dynalitetest"
+	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
 )
 
 // endpoint is the dynalite every test and benchmark of the package shares.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/awsdynamodb"
-	"github.com/tablekit/tablekit/internal/rangebench"
+	"github.com/tablekit/tablekit/internal/testkit/rangebench"
 )
 
 // queryCounter counts Query requests and the items they return.

@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
-	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -210,8 +210,8 @@ type rangeBounds struct {
 }
 
 func newBounds(req *tablekit.GetRangeRequest) rangeBounds {
-	startB, startExact := keycodec.Bound(req.Start)
-	endB, endExact := keycodec.Bound(req.End)
+	startB, startExact := codec.Bound(req.Start)
+	endB, endExact := codec.Bound(req.End)
 	var rb rangeBounds
 	rb.backward = req.Backward
 	if !req.Backward {
@@ -267,7 +267,7 @@ func (rb *rangeBounds) keyCondition(shard int) (string, map[string]types.Attribu
 	}
 	hi := rb.hi
 	if len(hi) > maxSortKeySize {
-		hi = keycodec.PrefixSuccessor(hi[:maxSortKeySize])
+		hi = codec.PrefixSuccessor(hi[:maxSortKeySize])
 	}
 	cond := "#s = :s"
 	switch {
@@ -332,7 +332,7 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 		if c == nil {
 			return page, nil
 		}
-		key, err := keycodec.Decode(req.Meta.Key, c.sk)
+		key, err := codec.DecodeKey(req.Meta.Key, c.sk)
 		if err != nil {
 			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "stored sort key of %d bytes does not decode", len(c.sk))
 		}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/awsdynamodb"
-	"github.com/tablekit/tablekit/internal/dynalitetest"
-	"github.com/tablekit/tablekit/internal/urltest"
+	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
+	"github.com/tablekit/tablekit/internal/testkit/urltest"
 )
 
 // TestURL opens dynamodb:// on dynalite with the default credential chain

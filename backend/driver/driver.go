@@ -15,9 +15,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/par"
-	"github.com/tablekit/tablekit/internal/retryhook"
-	"github.com/tablekit/tablekit/internal/stale"
+	"github.com/tablekit/tablekit/internal/base"
 )
 
 // ErrStaleMeta is what a backend's error wraps when a request's Meta is
@@ -27,7 +25,7 @@ import (
 // Client reads the table again and retries the call against the new
 // metadata; a program never sees this error unless the table keeps
 // changing under it.
-var ErrStaleMeta = stale.ErrMeta
+var ErrStaleMeta = base.ErrStaleMeta
 
 // Stale returns the error a backend returns for a stale request: an
 // *tablekit.Error with Code ErrUnavailable that wraps ErrStaleMeta.
@@ -98,18 +96,18 @@ func (b Backoff) Delay(n int) time.Duration {
 
 // Wait sleeps Delay(n), or less when ctx ends first, and then returns
 // ctx's error, if any. It reports retry attempt n+1 to the operation of
-// ctx (through internal/retryhook), for the program's telemetry and log.
+// ctx (through internal/base), for the program's telemetry and log.
 func (b Backoff) Wait(ctx context.Context, n int) error {
 	d := b.Delay(n)
-	retryhook.Report(ctx, n+1, d)
+	base.ReportRetry(ctx, n+1, d)
 	return sleep(ctx, d)
 }
 
 // Sleep is the back-off before a retry: it waits d, or until ctx ends, and
 // returns ctx's error if it ended. Like Wait, it reports the retry to the
-// operation of ctx (through internal/retryhook, with Attempt 0: not counted).
+// operation of ctx (through internal/base, with Attempt 0: not counted).
 func Sleep(ctx context.Context, d time.Duration) error {
-	retryhook.Report(ctx, 0, d)
+	base.ReportRetry(ctx, 0, d)
 	return sleep(ctx, d)
 }
 
@@ -133,5 +131,5 @@ func sleep(ctx context.Context, d time.Duration) error {
 // no call starts. With n == 1 or limit == 1 it runs the calls in order on
 // the caller's goroutine.
 func Parallel(ctx context.Context, n, limit int, f func(ctx context.Context, i int) error) error {
-	return par.Do(ctx, n, limit, f)
+	return base.Parallel(ctx, n, limit, f)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/gcpbigtable"
+	"github.com/tablekit/tablekit/internal/testkit/benchstat"
 )
 
 // The benchmarks compare the adapter (through tablekit.Client) with the raw
@@ -109,7 +110,7 @@ func benchNames() []string {
 
 func benchKey(s string) tablekit.PrimaryKey { return tablekit.Key("k", tablekit.String(s)) }
 
-// benchRowKey is the row key keycodec gives benchKey(s) (s has no 0x00).
+// benchRowKey is the row key codec.EncodeKey gives benchKey(s) (s has no 0x00).
 func benchRowKey(s string) string { return s + "\x00\x01" }
 
 // benchKeys returns n tablekit keys made with tkFormat and n raw row keys
@@ -231,12 +232,12 @@ func pair(b *testing.B, tk, raw func(i int) error) {
 			if (i+side)%2 == 1 {
 				f, d, c, n, r = raw, &rawd, &rawc, &rawn, &rawr
 			}
-			s0, n0, c0, t0 := bench.sent.rows.Load(), bench.rpcs.Load(), processCPU(), time.Now()
+			s0, n0, c0, t0 := bench.sent.rows.Load(), bench.rpcs.Load(), benchstat.ProcessCPU(), time.Now()
 			if err := f(i); err != nil {
 				b.Fatal(err)
 			}
 			*d += time.Since(t0)
-			*c += processCPU() - c0
+			*c += benchstat.ProcessCPU() - c0
 			*n += bench.rpcs.Load() - n0
 			*r += bench.sent.rows.Load() - s0
 		}

@@ -1,9 +1,16 @@
-// Package gcpbigtable is the tablekit backend for Google Cloud Bigtable
-// (cloud.google.com/go/bigtable). Open it from a project and instance, or
-// wrap clients you already have with New, and hand it to tablekit.NewClient:
+// Package gcpbigtable is for programs that keep tablekit tables in Google
+// Cloud Bigtable: the tablekit backend for cloud.google.com/go/bigtable,
+// which passes the whole conformance suite on bttest. Open it from a
+// project and instance, or wrap clients you already have with New, and
+// hand it to tablekit.NewClient:
 //
 //	b, err := gcpbigtable.Open(ctx, &gcpbigtable.Options{Project: "my-project", Instance: "my-instance", AppProfile: "batch"})
 //	db := tablekit.NewClient(b)
+//
+// What it costs against the raw Bigtable client doing the same work, and
+// how that was measured, is in BENCHMARKS.md beside this file.
+//
+// # Opening
 //
 // [New] (existing clients) refuses the Options fields that only configure
 // the clients Open builds, so a setting is never silently ignored.
@@ -12,16 +19,6 @@
 // so that tablekit.Open(ctx, "bigtable://my-project/my-instance?app_profile=batch")
 // opens the same backend; BIGTABLE_EMULATOR_HOST is honoured there too.
 //
-// tablekit.Client.As offers the native clients: a **bigtable.Client
-// target gets the data client, a **bigtable.AdminClient the admin client
-// (when there is one). [Backend.Client], [Backend.AdminClient] and
-// [Backend.Table] give them too. Every error that came from Bigtable is a
-// *tablekit.Error whose Err is the gRPC status error, so errors.As (or
-// status.FromError) reaches it; its Code follows SPEC §12 (see codeOf in
-// errors.go: Unauthenticated and PermissionDenied are ErrPermissionDenied,
-// a message over gRPC's size limit ErrInvalidArgument, other
-// ResourceExhausted ErrThrottled, only transient codes ErrUnavailable).
-//
 // With BIGTABLE_EMULATOR_HOST set, [Open] talks to that emulator as the
 // Bigtable client would, but dials the connections itself with the
 // client's 256 MiB message limits, so rows over 4 MiB read as they do
@@ -29,7 +26,15 @@
 // uses or closes, its own connection for the variable: two idle
 // connections per Open; with an explicit endpoint there are none.)
 //
-// # How a table looks in Bigtable
+// # Native access
+//
+// tablekit.Client.As offers the native clients: a **bigtable.Client
+// target gets the data client, a **bigtable.AdminClient the admin client
+// (when there is one). [Backend.Client], [Backend.AdminClient] and
+// [Backend.Table] give them too. Every table is readable with cbt: the
+// storage layout below says what each row holds.
+//
+// # Storage layout
 //
 // A tablekit table is one Bigtable table, created with two column families,
 // plus one row in a shared metadata table. Everything is readable with cbt.
@@ -47,7 +52,7 @@
 // forms collide; ListTables and DescribeTable report the portable name,
 // read from the metadata row.
 //
-// Row key: the primary key encoded by internal/keycodec, whose byte order
+// Row key: the primary key encoded by backend/codec (EncodeKey), whose byte order
 // is SPEC §4's key order, so Bigtable's own ordering serves GetRange in
 // both directions. Columns are concatenated in schema order: a String or
 // Binary is its bytes with 0x00 escaped as 00 FF, then the terminator
@@ -86,7 +91,7 @@
 // no request is older than 1), by every write that leaves data, at
 // timestamp g milliseconds, so the newest timestamp is the highest
 // generation and no write lowers it (a put starts with DeleteRow and
-// replaces everything written before). See "Stale options" below.
+// replaces everything written before). See "Stale options" under Semantics.
 //
 // A row that PutRow wrote has no m:rev (and no family m unless it is
 // key-only): it stores exactly the cells a raw Bigtable client would.
@@ -116,24 +121,56 @@
 // Once an UpdateRow has changed the row, it also shows m:rev at
 // 1970/01/01-00:00:00.000000, holding 32 hex digits.
 //
-// # Visibility
+// Tables. CreateTable writes the metadata row (only if absent, which
+// decides between concurrent creators), then creates the Bigtable table of
+// the name and incarnation; if that fails it removes the row again. A
+// Bigtable table of the id that has no metadata row is never taken over or
+// deleted: CreateTable refuses it with ErrAlreadyExists naming it, for an
+// operator to drop with cbt if it is theirs to drop. DeleteTable deletes
+// the Bigtable table first (a missing one is fine) and the metadata row
+// last, only if it still holds the incarnation deleted, so when it stops
+// half way the table is still listed and DeleteTable again finishes it. The
+// Bigtable table of a metadata row lost otherwise (deleted by hand, or by
+// an adapter older than this order) stays, unlisted, until an operator
+// drops it: a new table of the name has a new incarnation and id.
 //
-// Bigtable collects garbage lazily (hours to days in production; in bttest
-// only in a loop that a ModifyColumnFamilies call starts), so no read
-// depends on it. Every read's row filter selects exactly SPEC's visible
-// cells at the request's Now: TimestampRange(OldestVisible(TTL, now)×1000,
-// ∞) then LatestN(MaxVersions), on family c only (m's cells are stamped 0
-// and take their own branch of an Interleave). On top come the read's own
-// selection: the projection (together with the columns its filter reads),
-// its TimeRange as a second TimestampRange, and its MaxVersions as a second
-// LatestN. When that selection could come back empty for a row that
-// exists, one more branch returns a single value-stripped visible cell
-// that proves existence. Filters (SPEC §10, typed comparisons with
-// PassIfMissing and LatestVersionOnly) are evaluated on the client with
-// rowmodel.MatchFilter, over the cells selected this way, on every row that
-// arrives; rowmodel then applies the exact rules, so the answer is the
-// local engine's. A range read also pushes its filter down (see Filters
-// below), which decides only which rows Bigtable sends.
+// Garbage collection. With [GCFull] (the default) family c gets
+// MaxVersions(MaxVersions) and, for a table with a TTL, MaxAge(TTL +
+// [Options.GCMargin]) in a union; UpdateTable updates it. MaxVersions GC
+// deletes exactly what reads already hide. MaxAge compares cell timestamps
+// with Bigtable's wall clock, so the margin (default one day) keeps a cell
+// until well after it became invisible even if the clocks that stamp
+// versions run behind the server's. Family m gets MaxVersions(1) and never
+// an age rule (its cells are stamped 0). So a row whose c cells all expire
+// and are collected by MaxAge keeps its m:rev, if an update left one, until
+// the next write of the row: GC is not a write, and nothing runs then to
+// delete the row. A program whose versions do not follow the wall clock
+// (tests on a ManualClock) uses [GCVersionsOnly] or [GCOff]; the
+// conformance harness uses GCOff, because its clocks are not the wall clock
+// (the suite's own starts in 2031; some tests, such as SPEC's TTL example
+// in 2016, run in the past) and bttest's GC loop would collect the past
+// ones' cells by wall-clock age. A separate test proves the GCFull policies
+// are set and that reads hide the same cells before and after GC runs.
+//
+// # Semantics
+//
+// Visibility. Bigtable collects garbage lazily (hours to days in
+// production; in bttest only in a loop that a ModifyColumnFamilies call
+// starts), so no read depends on it. Every read's row filter selects
+// exactly SPEC's visible cells at the request's Now:
+// TimestampRange(OldestVisible(TTL, now)×1000, ∞) then
+// LatestN(MaxVersions), on family c only (m's cells are stamped 0 and take
+// their own branch of an Interleave). On top come the read's own selection:
+// the projection (together with the columns its filter reads), its
+// TimeRange as a second TimestampRange, and its MaxVersions as a second
+// LatestN. When that selection could come back empty for a row that exists,
+// one more branch returns a single value-stripped visible cell that proves
+// existence. Filters (SPEC §10, typed comparisons with PassIfMissing and
+// LatestVersionOnly) are evaluated on the client with rowmodel.MatchFilter,
+// over the cells selected this way, on every row that arrives; rowmodel
+// then applies the exact rules, so the answer is the local engine's. A
+// range read also pushes its filter down (see Filters below), which decides
+// only which rows Bigtable sends.
 //
 // No filter the adapter sends uses a regex where a range does: a family is
 // ColumnRange(family, "", "") rather than FamilyFilter, one column is the
@@ -145,15 +182,13 @@
 // projection's regex (raw/tablekit 1.3–4.8 in YCSB's read-only workload);
 // for Bigtable a range is the cheaper filter too.
 //
-// # Filters
-//
-// A range read's filter is pushed into the ReadRows row filter as a row
-// predicate P, a Bigtable filter whose output is not empty when the row may
-// pass, and the row filter is Condition(P, the selection above, nothing):
-// Bigtable then sends only the rows P keeps. P is exact (it keeps exactly
-// the rows that pass) or a pre-filter (it keeps every row that passes and
-// maybe others); the client evaluates the filter on every row that arrives
-// either way, so P never decides a result on its own.
+// Filters. A range read's filter is pushed into the ReadRows row filter as
+// a row predicate P, a Bigtable filter whose output is not empty when the
+// row may pass, and the row filter is Condition(P, the selection above,
+// nothing): Bigtable then sends only the rows P keeps. P is exact (it keeps
+// exactly the rows that pass) or a pre-filter (it keeps every row that
+// passes and maybe others); the client evaluates the filter on every row
+// that arrives either way, so P never decides a result on its own.
 //
 //   - A comparison tests the cells SPEC says it tests: of its column, the
 //     visible versions in the read's time range, the newest one (or the
@@ -195,9 +230,8 @@
 // answer is that of a moment within the read (bttest evaluates both on
 // one copy).
 //
-// # Writes and atomicity
-//
-// Each write takes the cheapest path that is exact and atomic on its row:
+// Writes and atomicity. Each write takes the cheapest path that is exact
+// and atomic on its row:
 //
 //   - Blind writes (no condition; PutRow, DeleteRow, and UpdateRow with only
 //     Put and DeleteColumn changes) are one MutateRow. PutRow is DeleteRow +
@@ -253,40 +287,37 @@
 // Leaving m:rev out of PutRow is a trade: the commonest write, alone and in
 // batches, stores one cell fewer (it was a tenth of the cells of a 10-column
 // row and the largest part of the adapter's cost on a batch, see
-// Performance), and rows read back carry nothing but their data, while the
+// BENCHMARKS.md), and rows read back carry nothing but their data, while the
 // first optimistic write after a PutRow pays two extra calls (the stamp and
 // a second read). An adapter built before this rule (every write set m:rev)
 // reads rows without m:rev correctly but must not run optimistic writes on
 // tables this version writes: it takes "no m:rev" to mean an empty row.
 //
-// # Stale options
-//
-// A Client may write with cached options older than the table's (SPEC §3):
-// it must never trim a version written under newer ones. Only the
-// optimistic path trims with the request's options (rewriteColumn, and a
-// conditional put's rowmodel.Put), and it reads m:gen with the row into
-// rowmodel.Row.Generation: rowmodel refuses a request whose
+// Stale options. A Client may write with cached options older than the
+// table's (SPEC §3): it must never trim a version written under newer ones.
+// Only the optimistic path trims with the request's options (rewriteColumn,
+// and a conditional put's rowmodel.Put), and it reads m:gen with the row
+// into rowmodel.Row.Generation: rowmodel refuses a request whose
 // Meta.Generation is older with driver.ErrStaleMeta, on a read the
 // predicate proves current, and the Client reads the table again and
 // retries. Every write on a table whose Generation is above 1 stamps the
 // rows it leaves, blind ones included: a version a blind write adds is
-// written under its generation as much as any other, and a stale
-// optimistic write to the same column would otherwise trim it. Blind
-// writes never trim, so they need no check. UpdateTable is one
-// CheckAndMutateRow on the metadata row, conditioned on t:incarnation and
-// t:generation holding the request's (ErrTableNotFound for another
-// incarnation, ErrConditionFailed for another generation); it stores
-// Generation+1.
+// written under its generation as much as any other, and a stale optimistic
+// write to the same column would otherwise trim it. Blind writes never
+// trim, so they need no check. UpdateTable is one CheckAndMutateRow on the
+// metadata row, conditioned on t:incarnation and t:generation holding the
+// request's (ErrTableNotFound for another incarnation, ErrConditionFailed
+// for another generation); it stores Generation+1.
 //
-// BatchWriteRow sends all blind writes of a table as one MutateRows
-// (ApplyBulk) call and runs the others as single-row calls, all in
-// parallel (driver.Parallel, Options.Concurrency at once), with a result
-// per row (the Client never sends two writes of one row in one call).
-// BatchGetRow groups reads by table and selection, one ReadRows over a
-// RowList per group, groups in parallel.
+// Batches and ranges. BatchWriteRow sends all blind writes of a table as
+// one MutateRows (ApplyBulk) call and runs the others as single-row calls,
+// all in parallel (driver.Parallel, Options.Concurrency at once), with a
+// result per row (the Client never sends two writes of one row in one
+// call). BatchGetRow groups reads by table and selection, one ReadRows over
+// a RowList per group, groups in parallel.
 //
 // GetRange streams ReadRows (with ReverseScan for Backward) over the key
-// range that keycodec.Bound gives for InfMin/InfMax bounds; the first row
+// range that codec.Bound gives for InfMin/InfMax bounds; the first row
 // past the page is never returned, its key is the page's Next. Calls are
 // sized by what the page may have to examine, not by the rows it still
 // wants: a read without a filter asks for LimitRows(limit+1) (continuing
@@ -301,10 +332,6 @@
 // (15–19 s); pushed down, it is one call that brings the one row. Memory
 // stays bounded by one page whatever the range.
 //
-// BenchmarkFilteredRange compares, in one run, that read with the filter
-// pushed down (/pushed) and evaluated on the client alone (/client, the
-// previous behaviour); see Performance.
-//
 // Reads copy no more than they must: a String or Binary value is a view of
 // the bytes the Bigtable client allocated for the row it handed over (see
 // bytesView), the rows of one read share their []Column arrays (each row's
@@ -313,128 +340,34 @@
 // translation of SPEC's visibility and MaxVersions rules and of the
 // projection.
 //
-// # Performance
+// # Limits
 //
-// bench_test.go compares the adapter, called through tablekit.Client, with
-// the raw Bigtable client doing the same work on the same in-process bttest
-// (rows of 10 String fields × 100 bytes, YCSB's shape): same inputs already
-// in memory, same stored cells, same RPCs, each side on its own rows. Each
-// benchmark runs both sides alternately in one loop and reports the ratio
-// of their wall times (tablekit/raw) and of the process CPU time each used
-// (cpu-tk/raw; bttest runs in the process, so that includes the server's
-// work, and another process on the machine disturbs it less). A 1,000-row
-// batch is five BatchWriteRow calls of 200 against five ApplyBulk calls of
-// 200: SPEC caps a batch at 200 writes and neither the Client nor this
-// adapter offers a bigger call, so that is the same work; one raw ApplyBulk
-// of 1,000 is reported too, as the price of the cap. Medians of 20 (four
-// runs, on a shared 2-core machine, of
+// Beyond SPEC's own limits:
 //
-//	go test -run '^$' -bench . -benchtime 2s -count 5 ./backend/gcpbigtable/
+//   - A key whose encoding exceeds Bigtable's 4 KiB row-key limit is
+//     refused with ErrInvalidArgument (only keys with several long
+//     String/Binary columns).
+//   - Table ids are at most 50 characters: a longer name is mapped (see
+//     Storage layout), never refused.
+//   - A range read's filter is pushed down only up to 16 comparisons and
+//     4 KiB of comparison values (Bigtable caps a row filter at about
+//     20 KB); a larger one is evaluated on the client, with the same
+//     answer.
+//   - A blind UpdateRow that deletes every column it names is one
+//     CheckAndMutateRow up to 64 columns, optimistic beyond.
+//   - Garbage collection follows Bigtable's wall clock (see Garbage
+//     collection under Storage layout): programs whose versions do not
+//     follow it choose [GCVersionsOnly] or [GCOff].
 //
-// ):
+// # Errors
 //
-//	                           wall   CPU
-//	PointWrite                 1.03   1.03
-//	PointRead                  1.02   1.03
-//	Range100                   1.04   1.04
-//	BatchWrite1000 (5×200)     1.01   1.02
-//	  against 1 raw ×1000      1.11   1.13
-//
-// A single run's median still moves by ±0.05 on that machine. The ×1000
-// row is the price of SPEC's 200-write cap, not adapter work: in runs like
-// these (the same benchmarks first, then the raw client against itself) the
-// raw client's own five ApplyBulk calls of 200 cost 1.08 × its one of 1,000,
-// and 1.015 × 1.08 ≈ 1.10. Run alone (-bench BatchWrite1000), in
-// a process whose heap is small enough that Go's GC runs about once per
-// batch, the raw client's split costs nothing measurable (0.98) and the batch
-// ratios are 1.07 (5×200) and 1.09 (×1000); the gap there is tablekit.Client's
-// checks and copies of every request (about 4% of the batch's CPU) and this
-// package's own work (under 4%: keys, encoding the values into one buffer
-// per batch). On a range read the adapter's share is
-// turning cells into typed rows, and the one extra row the page's Next
-// costs. The previous version of this package (m:rev on every write, a copy
-// of every value read, a string built per batch row) gave, measured the
-// same way: PointWrite 1.04, PointRead 1.06, Range100 1.16, BatchWrite1000
-// 1.17 (against ×1000: 1.19).
-//
-// YCSB's own operations (issue 13) read projected on the fields, which the
-// benchmarks above did not: PointReadProjected (/all: the ten fields, as
-// go-ycsb sends readallfields; /one: one field), Range100Projected and
-// Update (UpdateRow of ten Puts, against one raw MutateRow of the ten
-// cells). The raw side filters as the YCSB raw binding does (a qualifier
-// regex and LatestN(1)). Each side's RPCs (tk-rpcs/op, raw-rpcs/op: 1 and
-// 1 everywhere, so a range page is one call) and the rows Bigtable sent it
-// (tk-rows/op: 101 for 100 rows returned, the page's Next) are reported
-// too. Medians of 6, tablekit/raw wall (CPU), on the 2-core machine while
-// it was quiet (single runs within ±0.03 of the median, one outlier), of
-//
-//	go test -run '^$' -bench 'PointWrite$|PointRead$|PointReadProjected|Update|Range100$|Range100Projected' -benchtime 1s -count 6 ./backend/gcpbigtable/
-//
-// before (the same benchmark file on the previous read filters) and after
-// the filters became ranges:
-//
-//	                           before        after
-//	PointReadProjected/all     1.40 (1.36)   0.97 (0.98)
-//	PointReadProjected/one     1.48 (1.39)   0.90 (0.91)
-//	Range100Projected          1.82 (1.82)   0.71 (0.70)
-//	Update                     1.04 (1.04)   1.06 (1.06)
-//	PointWrite                               1.02 (1.02)
-//	PointRead                                1.02 (1.02)
-//	Range100                                 1.04 (1.04)
-//
-// Where the time went (pprof of Range100Projected, both sides on one
-// bttest): 56% of the process's CPU was bttest compiling regexes, once per
-// cell per regex filter; the adapter's FamilyFilter("c"), FamilyFilter("m")
-// and projection regex in three Interleave branches made three to four
-// times the raw client's compilations. Ranges make the adapter's
-// projection cheaper than the raw regex on bttest (hence below 1). An
-// UpdateRow writes one cell more than the raw write (m:rev, which the
-// optimistic writes rely on: see the revision rule), about 5%.
-//
-// BenchmarkFilteredRangePushdown times the read of BenchmarkFilteredRange
-// (12,000 rows, Limit(1), a filter only the last passes) with the filter
-// pushed down and on the client alone, alternately in one loop
-// (go test -run '^$' -bench FilteredRangePushdown -benchtime 4x -count 6):
-// calls per GetRange 1 against 2, rows Bigtable sent 1 against 12,001;
-// pushed/client wall 0.76–1.17 (median 0.98), CPU 0.91–1.13 (median
-// 0.94), on the quiet machine. On bttest, in process, sending a small row
-// costs about what evaluating the Conditions on it does (each Condition
-// copies the row there, and row copies were a third of the pushed read's
-// CPU), so the pushed read is barely faster there; its gain is the rows
-// that never cross the network between Bigtable and its client.
-//
-// # Garbage collection
-//
-// With [GCFull] (the default) family c gets MaxVersions(MaxVersions) and,
-// for a table with a TTL, MaxAge(TTL + [Options.GCMargin]) in a union;
-// UpdateTable updates it. MaxVersions GC deletes exactly what reads already
-// hide. MaxAge compares cell timestamps with Bigtable's wall clock, so the
-// margin (default one day) keeps a cell until well after it became
-// invisible even if the clocks that stamp versions run behind the server's.
-// Family m gets MaxVersions(1) and never an age rule (its cells are stamped
-// 0). So a row whose c cells all expire and are collected by MaxAge keeps
-// its m:rev, if an update left one, until the next write of the row: GC is
-// not a write, and nothing runs then to delete the row. A program whose
-// versions do not follow the wall clock (tests on a ManualClock) uses
-// [GCVersionsOnly] or [GCOff]; the conformance harness uses GCOff, because
-// its clocks are not the wall clock (the suite's own starts in 2031; some
-// tests, such as SPEC's TTL example in 2016, run in the past) and bttest's
-// GC loop would collect the past ones' cells by wall-clock age. A separate
-// test proves the GCFull policies are set and that reads hide the same
-// cells before and after GC runs.
-//
-// # Tables
-//
-// CreateTable writes the metadata row (only if absent, which decides
-// between concurrent creators), then creates the Bigtable table of the
-// name and incarnation; if that fails it removes the row again. A Bigtable
-// table of the id that has no metadata row is never taken over or deleted:
-// CreateTable refuses it with ErrAlreadyExists naming it, for an operator
-// to drop with cbt if it is theirs to drop. DeleteTable deletes the
-// Bigtable table first (a missing one is fine) and the metadata row last,
-// only if it still holds the incarnation deleted, so when it stops half
-// way the table is still listed and DeleteTable again finishes it. The
-// Bigtable table of a metadata row lost otherwise (deleted by hand, or by
-// an adapter older than this order) stays, unlisted, until an operator
-// drops it: a new table of the name has a new incarnation and id.
+// Every error that came from Bigtable is a *tablekit.Error whose Err is
+// the gRPC status error, so errors.As (or status.FromError) reaches it;
+// its Code follows SPEC §12 (see codeOf in errors.go: Unauthenticated and
+// PermissionDenied are ErrPermissionDenied, a message over gRPC's size
+// limit ErrInvalidArgument, other ResourceExhausted ErrThrottled, only
+// transient codes ErrUnavailable). A table of the name whose Bigtable
+// table exists without a metadata row is ErrAlreadyExists (see Tables
+// under Storage layout); a write computed from stale options is
+// driver.ErrStaleMeta, which the Client retries.
 package gcpbigtable

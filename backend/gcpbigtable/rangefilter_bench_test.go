@@ -13,7 +13,8 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/gcpbigtable"
-	"github.com/tablekit/tablekit/internal/rangebench"
+	"github.com/tablekit/tablekit/internal/testkit/benchstat"
+	"github.com/tablekit/tablekit/internal/testkit/rangebench"
 )
 
 // readRowsCounter counts ReadRows streams and the rows they deliver.
@@ -103,10 +104,10 @@ func BenchmarkFilteredRangePushdown(b *testing.B) {
 		for side := range 2 {
 			s := (n + side) % 2 // 0 pushed, 1 client
 			restore := gcpbigtable.SetPushdown(s == 0)
-			c0, r0, p0, t0 := cnt.streams.Load(), cnt.rows.Load(), processCPU(), time.Now()
+			c0, r0, p0, t0 := cnt.streams.Load(), cnt.rows.Load(), benchstat.ProcessCPU(), time.Now()
 			err := rangebench.Filtered(ctx, t, rangebench.Rows)
 			wall[s] += time.Since(t0)
-			cpu[s] += processCPU() - p0
+			cpu[s] += benchstat.ProcessCPU() - p0
 			calls[s] += cnt.streams.Load() - c0
 			rows[s] += cnt.rows.Load() - r0
 			restore()

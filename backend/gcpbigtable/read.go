@@ -10,8 +10,8 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
-	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -473,7 +473,7 @@ func reserve(buf []tablekit.Column, n, rows int) []tablekit.Column {
 	return make([]tablekit.Column, 0, max(n, min(n*max(rows, 1), 1<<12)))
 }
 
-// rowKey returns the Bigtable row key of k (keycodec's encoding), or
+// rowKey returns the Bigtable row key of k (codec.EncodeKey), or
 // ErrInvalidArgument when it exceeds Bigtable's 4 KiB limit.
 func rowKey(k tablekit.PrimaryKey) (string, error) {
 	n, err := rowKeySize(k)
@@ -482,15 +482,15 @@ func rowKey(k tablekit.PrimaryKey) (string, error) {
 	}
 	var buf [96]byte // most keys fit: one allocation, the string
 	if n > len(buf) {
-		return string(keycodec.Encode(k)), nil
+		return string(codec.EncodeKey(k)), nil
 	}
-	return string(keycodec.Append(buf[:0], k)), nil
+	return string(codec.AppendKey(buf[:0], k)), nil
 }
 
 // rowKeySize returns the length of k's row key, or ErrInvalidArgument when
 // it exceeds Bigtable's 4 KiB limit.
 func rowKeySize(k tablekit.PrimaryKey) (int, error) {
-	n := keycodec.Size(k)
+	n := codec.KeySize(k)
 	if n > maxRowKeyLen {
 		return 0, tablekit.Errorf(tablekit.ErrInvalidArgument, "key %v encodes to a %d-byte row key; Bigtable's limit is %d bytes", k, n, maxRowKeyLen)
 	}
@@ -612,13 +612,13 @@ func (s span) rowRange() bigtable.RowRange {
 	return bigtable.NewClosedRange(s.lo, s.hi)
 }
 
-// rangeSpan maps a GetRange request onto row-key bytes with keycodec.Bound:
+// rangeSpan maps a GetRange request onto row-key bytes with codec.Bound:
 // forward [start, end); backward from start (inclusive when it is a real
 // key) down to end (exclusive when it is a real key). An infinite bound's
 // bytes are the place where the keys it separates divide.
 func rangeSpan(req *tablekit.GetRangeRequest) span {
-	startB, startExact := keycodec.Bound(req.Start)
-	endB, endExact := keycodec.Bound(req.End)
+	startB, startExact := codec.Bound(req.Start)
+	endB, endExact := codec.Bound(req.End)
 	var s span
 	if !req.Backward {
 		// lo = start, closed; hi = end, open.
@@ -675,7 +675,7 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 		err := tbl.ReadRows(ctx, sp.rowRange(), func(r bigtable.Row) bool {
 			seen++
 			last = r.Key()
-			k, err := keycodec.Decode(req.Meta.Key, []byte(last))
+			k, err := codec.DecodeKey(req.Meta.Key, []byte(last))
 			if err != nil {
 				decodeErr = tablekit.WrapError(tablekit.ErrUnavailable, err, "row key %v is not a key of table %q", quoteBytes(last), req.Meta.Name)
 				return false

@@ -10,7 +10,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/gcpbigtable"
-	"github.com/tablekit/tablekit/internal/urltest"
+	"github.com/tablekit/tablekit/internal/testkit/urltest"
 )
 
 // TestURL opens bigtable:// on an in-process bttest through

@@ -10,8 +10,8 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
-	"github.com/tablekit/tablekit/internal/keycodec"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -645,7 +645,7 @@ func batchRowKeys(reqs []*tablekit.WriteRequest, out []tablekit.WriteResponse) [
 	buf := make([]byte, 0, total)
 	for i, w := range reqs {
 		if out[i].Err == nil {
-			buf = keycodec.Append(buf, w.Key)
+			buf = codec.AppendKey(buf, w.Key)
 		}
 	}
 	all := string(buf)

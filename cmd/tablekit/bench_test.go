@@ -26,14 +26,14 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
-	"github.com/tablekit/tablekit/internal/dynalitetest"
+	"github.com/tablekit/tablekit/internal/testkit/benchstat"
+	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
 )
 
 func benchRows(name string, def int) int {
@@ -141,10 +141,10 @@ func benchCopySides(b *testing.B, src, dst *tablekit.Client, rows int, rawWriteO
 	// On a shared machine elapsed time swings with other people's load; CPU
 	// time does not.
 	var cpu0 time.Duration
-	start := func() { cpu0 = processCPU() }
+	start := func() { cpu0 = benchstat.ProcessCPU() }
 	perSec := func(b *testing.B) {
 		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-		b.ReportMetric(float64(rows)*float64(b.N)/(processCPU()-cpu0).Seconds(), "rows/cpu-s")
+		b.ReportMetric(float64(rows)*float64(b.N)/(benchstat.ProcessCPU()-cpu0).Seconds(), "rows/cpu-s")
 	}
 	for _, verify := range []bool{false, true} {
 		name := "copy"
@@ -254,15 +254,6 @@ func benchCopySides(b *testing.B, src, dst *tablekit.Client, rows int, rawWriteO
 			perSec(b)
 		})
 	}
-}
-
-// processCPU is the CPU time (user + system) the process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func init() { benchMeta.Options.MaxVersions = 1 }

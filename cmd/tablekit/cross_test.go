@@ -8,7 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
-	"github.com/tablekit/tablekit/internal/dynalitetest"
+	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
 )
 
 // The seeded table travels file:// → tablestore:// (the Tablestore test

@@ -9,7 +9,7 @@ import (
 	"math"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/valuecodec"
+	"github.com/tablekit/tablekit/backend/codec"
 )
 
 // The JSON-lines format of export, import and scan --format json.
@@ -272,7 +272,7 @@ var crcTable = crc64.MakeTable(crc64.ECMA)
 // and value. buf is scratch space, returned for reuse.
 func rowChecksum(r *tablekit.Row, buf []byte) (uint64, []byte) {
 	b := buf[:0]
-	appendVal := func(v tablekit.Value) { b = valuecodec.Append(b, v) }
+	appendVal := func(v tablekit.Value) { b = codec.AppendValue(b, v) }
 	b = append(b, byte(len(r.Key)))
 	for _, p := range r.Key {
 		b = binary.AppendUvarint(b, uint64(len(p.Name)))

@@ -1,5 +1,5 @@
-// Command tablekit inspects, edits, exports and copies tables on any
-// tablekit backend, named by URL:
+// Command tablekit is for operators and developers: it inspects, edits,
+// exports and copies tables on any tablekit backend, named by URL:
 //
 //	tablekit -url file:///var/lib/app ls
 //	tablekit -url 'dynamodb://?region=us-east-1' scan orders --prefix customer=c42

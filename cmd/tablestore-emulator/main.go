@@ -1,6 +1,7 @@
-// Command tablestore-emulator runs a Tablestore-wire-compatible server
-// (package backend/aliyuntablestore/tstest) for tests written in any
-// language: point any Tablestore SDK at the endpoint it prints.
+// Command tablestore-emulator is for tests, in any language, that need a
+// Tablestore: it runs a Tablestore-wire-compatible server (package
+// backend/aliyuntablestore/tstest); point any Tablestore SDK at the endpoint
+// it prints.
 //
 // Install and run the binary (rather than `go run`, whose child process
 // keeps serving if `go run` itself is killed):

@@ -1,8 +1,9 @@
-// Command catalog is seed 000's product catalog, the basic key-value
-// pattern: DynamoDB's (partition key, sort key) = (hats, fedoras#brandA)
-// becomes a two-column primary key (category, sku). It lists a category in
-// order, reads one product, and updates a price only if it is what the
-// caller last saw (an optimistic, conditional write).
+// Command catalog is for readers learning tablekit's basic pattern: seed
+// 000's product catalog, the basic key-value pattern: DynamoDB's (partition
+// key, sort key) = (hats, fedoras#brandA) becomes a two-column primary key
+// (category, sku). It lists a category in order, reads one product, and
+// updates a price only if it is what the caller last saw (an optimistic,
+// conditional write).
 package main
 
 import (

@@ -1,8 +1,9 @@
-// Command comments is seed 000's single-table video design done the
-// Bigtable way: one wide row per video holding its format, its counters and
-// every comment as a version of one column (the version is the comment's
-// time), so the latest N comments come back newest first in one read and a
-// viewer pages back through older ones by time range.
+// Command comments is for readers learning wide rows and versions: seed
+// 000's single-table video design done the Bigtable way: one wide row per
+// video holding its format, its counters and every comment as a version of
+// one column (the version is the comment's time), so the latest N comments
+// come back newest first in one read and a viewer pages back through older
+// ones by time range.
 package main
 
 import (

@@ -1,7 +1,8 @@
-// Command purchases is seed 001's purchase history: one row per purchase,
-// keyed (customer, Long.MAX_VALUE - purchase time), so a customer's rows are
-// contiguous and newest first. It reads the latest purchase, the latest N,
-// and a date range, each as one forward range read.
+// Command purchases is for readers learning reverse-timestamp keys: seed
+// 001's purchase history: one row per purchase, keyed (customer,
+// Long.MAX_VALUE - purchase time), so a customer's rows are contiguous and
+// newest first. It reads the latest purchase, the latest N, and a date
+// range, each as one forward range read.
 package main
 
 import (

@@ -1,7 +1,8 @@
-// Command tenants is seed 004's multi-tenant table: every tenant's rows share
-// a key prefix (the first key column), so one tenant's data is contiguous,
-// is listed by a prefix range, and is deleted by walking that range and
-// deleting in batches, leaving the other tenants untouched.
+// Command tenants is for readers learning prefix ranges: seed 004's
+// multi-tenant table: every tenant's rows share a key prefix (the first key
+// column), so one tenant's data is contiguous, is listed by a prefix range,
+// and is deleted by walking that range and deleting in batches, leaving the
+// other tenants untouched.
 package main
 
 import (

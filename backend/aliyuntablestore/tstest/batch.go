@@ -11,7 +11,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/internal/plainbuffer"
-	"github.com/tablekit/tablekit/internal/keycodec"
+	"github.com/tablekit/tablekit/backend/codec"
 )
 
 // Batches: a request-wide problem (empty, over the row limit, a duplicated
@@ -24,7 +24,7 @@ var errDuplicateRow = paramErr("The input parameter is invalid.")
 
 // dupKey reports whether key appears twice in one table of a batch.
 func dupKey(seen map[string]bool, table string, key tablekit.PrimaryKey) bool {
-	id := table + "\x00" + string(keycodec.Encode(key))
+	id := table + "\x00" + string(codec.EncodeKey(key))
 	if seen[id] {
 		return true
 	}

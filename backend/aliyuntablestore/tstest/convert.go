@@ -12,7 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/internal/plainbuffer"
-	"github.com/tablekit/tablekit/internal/rules"
+	"github.com/tablekit/tablekit/internal/base"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -21,14 +21,14 @@ import (
 // on the way in.
 
 func checkTableName(name string) *otsError {
-	if !rules.ValidName(name) {
+	if !base.ValidName(name) {
 		return paramErr("Invalid table name: %s.", name)
 	}
 	return nil
 }
 
 func checkColumnName(name string) *otsError {
-	if !rules.ValidName(name) {
+	if !base.ValidName(name) {
 		return paramErr("Invalid column name: %s.", name)
 	}
 	return nil

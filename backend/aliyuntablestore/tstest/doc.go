@@ -1,5 +1,6 @@
-// Package tstest is a Tablestore-wire-compatible test server backed by
-// tablekit's local engine: the Tablestore counterpart of Bigtable's bttest.
+// Package tstest is for Go tests that need a Tablestore: a
+// Tablestore-wire-compatible test server backed by tablekit's local engine,
+// the Tablestore counterpart of Bigtable's bttest.
 //
 // A test starts a Server and points the real Alibaba Cloud Tablestore SDK
 // (or any HTTP client speaking Tablestore's protocol) at it:

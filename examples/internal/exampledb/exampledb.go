@@ -1,5 +1,5 @@
-// Package exampledb opens the backend the examples run on and gives them a
-// small way to check their own results.
+// Package exampledb is for the example programs only: it opens the backend
+// they run on and gives them a small way to check their own results.
 //
 // Every example takes the backend's URL from its -db flag, else from the
 // TABLEKIT_URL environment variable, else mem:// (the in-memory engine):

@@ -1,8 +1,8 @@
-// Package exampletest runs the examples on every backend, each on its
-// emulator: bttest in process, dynalite (internal/dynalitetest), the
-// Tablestore emulator (tstest), plus the in-memory and file engines. Only
-// the examples' tests import it, so the example programs link none of the
-// emulators.
+// Package exampletest is for the examples' tests only: it runs the examples
+// on every backend, each on its emulator: bttest in process, dynalite
+// (internal/testkit/dynalitetest), the Tablestore emulator (tstest), plus
+// the in-memory and file engines. Only the examples' tests import it, so the
+// example programs link none of the emulators.
 package exampletest
 
 import (
@@ -14,8 +14,8 @@ import (
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/examples/internal/exampledb"
-	"github.com/tablekit/tablekit/internal/dynalitetest"
-	"github.com/tablekit/tablekit/internal/urltest"
+	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
+	"github.com/tablekit/tablekit/internal/testkit/urltest"
 )
 
 // Backend starts a fresh emulator (or store) for t and returns its URL.

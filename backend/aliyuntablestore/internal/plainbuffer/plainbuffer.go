@@ -1,6 +1,7 @@
-// Package plainbuffer encodes and decodes Alibaba Cloud Tablestore's
-// PlainBuffer row format, the binary rows carried inside Tablestore's
-// protobuf messages (primary keys, row changes, returned rows).
+// Package plainbuffer is for the Tablestore adapter and its emulator only
+// (it is internal to them): it encodes and decodes Alibaba Cloud
+// Tablestore's PlainBuffer row format, the binary rows carried inside
+// Tablestore's protobuf messages (primary keys, row changes, returned rows).
 //
 // A block is the int32 little-endian header 0x75 followed by rows:
 //

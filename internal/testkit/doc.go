@@ -1,0 +1,15 @@
+// Package testkit is for tablekit's own tests and benchmarks, never for
+// programs or adapter authors: its packages are never linked into a
+// library build, because only _test.go files (and test-helper packages
+// that only _test.go files import) import them. TestNeverShipped checks
+// that with go list, and TestReadmeLayout that the README's layout
+// section lists every package of the module.
+//
+//   - benchstat: what interleaved benchmarks measure and report with
+//     (Median, ProcessCPU).
+//   - dynalitetest: starts dynalite, the DynamoDB emulator, for tests.
+//   - rangebench: the filtered-range benchmark every backend runs.
+//   - urltest: the checks the URL openers' tests share.
+//
+// The shared floor that library code uses is internal/base.
+package testkit

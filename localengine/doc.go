@@ -1,0 +1,70 @@
+// Package localengine is for unit tests, and for programs that want
+// tablekit tables in memory: tablekit's reference engine, every table in
+// memory, rows in one ordered map per table keyed by the order-preserving
+// key encoding, each row's semantics from package rowmodel. It is what unit
+// tests use instead of a cloud, what the conformance suite compares other
+// backends against, and the store behind the Tablestore test server. Its
+// performance against the bare ordered map it is built on, and what keeps
+// it there, is in BENCHMARKS.md beside this file.
+//
+// # Opening
+//
+//	db := tablekit.NewClient(localengine.New())
+//	defer db.Close()
+//
+// Importing the package registers the mem:// URL scheme ([Scheme]):
+// tablekit.Open(ctx, "mem://") opens a new, empty engine, and "mem://NAME"
+// the engine of that name shared within the process.
+//
+// # Native access
+//
+// There is no native client: tablekit.Client.As offers the *Engine itself
+// (a **Engine target), for example to reach the engine behind a
+// "mem://NAME" URL.
+//
+// # Storage layout
+//
+// A table is one ordered map (tidwall/btree) from the key's encoding
+// (backend/codec's EncodeKey, whose byte order is SPEC's key order) to an
+// entry holding the row: its key, its cells as rowmodel stores them
+// (newest version first per column), its key-only marker and the
+// rowmodel.Shape of its cells. It keeps no part of a request: a stored
+// row's key and cells are copies. Nothing is written anywhere else, and
+// everything is gone when the process ends or Close is called.
+//
+// # Semantics
+//
+// It is safe for concurrent use; each single-row operation is atomic and
+// linearizable. A table's rows are guarded by one RWMutex: reads share it,
+// so they run in parallel on as many cores as there are; a write takes it
+// alone for its map update only (its row is built before locking), so
+// writes to one table are applied one at a time. A range read holds the
+// lock for at most a batch of entries (a few microseconds of map steps)
+// at a time and evaluates rows, filters included, unlocked: however long
+// a scan is, or however slow its filter, writers wait for one batch, not
+// for the scan. A range read is consistent per row, not across rows
+// (SPEC §11). It starts no goroutines, reads no clock (time comes with
+// each request, from the client's Clock), and holds nothing after Close.
+//
+// Everything it returns is the caller's: rows, key parts and cells are new
+// slices, sharing only immutable strings with the store (except what
+// ScanRange lends, read-only, as tablekit.RangeScanner allows). Its
+// metadata is authoritative: a request built from a table since deleted
+// and created again is refused as stale (the Client then retries against
+// the new table), and writes use the table's current options, never the
+// request's cached copy.
+//
+// # Limits
+//
+// None beyond SPEC's: the limit is the process's memory, which holds every
+// row (and every version MaxVersions keeps) for as long as the engine
+// lives.
+//
+// # Errors
+//
+// Errors are *tablekit.Error with the portable codes (SPEC §12), among
+// them ErrTableNotFound, ErrAlreadyExists, ErrConditionFailed, an error
+// matching driver.ErrStaleMeta for a request built from a table since
+// re-created (the Client retries it), and ErrUnavailable after Close.
+// Nothing is ever throttled.
+package localengine
