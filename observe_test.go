@@ -339,3 +339,33 @@ func TestStaleRetryCountedByEveryCall(t *testing.T) {
 		})
 	}
 }
+
+// acmeStore is a third-party backend that names its own db.system.name.
+type acmeStore struct{ *localengine.Engine }
+
+func (acmeStore) SystemName() string { return "acme.kv" }
+
+// A backend names its telemetry system itself (tablekit.SystemNamer), and
+// a wrapper (tablekit.Wrapper) reports the name of the backend inside; the
+// root knows no adapter by name.
+func TestSystemNameFromBackend(t *testing.T) {
+	ctx := context.Background()
+	for name, b := range map[string]tablekit.Backend{
+		"acme.kv":        acmeStore{localengine.New()},
+		"tablekit.local": localengine.New(),
+	} {
+		for _, wrapped := range []bool{false, true} {
+			if wrapped {
+				b = faults.New(1).Wrap(b)
+			}
+			rec := &recorder{}
+			db := tablekit.NewClient(b, tablekit.WithObserver(rec))
+			if _, err := db.ListTables(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.find(t, "ListTables").op.System; got != name {
+				t.Errorf("%s (wrapped %v): Operation.System = %q", name, wrapped, got)
+			}
+		}
+	}
+}
