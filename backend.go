@@ -39,7 +39,12 @@ import (
 //     schema. A backend that applies Options on the client side (trims
 //     versions when it writes, or hides cells when it reads) must never
 //     remove a version written under a newer Generation than Meta's: it
-//     refuses such a write with driver.ErrStaleMeta instead. A backend
+//     refuses such a write with driver.ErrStaleMeta instead. Nor may it
+//     reveal a version newer options hide (SPEC §5: a MaxVersions lowered
+//     since Meta was read hides versions that Meta's options show): a
+//     write that removes a stored version while keeping an older one
+//     (rowmodel.Reveals) is applied only once the store's Generation is
+//     confirmed to be Meta's (rowmodel.CheckGeneration). A backend
 //     whose store keeps the schema and options itself (Tablestore) may
 //     report an empty Incarnation and Generation 0 and ignore both.
 //   - Errors. Context errors are returned as they are. Anything else is an

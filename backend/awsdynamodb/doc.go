@@ -276,7 +276,12 @@
 // generation than the request's is not rewritten; the write fails with
 // driver.ErrStaleMeta, and the Client reads the options again and retries,
 // so a client with stale options never trims what newer options keep (SPEC
-// §3). An unconditional PutRow replaces the row without reading it, so it
+// §3). Nor does it reveal what newer options hide (SPEC §5): a write that
+// removes a stored version while keeping an older one of its column (a
+// DeleteVersion, rowmodel.Reveals) first reads the metadata item and
+// refuses a request older than it (one more GetItem, for those writes
+// only; an UpdateTable landing between that read and the conditional
+// write is not covered). An unconditional PutRow replaces the row without reading it, so it
 // cannot check, but it loses nothing that SPEC keeps (the row is replaced
 // anyway); it stores its cells as its options keep them, stamped with
 // their generation. Reads store nothing, so they lose nothing; they hide by

@@ -272,7 +272,12 @@
 // rows it leaves, blind ones included: a version a blind write adds is
 // written under its generation as much as any other, and a stale
 // optimistic write to the same column would otherwise trim it. Blind
-// writes never trim, so they need no check. UpdateTable is one
+// writes never trim, so they need no check. A write that would reveal a
+// version newer options hide (a DeleteVersion that keeps older versions
+// of its column, rowmodel.Reveals) first reads the metadata row and
+// refuses a request older than it (rowmodel.CheckGeneration): one more
+// call, for those writes only; an UpdateTable landing between that read
+// and the CheckAndMutateRow is not covered. UpdateTable is one
 // CheckAndMutateRow on the metadata row, conditioned on t:incarnation and
 // t:generation holding the request's (ErrTableNotFound for another
 // incarnation, ErrConditionFailed for another generation); it stores

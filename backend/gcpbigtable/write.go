@@ -350,7 +350,8 @@ func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key 
 	opts := w.Meta.Options
 	t := w.Now
 	read := bigtable.RowFilter(visibleFilter(opts, t))
-	lost := 0 // races lost to another write
+	lost := 0          // races lost to another write
+	confirmed := false // the table's options are known to be the request's (rowmodel.Reveals)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -385,6 +386,12 @@ func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key 
 			if err != nil {
 				return nil, err
 			}
+			if !confirmed && rowmodel.Reveals(w, old, next) {
+				if err := b.confirmGeneration(ctx, w.Meta); err != nil {
+					return nil, err
+				}
+				confirmed = true
+			}
 			res = r
 			m := b.rewrite(w, old, next)
 			if cur.rev != nil {
@@ -412,6 +419,25 @@ func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key 
 		}
 		lost++
 	}
+}
+
+// confirmGeneration reads the table's metadata row and refuses, with the
+// error that makes the Client read the table again and retry, a request
+// whose options are older than the table's (rowmodel.CheckGeneration):
+// writeOptimistic calls it before a write that could bring a hidden
+// version back into view (rowmodel.Reveals), a DeleteVersion that keeps
+// older versions of its column. Only an UpdateTable that lands between
+// this read and the CheckAndMutateRow escapes it (two rows, no
+// transaction between them).
+func (b *Backend) confirmGeneration(ctx context.Context, meta *tablekit.TableMeta) error {
+	cur, err := b.readMeta(ctx, meta.Name)
+	if err != nil {
+		return err
+	}
+	if cur.Incarnation != meta.Incarnation {
+		return tablekit.Errorf(tablekit.ErrTableNotFound, "table %q was deleted and created again since the request's metadata was read", meta.Name)
+	}
+	return rowmodel.CheckGeneration(meta, cur.Generation)
 }
 
 // optimisticBackoff spaces the retries of an optimistic write on a
