@@ -52,10 +52,12 @@ func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tableki
 	return nil, b.tableErr(ctx, err, w.Meta.Name, "DeleteItem")
 }
 
-// direct reports whether w is a write that needs no read: an unconditional
-// put or delete.
+// direct reports whether w is a write that needs no read: a put or delete
+// that reads nothing (rowmodel.WriteReads), that is, an unconditional one.
+// (An update always rewrites the item, or adds to it in one conditional
+// call: see fastwrite.go.)
 func direct(w *tablekit.WriteRequest) bool {
-	return (w.Kind == tablekit.WritePut || w.Kind == tablekit.WriteDelete) && w.Condition.IsZero()
+	return (w.Kind == tablekit.WritePut || w.Kind == tablekit.WriteDelete) && rowmodel.WriteReads(w) == rowmodel.ReadsNothing
 }
 
 // target is where a write lands.
