@@ -83,8 +83,8 @@ type Backend struct {
 	client *dynamodb.Client
 	opts   options
 	meta   string // native name of the metadata table
-	// idle closes the idle connections of the HTTP transport Open built
-	// (nil when the caller supplied the client or its HTTP client).
+	// idle closes the connections of the HTTP transport Open built (nil
+	// when the caller supplied the client or its HTTP client).
 	idle func()
 
 	mu     sync.Mutex
@@ -166,8 +166,9 @@ func newBackend(client *dynamodb.Client, opts *Options) (*Backend, error) {
 // default configuration and credential chain), opts.Region,
 // opts.Endpoint and opts.ClientOptions. When the configuration has no
 // HTTPClient, Open gives the client an HTTP transport of its own (the
-// SDK's default settings), whose connections Close closes; an HTTPClient
-// in opts.AWS stays the caller's.
+// SDK's default settings), whose connections Close closes, as it closes
+// those of the HTTP client the default configuration builds (opts.AWS nil
+// and AWS_CA_BUNDLE set); an HTTPClient in opts.AWS stays the caller's.
 func Open(ctx context.Context, opts *Options) (*Backend, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -200,23 +201,31 @@ func Open(ctx context.Context, opts *Options) (*Backend, error) {
 		ep := o.Endpoint
 		fns = append(fns, func(do *dynamodb.Options) { do.BaseEndpoint = aws.String(ep) })
 	}
-	var tr *http.Transport
-	if cfg.HTTPClient == nil {
+	var tracked *conns // the connections of an HTTP client Open owns
+	switch bc, buildable := cfg.HTTPClient.(*awshttp.BuildableClient); {
+	case cfg.HTTPClient == nil:
 		// The SDK's default client hides its transport; this one is the
 		// same transport, reachable, so that Close can release it.
-		tr = awshttp.NewBuildableClient().GetTransport()
+		tracked = &conns{}
+		tr := awshttp.NewBuildableClient().GetTransport()
+		tr.DialContext = tracked.dialer(tr.DialContext)
 		cfg.HTTPClient = &http.Client{
 			Transport: tr,
 			// Like the SDK's client: a redirect is returned, not followed.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
+	case o.AWS == nil && buildable:
+		// The default configuration built this client (it does when
+		// AWS_CA_BUNDLE is set): Open's own, as a new one would be.
+		tracked = &conns{}
+		cfg.HTTPClient = bc.WithTransportOptions(func(tr *http.Transport) { tr.DialContext = tracked.dialer(tr.DialContext) })
 	}
 	b, err := newBackend(dynamodb.NewFromConfig(cfg, fns...), &o)
 	if err != nil {
 		return nil, err
 	}
-	if tr != nil {
-		b.idle = tr.CloseIdleConnections
+	if tracked != nil {
+		b.idle = tracked.closeAll
 	}
 	return b, nil
 }
@@ -285,8 +294,8 @@ func (b *Backend) TableLayout(ctx context.Context, table string) (shards int, na
 	return ti.shards, ti.nativeTTL, nil
 }
 
-// Close releases the backend: it closes the idle connections of the HTTP
-// transport Open built. A client passed to New, or an HTTP client in the
+// Close releases the backend: it closes the connections of the HTTP
+// transport Open built, idle or not. A client passed to New, or an HTTP client in the
 // aws.Config given to Open, is the caller's and stays usable. Calls made
 // after Close still work (the Client makes none) and open new connections.
 func (b *Backend) Close() error {
