@@ -27,7 +27,14 @@
 // client's 256 MiB message limits, so rows over 4 MiB read as they do
 // with an explicit endpoint. (The Bigtable client still dials, and never
 // uses or closes, its own connection for the variable: two idle
-// connections per Open; with an explicit endpoint there are none.)
+// connections per Open; with an explicit endpoint there are none.) Open
+// waits for the emulator to accept a connection: when nothing listens
+// there it fails with ErrUnavailable at once (connection refused), and
+// within [EmulatorConnectTimeout] (10 s) when nothing answers at all,
+// where the Bigtable client would retry the first call for ever. Against
+// the service, the connections are the Bigtable client's, which retries
+// an unreachable endpoint until the call's context ends: give calls a
+// deadline.
 //
 // # How a table looks in Bigtable
 //
