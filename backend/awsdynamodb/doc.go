@@ -33,7 +33,8 @@
 // ErrTableNotFound; ConditionalCheckFailed ErrConditionFailed;
 // UnrecognizedClient, InvalidSignature, AccessDenied, ExpiredToken,
 // MissingAuthenticationToken(Exception) and IncompleteSignature
-// ErrPermissionDenied; ProvisionedThroughputExceeded, Throttling,
+// ErrPermissionDenied, and so is no credentials at all (the SDK's
+// credential chain found none: the same sentinel as on Bigtable); ProvisionedThroughputExceeded, Throttling,
 // RequestLimitExceeded and LimitExceeded ErrThrottled; InternalServerError,
 // ServiceUnavailable, other 5xx answers and lost connections
 // ErrUnavailable; Validation (an item, key or request too large among
@@ -262,9 +263,10 @@
 // run in parallel ([Options.Concurrency], default 8); UnprocessedKeys and
 // UnprocessedItems are retried with capped, jittered exponential backoff
 // until done or the context ends, and calls that failed outright with a
-// throttling, server or transport error (after the SDK's own retries) are
-// sent again up to 8 times in a row without progress. Each row gets its own
-// result.
+// throttling, server or transport error are sent again up to 8 times in a
+// row without progress, unless the SDK has already retried them (more than
+// one attempt, or its retry quota ran out): what the SDK gave up on is
+// never retried again. Each row gets its own result.
 //
 // Stale options: a tablekit.Client caches each table's options (see
 // tablekit.WithMetaCacheTTL, one minute by default) and passes them, with

@@ -18,7 +18,8 @@
 // [Backend.Table] give them too. Every error that came from Bigtable is a
 // *tablekit.Error whose Err is the gRPC status error, so errors.As (or
 // status.FromError) reaches it; its Code follows SPEC §12 (see codeOf in
-// errors.go: Unauthenticated and PermissionDenied are ErrPermissionDenied,
+// errors.go: Unauthenticated and PermissionDenied, and no credentials at
+// all (Open without Application Default Credentials), are ErrPermissionDenied,
 // a message over gRPC's size limit ErrInvalidArgument, other
 // ResourceExhausted ErrThrottled, only transient codes ErrUnavailable).
 //

@@ -54,3 +54,22 @@ func TestUnreachableEmulatorFails(t *testing.T) {
 		t.Errorf("Open with a cancelled context: %v, want context.Canceled", err)
 	}
 }
+
+// TestMissingCredentials: with no credentials anywhere (no
+// GOOGLE_APPLICATION_CREDENTIALS, a HOME without gcloud's, no emulator),
+// Open fails with ErrPermissionDenied, as the other backends do (issue 19
+// item 8), not ErrUnavailable.
+func TestMissingCredentials(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+	t.Setenv("CLOUDSDK_CONFIG", t.TempDir())
+	t.Setenv("BIGTABLE_EMULATOR_HOST", "")
+	b, err := gcpbigtable.Open(context.Background(), &gcpbigtable.Options{Project: "p", Instance: "i"})
+	if err == nil {
+		b.Close()
+		t.Skip("this machine has credentials (it runs on Google Cloud): nothing to test")
+	}
+	if !errors.Is(err, tablekit.ErrPermissionDenied) {
+		t.Errorf("Open without credentials: %v, want ErrPermissionDenied", err)
+	}
+}
