@@ -33,9 +33,10 @@
 // there it fails with ErrUnavailable at once (connection refused), and
 // within [EmulatorConnectTimeout] (10 s) when nothing answers at all,
 // where the Bigtable client would retry the first call for ever. Against
-// the service, the connections are the Bigtable client's, which retries
-// an unreachable endpoint until the call's context ends: give calls a
-// deadline.
+// the service (or an endpoint in Options.ClientOptions), the Bigtable
+// client dials when Open builds it and Open fails with ErrUnavailable
+// after its three attempts: at once when the connection is refused, in
+// about 4 s when the host does not resolve.
 //
 // # How a table looks in Bigtable
 //

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/api/option"
+
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/gcpbigtable"
 )
@@ -46,6 +48,18 @@ func TestUnreachableEmulatorFails(t *testing.T) {
 		db.Close()
 	}
 	check("tablekit.Open", err)
+
+	// An endpoint the Bigtable client dials itself fails Open too.
+	t.Setenv("BIGTABLE_EMULATOR_HOST", "")
+	b, err = gcpbigtable.Open(ctx, &gcpbigtable.Options{Project: "p", Instance: "i",
+		ClientOptions: []option.ClientOption{option.WithEndpoint(addr), option.WithoutAuthentication()}})
+	if err == nil {
+		b.Close()
+	}
+	if !errors.Is(err, tablekit.ErrUnavailable) {
+		t.Errorf("Open with a closed endpoint: %v, want ErrUnavailable", err)
+	}
+	t.Setenv("BIGTABLE_EMULATOR_HOST", addr)
 
 	// A context that ends first wins, as itself.
 	cctx, cancel := context.WithCancel(ctx)
