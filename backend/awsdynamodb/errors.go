@@ -66,6 +66,11 @@ func classify(err error) error {
 		switch s := re.HTTPStatusCode(); {
 		case s == http.StatusTooManyRequests:
 			return tablekit.ErrThrottled
+		case s == http.StatusRequestTimeout:
+			// The server (or a proxy) gave up waiting for the request:
+			// transient, as a lost connection is. Node's HTTP server, which
+			// dynalite runs on, answers 408 to a request it timed out.
+			return tablekit.ErrUnavailable
 		case s == http.StatusUnauthorized || s == http.StatusForbidden:
 			return tablekit.ErrPermissionDenied
 		case s >= http.StatusInternalServerError:
