@@ -24,7 +24,8 @@ import (
 //     [ErrTableNotFound] or an error matching driver.ErrStaleMeta, and one
 //     that applies Options itself (trims or hides versions) refuses, with
 //     driver.ErrStaleMeta, a write that would remove a version written under
-//     a newer Generation; the Client then reads the table again and retries.
+//     a newer Generation, or reveal one newer options hide (SPEC §5;
+//     rowmodel.Reveals, CheckGeneration); the Client reads and retries.
 //     A store that keeps schema and options itself (Tablestore) may report an
 //     empty Incarnation and Generation 0 and ignore both.
 //   - Errors. Context errors are returned as they are; anything else is an

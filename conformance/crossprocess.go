@@ -35,6 +35,7 @@ func hiddenVersionCases() []testCase {
 		{"DeleteVisibleAfterLowering", testHiddenDeleteVisible},
 		{"OverwriteVisibleAfterLowering", testHiddenOverwriteVisible},
 		{"LoweredByOtherClient", testHiddenLoweredByOther},
+		{"StaleClientDeletesAfterLowering", testHiddenStaleDelete},
 	}
 }
 
@@ -314,6 +315,102 @@ func testHiddenLoweredByOther(e *env) {
 	w = e.want(k, d)
 	e.expectRow("A after its delete", ta, k, &w, allVersions)
 	e.expectRow("B after A's delete", on(b, t), k, &w, allVersions)
+}
+
+// testHiddenStaleDelete: client A creates the table with MaxVersions 3 and
+// writes c = a1 < a2 < a3; client B reads the row (and so caches
+// MaxVersions 3); A lowers MaxVersions; B, still caching 3, deletes the
+// newest version of c. The versions the lowering hid stay hidden, for A,
+// for B and for a client opened afterwards, in every read, filter and
+// condition (SPEC §5, last-but-one bullet): lowered to 1, no c is left;
+// lowered to 2, c = a2 and never a1. B's delete goes through UpdateRow,
+// BatchWriteRow and WriteAll, or is an overwrite of a3 followed by its
+// delete. B's write succeeds or fails; either way nothing hidden shows.
+// (B's own reads are not checked: a client may read with its cached
+// options for as long as it caches them, SPEC §3.)
+func testHiddenStaleDelete(e *env) {
+	type via struct {
+		name  string
+		write func(c *tk.Client, t tbl, k tk.PrimaryKey, changes ...tk.Change) error
+	}
+	update := func(c *tk.Client, t tbl, k tk.PrimaryKey, changes ...tk.Change) error {
+		_, err := on(c, t).UpdateRow(e.ctx, k, changes)
+		return err
+	}
+	batch := func(c *tk.Client, t tbl, k tk.PrimaryKey, changes ...tk.Change) error {
+		res, err := c.BatchWriteRow(e.ctx, []tk.BatchWrite{tk.BatchUpdate(t.Name(), k, changes)})
+		if err == nil && len(res) == 1 {
+			err = res[0].Err
+		}
+		return err
+	}
+	writeAll := func(c *tk.Client, t tbl, k tk.PrimaryKey, changes ...tk.Change) error {
+		_, err := c.WriteAll(e.ctx, []tk.BatchWrite{tk.BatchUpdate(t.Name(), k, changes)})
+		return err
+	}
+	overwrite := func(c *tk.Client, t tbl, k tk.PrimaryKey, changes ...tk.Change) error {
+		if err := update(c, t, k, tk.PutAt("c", sv("b3"), changes[0].Version)); err != nil {
+			return err
+		}
+		return update(c, t, k, changes...)
+	}
+	for _, lowered := range []int{1, 2} {
+		for _, v := range []via{{"UpdateRow", update}, {"BatchWriteRow", batch}, {"WriteAll", writeAll}, {"overwrite then UpdateRow", overwrite}} {
+			what := fmt.Sprintf("MaxVersions 3 lowered to %d, B's stale delete through %s", lowered, v.name)
+			t := e.create("hidstale", schemaS, tk.TableOptions{MaxVersions: 3})
+			k := strKey("r")
+			a, b := e.c, e.client()
+			ta, tb := on(a, t), on(b, t)
+			v3, d := e.hiddenSetup(t, k)
+			all := e.want(k, col("c", sv("a3"), v3), col("c", sv("a2"), v3-1000), col("c", sv("a1"), v3-2000), d)
+			e.expectRow(what+": B reads the row (caches MaxVersions 3)", tb, k, &all, allVersions)
+			e.must(what+": A: UpdateTable", a.UpdateTable(e.ctx, t.Name(), tk.TableOptions{MaxVersions: lowered}))
+			err := v.write(b, t, k, tk.DeleteVersion("c", v3))
+			if err != nil && !errors.Is(err, tk.ErrUnavailable) {
+				e.t.Errorf("%s: %v", what, err)
+			}
+			var w rowView
+			hidden := []string{"a1"}
+			if lowered == 1 {
+				w = e.want(k, d)
+				hidden = append(hidden, "a2")
+			} else {
+				w = e.want(k, col("c", sv("a2"), v3-1000), d)
+			}
+			if err != nil { // refused: nothing changed; the row reads as lowering left it
+				w = e.want(k, col("c", sv("a3"), v3), d)
+				if v.name == "overwrite then UpdateRow" {
+					w = e.want(k, col("c", sv("b3"), v3), d)
+				}
+				if lowered == 2 {
+					w.Cells = append(w.Cells[:1], append([]cellView{{Name: "c", Value: fmtValue(sv("a2")), Version: v3 - 1000}}, w.Cells[1:]...)...)
+				}
+			}
+			fresh := e.fresh()
+			for _, r := range []struct {
+				who string
+				c   *tk.Client
+				t   tbl
+			}{{"A", a, ta}, {"a new client", fresh, on(fresh, t)}} {
+				e.expectRow(what+": "+r.who+": GetRow", r.t, k, &w, allVersions)
+				e.diff(what+": "+r.who+": GetRange", []rowView{w}, e.scan(r.who+": GetRange", r.t, allVersions))
+				res, err := r.c.BatchGetRow(e.ctx, []tk.BatchGet{{Table: t.Name(), Key: k, Options: []tk.ReadOption{allVersions}}})
+				if e.ok(what+": "+r.who+": BatchGetRow", err) && len(res) == 1 && e.ok(what+": "+r.who+": BatchGetRow row", res[0].Err) {
+					if !res[0].Found {
+						e.t.Errorf("%s: %s: BatchGetRow found no row, want %+v", what, r.who, w)
+					} else {
+						e.diff(what+": "+r.who+": BatchGetRow", w, viewRow(res[0].Row))
+					}
+				}
+				for _, h := range hidden {
+					f := tk.ColumnFilter{Column: "c", Op: tk.Equal, Value: sv(h), AllVersions: true, FilterIfMissing: true}
+					e.expectRow(what+": "+r.who+": a filter on hidden "+h, r.t, k, nil, allVersions, tk.WithFilter(f))
+					_, err := r.t.UpdateRow(e.ctx, k, []tk.Change{tk.Put("x", sv("x"))}, tk.IfMatch(f))
+					e.wantErr(what+": "+r.who+": a condition on hidden "+h, err, tk.ErrConditionFailed)
+				}
+			}
+		}
+	}
 }
 
 // testIncarnationGeneration: DescribeTable reports one Incarnation until

@@ -489,7 +489,8 @@ func Apply(r *Row, w *tablekit.WriteRequest) (*Row, *tablekit.UpdateResult, erro
 // A row whose Generation is newer than the request's Meta was written under
 // options the request does not know: ApplyTo refuses it with an error
 // matching driver.ErrStaleMeta (the Client reads the table again and
-// retries), so a stale writer never trims what newer options keep.
+// retries), so a stale writer never trims what newer options keep. A stale
+// writer could still reveal what newer options hide: see [Reveals].
 func ApplyTo(dst *Row, r *Row, w *tablekit.WriteRequest) (keep bool, res *tablekit.UpdateResult, err error) {
 	m := w.Meta
 	if r != nil && r.Generation > m.Generation {

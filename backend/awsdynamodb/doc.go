@@ -222,9 +222,10 @@
 // run in parallel ([Options.Concurrency], default 8); UnprocessedKeys and
 // UnprocessedItems are retried with capped, jittered exponential backoff
 // until done or the context ends, and calls that failed outright with a
-// throttling, server or transport error (after the SDK's own retries) are
-// sent again up to 8 times in a row without progress. Each row gets its own
-// result.
+// throttling, server or transport error are sent again up to 8 times in a
+// row without progress, unless the SDK has already retried them (more than
+// one attempt, or its retry quota ran out): what the SDK gave up on is
+// never retried again. Each row gets its own result.
 //
 // Stale options: a tablekit.Client caches each table's options (see
 // tablekit.WithMetaCacheTTL, one minute by default) and passes them, with
@@ -236,7 +237,12 @@
 // generation than the request's is not rewritten; the write fails with
 // driver.ErrStaleMeta, and the Client reads the options again and retries,
 // so a client with stale options never trims what newer options keep (SPEC
-// §3). An unconditional PutRow replaces the row without reading it, so it
+// §3). Nor does it reveal what newer options hide (SPEC §5): a write that
+// removes a stored version while keeping an older one of its column (a
+// DeleteVersion, rowmodel.Reveals) first reads the metadata item and
+// refuses a request older than it (one more GetItem, for those writes
+// only; an UpdateTable landing between that read and the conditional
+// write is not covered). An unconditional PutRow replaces the row without reading it, so it
 // cannot check, but it loses nothing that SPEC keeps (the row is replaced
 // anyway); it stores its cells as its options keep them, stamped with
 // their generation. Reads store nothing, so they lose nothing; they hide by
@@ -312,7 +318,9 @@
 // ErrTableNotFound; ConditionalCheckFailed ErrConditionFailed;
 // UnrecognizedClient, InvalidSignature, AccessDenied, ExpiredToken,
 // MissingAuthenticationToken(Exception) and IncompleteSignature
-// ErrPermissionDenied; ProvisionedThroughputExceeded, Throttling,
+// ErrPermissionDenied, and so is no credentials at all (the SDK's
+// credential chain found none: the same sentinel as on Bigtable);
+// ProvisionedThroughputExceeded, Throttling,
 // RequestLimitExceeded and LimitExceeded ErrThrottled; InternalServerError,
 // ServiceUnavailable, other 5xx answers and lost connections
 // ErrUnavailable; Validation (an item, key or request too large among

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
@@ -29,6 +32,9 @@ func mapErr(ctx context.Context, err error, format string, args ...any) error {
 // ErrThrottled or ErrUnavailable; a limit that a retry cannot fix (an item,
 // key or request too large) is ErrInvalidArgument.
 func classify(err error) error {
+	if noCredentials(err) {
+		return tablekit.ErrPermissionDenied
+	}
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		switch api.ErrorCode() {
@@ -60,6 +66,11 @@ func classify(err error) error {
 		switch s := re.HTTPStatusCode(); {
 		case s == http.StatusTooManyRequests:
 			return tablekit.ErrThrottled
+		case s == http.StatusRequestTimeout:
+			// The server (or a proxy) gave up waiting for the request:
+			// transient, as a lost connection is. Node's HTTP server, which
+			// dynalite runs on, answers 408 to a request it timed out.
+			return tablekit.ErrUnavailable
 		case s == http.StatusUnauthorized || s == http.StatusForbidden:
 			return tablekit.ErrPermissionDenied
 		case s >= http.StatusInternalServerError:
@@ -85,12 +96,38 @@ func isCode(err error, codes ...string) bool {
 	return false
 }
 
+// noCredentials reports whether err is the SDK's failure to obtain
+// credentials before it sent anything ("get identity: ..." of the
+// operation: no credentials in the chain, or a provider that refused).
+// That is ErrPermissionDenied, as on every backend (SPEC §12: credentials
+// missing or refused); a retry finds none either.
+func noCredentials(err error) bool {
+	var op *smithy.OperationError
+	return errors.As(err, &op) && op.Err != nil && strings.HasPrefix(op.Err.Error(), "get identity: ")
+}
+
+// sdkGaveUp reports whether the SDK already retried err's call as far as
+// its retryer allows: it made more than one attempt (retry.MaxAttemptsError),
+// or its retry quota ran out (ratelimit.QuotaExceededError). The error
+// keeps its sentinel (a throttled call is ErrThrottled whoever retried it),
+// but the adapter does not retry it again.
+func sdkGaveUp(err error) bool {
+	var max *retry.MaxAttemptsError
+	if errors.As(err, &max) && max.Attempt > 1 {
+		return true
+	}
+	var quota ratelimit.QuotaExceededError
+	return errors.As(err, &quota)
+}
+
 // retryable reports whether a failed call that changes nothing when it fails
 // (an idempotent batch chunk) may be sent again: SPEC §12's rule
 // (driver.Retryable) on the error's portable code, so throttling, server
-// and transport errors. Context errors are final.
+// and transport errors, unless the SDK's own retries already gave up on it
+// (sdkGaveUp; with the SDK's retries off, the adapter's are the only
+// ones). Context errors are final.
 func retryable(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || sdkGaveUp(err) {
 		return false
 	}
 	return driver.Retryable(&tablekit.Error{Code: classify(err), Err: err})

@@ -84,18 +84,25 @@ func fastUpdate(w *tablekit.WriteRequest) bool {
 	return size <= maxFastSize
 }
 
-// fastCondition reports whether w's condition can be one DynamoDB
-// condition: none, or (without TTL, where an item exists iff its row does)
-// a row existence alone.
+// fastCondition reports whether what w must read first (rowmodel.WriteReads)
+// can be one DynamoDB condition: nothing, or (without TTL, where an item
+// exists iff its row does) the row's existence.
 func fastCondition(w *tablekit.WriteRequest) bool {
-	c := w.Condition
-	return c.IsZero() || (c.Column == nil && w.Meta.Options.TTL == tablekit.NoExpiry)
+	switch rowmodel.WriteReads(w) {
+	case rowmodel.ReadsNothing:
+		return true
+	case rowmodel.ReadsExistence:
+		return w.Meta.Options.TTL == tablekit.NoExpiry
+	}
+	return false
 }
 
-// fastPutOrDelete reports whether w is a conditional put or delete that
-// fastWrite does in one call (unconditional ones are direct).
+// fastPutOrDelete reports whether w is a put or delete that reads the
+// row's existence and nothing else (rowmodel.WriteReads), which fastWrite
+// does in one call on a table without TTL (the ones that read nothing are
+// direct).
 func fastPutOrDelete(w *tablekit.WriteRequest) bool {
-	return (w.Kind == tablekit.WritePut || w.Kind == tablekit.WriteDelete) && !w.Condition.IsZero() && fastCondition(w)
+	return (w.Kind == tablekit.WritePut || w.Kind == tablekit.WriteDelete) && rowmodel.WriteReads(w) == rowmodel.ReadsExistence && w.Meta.Options.TTL == tablekit.NoExpiry
 }
 
 // expr collects a request's expression names and values.

@@ -52,10 +52,12 @@ func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tableki
 	return nil, b.tableErr(ctx, err, w.Meta.Name, "DeleteItem")
 }
 
-// direct reports whether w is a write that needs no read: an unconditional
-// put or delete.
+// direct reports whether w is a write that needs no read: a put or delete
+// that reads nothing (rowmodel.WriteReads), that is, an unconditional one.
+// (An update always rewrites the item, or adds to it in one conditional
+// call: see fastwrite.go.)
 func direct(w *tablekit.WriteRequest) bool {
-	return (w.Kind == tablekit.WritePut || w.Kind == tablekit.WriteDelete) && w.Condition.IsZero()
+	return (w.Kind == tablekit.WritePut || w.Kind == tablekit.WriteDelete) && rowmodel.WriteReads(w) == rowmodel.ReadsNothing
 }
 
 // target is where a write lands.
@@ -119,6 +121,7 @@ func (b *Backend) write(ctx context.Context, w *tablekit.WriteRequest, t target)
 func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (*tablekit.UpdateResult, error) {
 	meta, key := w.Meta, w.Key
 	dkey := keyAttrs(t.shard, t.sk)
+	confirmed := false // the table's options are known to be meta's (rowmodel.Reveals)
 	for attempt := 0; ; attempt++ {
 		got, err := b.client.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName: aws.String(t.ti.native), Key: dkey, ConsistentRead: aws.Bool(true),
@@ -137,6 +140,12 @@ func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (
 		next, res, err := rowmodel.Apply(cur, w)
 		if err != nil {
 			return nil, err
+		}
+		if !confirmed && rowmodel.Reveals(w, cur, next) {
+			if err := b.confirmGeneration(ctx, meta); err != nil {
+				return nil, err
+			}
+			confirmed = true
 		}
 		names := map[string]string{}
 		vals := map[string]types.AttributeValue{}
@@ -192,6 +201,24 @@ func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (
 			return nil, err
 		}
 	}
+}
+
+// confirmGeneration reads the metadata item and refuses, with the error
+// that makes the Client read the table again and retry, a request whose
+// options are older than the table's (rowmodel.CheckGeneration): occ calls
+// it before a write that could bring a hidden version back into view
+// (rowmodel.Reveals), a DeleteVersion that keeps older versions of its
+// column. Only an UpdateTable that lands between this read and the
+// conditional write escapes it.
+func (b *Backend) confirmGeneration(ctx context.Context, meta *tablekit.TableMeta) error {
+	cur, _, err := b.describe(ctx, meta.Name)
+	if err != nil {
+		return err
+	}
+	if cur.Incarnation != meta.Incarnation {
+		return inTable(tablekit.Errorf(tablekit.ErrTableNotFound, "the table was deleted and created again since the request's metadata was read"), meta.Name)
+	}
+	return rowmodel.CheckGeneration(meta, cur.Generation)
 }
 
 // BatchWriteRow implements tablekit.BatchWriter. Unconditional puts and

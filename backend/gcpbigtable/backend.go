@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"slices"
@@ -18,6 +20,7 @@ import (
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/tablekit/tablekit"
@@ -162,6 +165,13 @@ func Open(ctx context.Context, opts *Options) (*Backend, error) {
 			conns = append(conns, conn)
 			*o = append([]option.ClientOption{option.WithGRPCConn(conn)}, copts...)
 		}
+		if err := awaitReady(ctx, conns[0], EmulatorConnectTimeout); err != nil {
+			closeConns()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "connecting to the Bigtable emulator at BIGTABLE_EMULATOR_HOST=%s", addr)
+		}
 	}
 	client, err := bigtable.NewClientWithConfig(ctx, project, instance, cc, dataOpts...)
 	if err != nil {
@@ -203,6 +213,37 @@ func checkOptions(o *Options) error {
 		o.Concurrency = 16
 	}
 	return nil
+}
+
+// EmulatorConnectTimeout bounds how long Open waits for the emulator at
+// BIGTABLE_EMULATOR_HOST to accept a connection. Open fails with
+// ErrUnavailable as soon as the connection is refused (nothing listens on
+// the port), and after this long when nothing answers at all. Without the
+// wait, a wrong address would hang the first call for ever: the Bigtable
+// client retries an unreachable server until the call's context ends.
+const EmulatorConnectTimeout = 10 * time.Second
+
+// awaitReady connects conn and waits until it is ready, failing at the
+// first connection failure or after timeout (or when ctx ends).
+func awaitReady(ctx context.Context, conn *grpc.ClientConn, timeout time.Duration) error {
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn.Connect()
+	for {
+		switch s := conn.GetState(); s {
+		case connectivity.Ready:
+			return nil
+		case connectivity.TransientFailure, connectivity.Shutdown:
+			return errors.New("the connection failed: nothing is listening there")
+		default:
+			if !conn.WaitForStateChange(tctx, s) {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				return fmt.Errorf("no connection within %v", timeout)
+			}
+		}
+	}
 }
 
 // dialEmulator dials the emulator at addr (host:port, with or without a

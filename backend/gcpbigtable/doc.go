@@ -24,7 +24,15 @@
 // client's 256 MiB message limits, so rows over 4 MiB read as they do
 // with an explicit endpoint. (The Bigtable client still dials, and never
 // uses or closes, its own connection for the variable: two idle
-// connections per Open; with an explicit endpoint there are none.)
+// connections per Open; with an explicit endpoint there are none.) Open
+// waits for the emulator to accept a connection: when nothing listens
+// there it fails with ErrUnavailable at once (connection refused), and
+// within [EmulatorConnectTimeout] (10 s) when nothing answers at all,
+// where the Bigtable client would retry the first call for ever. Against
+// the service (or an endpoint in Options.ClientOptions), the Bigtable
+// client dials when Open builds it and Open fails with ErrUnavailable
+// after its three attempts: at once when the connection is refused, in
+// about 4 s when the host does not resolve.
 //
 // # Native access
 //
@@ -302,12 +310,18 @@
 // predicate proves current, and the Client reads the table again and
 // retries. Every write on a table whose Generation is above 1 stamps the
 // rows it leaves, blind ones included: a version a blind write adds is
-// written under its generation as much as any other, and a stale optimistic
-// write to the same column would otherwise trim it. Blind writes never
-// trim, so they need no check. UpdateTable is one CheckAndMutateRow on the
-// metadata row, conditioned on t:incarnation and t:generation holding the
-// request's (ErrTableNotFound for another incarnation, ErrConditionFailed
-// for another generation); it stores Generation+1.
+// written under its generation as much as any other, and a stale
+// optimistic write to the same column would otherwise trim it. Blind
+// writes never trim, so they need no check. A write that would reveal a
+// version newer options hide (a DeleteVersion that keeps older versions
+// of its column, rowmodel.Reveals) first reads the metadata row and
+// refuses a request older than it (rowmodel.CheckGeneration): one more
+// call, for those writes only; an UpdateTable landing between that read
+// and the CheckAndMutateRow is not covered. UpdateTable is one
+// CheckAndMutateRow on the metadata row, conditioned on t:incarnation and
+// t:generation holding the request's (ErrTableNotFound for another
+// incarnation, ErrConditionFailed for another generation); it stores
+// Generation+1.
 //
 // Batches and ranges. BatchWriteRow sends all blind writes of a table as
 // one MutateRows (ApplyBulk) call and runs the others as single-row calls,
@@ -364,7 +378,8 @@
 // Every error that came from Bigtable is a *tablekit.Error whose Err is
 // the gRPC status error, so errors.As (or status.FromError) reaches it;
 // its Code follows SPEC §12 (see codeOf in errors.go: Unauthenticated and
-// PermissionDenied are ErrPermissionDenied, a message over gRPC's size
+// PermissionDenied, and no credentials at all (Open without Application
+// Default Credentials), are ErrPermissionDenied, a message over gRPC's size
 // limit ErrInvalidArgument, other ResourceExhausted ErrThrottled, only
 // transient codes ErrUnavailable). A table of the name whose Bigtable
 // table exists without a metadata row is ErrAlreadyExists (see Tables

@@ -36,8 +36,14 @@ func wrap(ctx context.Context, err error, format string, args ...any) error {
 //	  Internal, Unknown, DataLoss, Canceled   ErrUnavailable
 //
 // An error without a gRPC status (the connection itself failed) is
-// ErrUnavailable.
+// ErrUnavailable, except the Google auth library's "could not find default
+// credentials" (no credentials at all, when Open builds the clients or at a
+// call) and an OAuth "invalid_grant" (credentials refused), which are
+// ErrPermissionDenied as they are on every backend (SPEC §12).
 func codeOf(err error) error {
+	if msg := err.Error(); strings.Contains(msg, "could not find default credentials") || strings.Contains(msg, "invalid_grant") {
+		return tablekit.ErrPermissionDenied
+	}
 	st, ok := status.FromError(err)
 	if !ok {
 		return tablekit.ErrUnavailable

@@ -39,6 +39,9 @@ func TestCodeOf(t *testing.T) {
 		{status.Error(codes.Internal, "RST_STREAM"), tablekit.ErrUnavailable, true},
 		{status.Error(codes.DeadlineExceeded, "server deadline"), tablekit.ErrUnavailable, true},
 		{errors.New("transport is closing"), tablekit.ErrUnavailable, true},
+		// No credentials, or credentials refused: as on every backend.
+		{errors.New("factory dial failed: credentials: could not find default credentials. See https://cloud.google.com/docs/authentication/external/set-up-adc for more information"), tablekit.ErrPermissionDenied, false},
+		{status.Error(codes.Unavailable, `transport: per-RPC creds failed due to error: oauth2: "invalid_grant" "Bad Request"`), tablekit.ErrPermissionDenied, false},
 	}
 	for _, c := range cases {
 		err := wrap(context.Background(), c.err, "reading key %v", tablekit.Key("k", tablekit.String("a")))

@@ -79,36 +79,32 @@ func deletedOnly(changes []tablekit.Change) (cols []string, ok bool) {
 	return cols, true
 }
 
+// choosePath picks w's path from what SPEC says it must read first
+// (rowmodel.WriteReads), and, for an update that may leave the row empty,
+// from what the store needs besides (no row of bookkeeping alone).
 func choosePath(w *tablekit.WriteRequest) path {
-	cond := w.Condition
+	reads := rowmodel.WriteReads(w)
+	if reads == rowmodel.ReadsRow {
+		return pathOptimistic
+	}
 	if w.Kind == tablekit.WriteUpdate {
-		for _, ch := range w.Changes {
-			if ch.Kind == tablekit.ChangeIncrement || ch.Kind == tablekit.ChangeDeleteVersion {
-				return pathOptimistic
+		if cols, ok := deletedOnly(w.Changes); ok {
+			// It may leave no c cell: never the plain paths, which
+			// would leave a row of m:rev alone.
+			if reads == rowmodel.ReadsNothing && len(cols) <= maxGuardedColumns {
+				return pathGuarded
 			}
-		}
-		if cond.Column == nil {
-			if cols, ok := deletedOnly(w.Changes); ok {
-				// It may leave no c cell: never the plain paths, which
-				// would leave a row of m:rev alone.
-				if cond.Row == tablekit.Ignore && len(cols) <= maxGuardedColumns {
-					return pathGuarded
-				}
-				return pathOptimistic
-			}
+			return pathOptimistic
 		}
 	}
-	switch {
-	case cond.Column != nil:
-		return pathOptimistic
-	case cond.Row != tablekit.Ignore:
+	if reads == rowmodel.ReadsExistence {
 		return pathExistence
 	}
 	return pathBlind
 }
 
 func setCell(m *bigtable.Mutation, c tablekit.Column) {
-	m.Set(famCells, c.Name, bigtable.Timestamp(c.Version*1000), encodeValue(c.Value))
+	m.Set(famCells, c.Name, cellTime(c.Version), encodeValue(c.Value))
 }
 
 // maxValueLen bounds the length of v's cell encoding (appendValue).
@@ -144,7 +140,7 @@ func setCells(m *bigtable.Mutation, cells []tablekit.Column, buf []byte) []byte 
 		c := &cells[i]
 		start := len(buf)
 		buf = appendValue(buf, c.Value)
-		m.Set(famCells, c.Name, bigtable.Timestamp(c.Version*1000), buf[start:len(buf):len(buf)])
+		m.Set(famCells, c.Name, cellTime(c.Version), buf[start:len(buf):len(buf)])
 	}
 	return buf
 }
@@ -176,7 +172,7 @@ func (b *Backend) blindMutation(w *tablekit.WriteRequest, buf []byte) (*bigtable
 			case tablekit.ChangePut:
 				start := len(buf)
 				buf = appendValue(buf, ch.Value)
-				m.Set(famCells, ch.Column, bigtable.Timestamp(ch.Version*1000), buf[start:len(buf):len(buf)])
+				m.Set(famCells, ch.Column, cellTime(ch.Version), buf[start:len(buf):len(buf)])
 			case tablekit.ChangeDeleteColumn:
 				m.DeleteCellsInColumn(famCells, ch.Column)
 			}
@@ -202,7 +198,7 @@ func stampGen(m *bigtable.Mutation, gen int64, buf []byte) []byte {
 	}
 	start := len(buf)
 	buf = strconv.AppendInt(buf, gen, 10)
-	m.Set(famMeta, qualGen, bigtable.Timestamp(gen*1000), buf[start:len(buf):len(buf)])
+	m.Set(famMeta, qualGen, cellTime(gen), buf[start:len(buf):len(buf)])
 	return buf
 }
 
@@ -350,7 +346,8 @@ func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key 
 	opts := w.Meta.Options
 	t := w.Now
 	read := bigtable.RowFilter(visibleFilter(opts, t))
-	lost := 0 // races lost to another write
+	lost := 0          // races lost to another write
+	confirmed := false // the table's options are known to be the request's (rowmodel.Reveals)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -385,6 +382,12 @@ func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key 
 			if err != nil {
 				return nil, err
 			}
+			if !confirmed && rowmodel.Reveals(w, old, next) {
+				if err := b.confirmGeneration(ctx, w.Meta); err != nil {
+					return nil, err
+				}
+				confirmed = true
+			}
 			res = r
 			m := b.rewrite(w, old, next)
 			if cur.rev != nil {
@@ -412,6 +415,25 @@ func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key 
 		}
 		lost++
 	}
+}
+
+// confirmGeneration reads the table's metadata row and refuses, with the
+// error that makes the Client read the table again and retry, a request
+// whose options are older than the table's (rowmodel.CheckGeneration):
+// writeOptimistic calls it before a write that could bring a hidden
+// version back into view (rowmodel.Reveals), a DeleteVersion that keeps
+// older versions of its column. Only an UpdateTable that lands between
+// this read and the CheckAndMutateRow escapes it (two rows, no
+// transaction between them).
+func (b *Backend) confirmGeneration(ctx context.Context, meta *tablekit.TableMeta) error {
+	cur, err := b.readMeta(ctx, meta.Name)
+	if err != nil {
+		return err
+	}
+	if cur.Incarnation != meta.Incarnation {
+		return tablekit.Errorf(tablekit.ErrTableNotFound, "table %q was deleted and created again since the request's metadata was read", meta.Name)
+	}
+	return rowmodel.CheckGeneration(meta, cur.Generation)
 }
 
 // optimisticBackoff spaces the retries of an optimistic write on a
@@ -504,24 +526,23 @@ func rewriteColumn(m *bigtable.Mutation, name string, vis, keep []tablekit.Colum
 	}
 	for _, o := range vis {
 		if _, ok := has(keep, o); !ok {
-			ts := bigtable.Timestamp(o.Version * 1000)
-			m.DeleteTimestampRange(famCells, name, ts, ts+1000)
+			m.DeleteTimestampRange(famCells, name, cellTime(o.Version), cellTime(o.Version+1))
 		}
 	}
 	h := ttlTS
 	if len(vis) > 0 {
-		h = vis[len(vis)-1].Version * 1000
+		h = int64(cellTime(vis[len(vis)-1].Version))
 	}
 	lo := int64(0)
 	for i := len(keep) - 1; i >= 0; i-- { // oldest first
-		ts := keep[i].Version * 1000
+		ts := int64(cellTime(keep[i].Version))
 		if ts >= h {
 			break
 		}
 		if ts > lo {
 			m.DeleteTimestampRange(famCells, name, bigtable.Timestamp(lo), bigtable.Timestamp(ts))
 		}
-		lo = ts + 1000
+		lo = int64(cellTime(keep[i].Version + 1))
 	}
 	if h > lo {
 		m.DeleteTimestampRange(famCells, name, bigtable.Timestamp(lo), bigtable.Timestamp(h))
