@@ -11,6 +11,9 @@ package fileengine
 //	               pebble's buffer, so a killed process lost writes
 //	sync           the default engine: each commit waits for the fsync
 //
+// and interleaved/writers=1 runs the first two alternately in one loop
+// and reports their ratio (nosync/pebble-nosync).
+//
 //	go test -run '^$' -bench NoSyncWrite -benchtime 2000x -count 3 ./fileengine/
 
 import (
@@ -48,6 +51,26 @@ func BenchmarkNoSyncWrite(b *testing.B) {
 	synced, sm := open(false)
 	value := benchValue(rand.New(rand.NewPCG(3, 4)))
 	var next atomic.Int64
+	write := func(eng *Engine, meta *tablekit.TableMeta) error {
+		w := &tablekit.WriteRequest{Meta: meta, Kind: tablekit.WritePut, Key: benchKey(next.Add(1)),
+			Columns: []tablekit.Column{{Name: "v", Value: tablekit.Binary(value), Version: 1}}, Now: 1}
+		_, err := eng.Write(ctx, w)
+		return err
+	}
+	// One writer, the two NoSync commits alternating in blocks (see
+	// interleaveSides): the ratio nosync/pebble-nosync.
+	b.Run("interleaved/writers=1", func(b *testing.B) {
+		defer func() { relaxed.wo = pebble.Sync }()
+		op := func(wo *pebble.WriteOptions) func(int) {
+			return func(int) {
+				relaxed.wo = wo
+				if err := write(relaxed, rm); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		interleaveSides(b, [2]string{"pebble-nosync", "nosync"}, op(pebble.NoSync), op(pebble.Sync))
+	})
 	for _, writers := range []int{1, 8} {
 		for _, side := range []struct {
 			name string
@@ -65,9 +88,7 @@ func BenchmarkNoSyncWrite(b *testing.B) {
 				for range writers {
 					wg.Go(func() {
 						for left.Add(-1) >= 0 {
-							w := &tablekit.WriteRequest{Meta: side.meta, Kind: tablekit.WritePut, Key: benchKey(next.Add(1)),
-								Columns: []tablekit.Column{{Name: "v", Value: tablekit.Binary(value), Version: 1}}, Now: 1}
-							if _, err := side.eng.Write(ctx, w); err != nil {
+							if err := write(side.eng, side.meta); err != nil {
 								b.Error(err)
 								return
 							}
