@@ -135,9 +135,10 @@
 // tablekit.MaxPageSize (4 MiB) bytes, the row that reaches it included,
 // so that a read's memory follows the bytes it returns rather than the
 // rows it may return: reading 4 rows of 1 MiB through the Client
-// allocates about 1.01 bytes per byte returned, where a page bounded by
-// its rows alone read every row of the table (BenchmarkBigRows, with
-// both sides, and BENCHMARKS.md).
+// allocates about 1.01 bytes of Go memory per byte returned (2.3 built
+// with CGO_ENABLED=0, where pebble's block buffers are Go memory too),
+// where a page bounded by its rows alone read every row of the table
+// (BenchmarkBigRows, with both sides, and BENCHMARKS.md).
 package fileengine
 
 import (
