@@ -139,7 +139,7 @@ func TestCrashChild(t *testing.T) {
 // 0 means the default (20 synced, 10 with NoSync; 3 each with -short). A
 // longer run:
 //
-//	go test -run '^TestCrash$' -crash.cycles 200 -timeout 60m ./fileengine/
+//	go test ./fileengine/ -run '^TestCrash$' -timeout 60m -crash.cycles=200
 var crashCycles = flag.Int("crash.cycles", 0, "TestCrash: kills per mode (0: the default)")
 
 // TestCrash kills a writing child process with SIGKILL at random moments,
