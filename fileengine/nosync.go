@@ -13,8 +13,9 @@ import "github.com/cockroachdb/pebble/v2/vfs"
 // flusher has written the record to the log file (a write(2): the
 // operating system holds it, whatever becomes of the process), and opens
 // pebble on walNoSyncFS, which makes the "sync" that follows that write
-// do nothing for write-ahead-log files: no fsync, so a machine crash may
-// still lose the last writes. Everything else pebble writes (table files,
+// do nothing for write-ahead-log files: no fsync (until pebble closes a
+// log, see noSyncFile), so a machine crash may still lose the last
+// writes. Everything else pebble writes (table files,
 // the MANIFEST, directories) is synced as in the default mode, and
 // concurrent commits still share one write of the log.
 
@@ -46,9 +47,19 @@ func walFile(f vfs.File, category vfs.DiskWriteCategory) vfs.File {
 
 // noSyncFile is a file whose syncs do nothing: its writes reach the
 // operating system, and the disk when the operating system writes them
-// back.
+// back. Closing it syncs it, as closing a log did under pebble.NoSync:
+// a log that pebble has moved on from is on the disk, so that a machine
+// crash loses only from the newest log.
 type noSyncFile struct{ vfs.File }
 
 func (noSyncFile) Sync() error                { return nil }
 func (noSyncFile) SyncData() error            { return nil }
 func (noSyncFile) SyncTo(int64) (bool, error) { return false, nil }
+
+func (f noSyncFile) Close() error {
+	err := f.File.Sync()
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
