@@ -78,6 +78,9 @@ func TestRangePageBytes(t *testing.T) {
 // for tablekit.MaxPageRows rows) allocates at most 3 bytes per byte
 // returned, on a table of 16 such rows. BenchmarkBigRows has the figures.
 func TestBigRowRangeAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation figures differ under the race detector; CI runs -run Allocs without it")
+	}
 	eng, db, meta := openBigRows(t, 16)
 	for _, r := range bigRowReads(t, eng, db, meta) {
 		rows := 0
