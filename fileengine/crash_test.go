@@ -3,6 +3,7 @@ package fileengine_test
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -24,6 +25,7 @@ import (
 const (
 	crashDirEnv   = "FILEENGINE_CRASH_DIR"
 	crashCycleEnv = "FILEENGINE_CRASH_CYCLE"
+	crashSyncEnv  = "FILEENGINE_CRASH_NOSYNC"
 	crashWorkers  = 4
 	crashTable    = "crash"
 )
@@ -70,7 +72,7 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("only run as the crash test's child process")
 	}
 	cycle := os.Getenv(crashCycleEnv)
-	eng, err := fileengine.Open(dir, nil)
+	eng, err := fileengine.Open(dir, &fileengine.Options{NoSync: os.Getenv(crashSyncEnv) == "true"})
 	if err != nil {
 		fmt.Println("OPEN FAILED", err)
 		os.Exit(2)
@@ -133,19 +135,44 @@ func TestCrashChild(t *testing.T) {
 	wg.Wait()
 }
 
+// crashCycles sets how many times TestCrash kills the child in each mode;
+// 0 means the default (20 synced, 10 with NoSync; 3 each with -short). A
+// longer run:
+//
+//	go test ./fileengine/ -run '^TestCrash$' -timeout 60m -crash.cycles=200
+var crashCycles = flag.Int("crash.cycles", 0, "TestCrash: kills per mode (0: the default)")
+
 // TestCrash kills a writing child process with SIGKILL at random moments,
 // then reopens the directory and checks that every acknowledged write is
 // there exactly once, that increments were counted exactly, and that no row
-// is torn.
+// is torn: with the default durable writes, and with Options.NoSync, whose
+// acknowledged writes survive the death of the process (only a machine
+// crash may lose them).
 func TestCrash(t *testing.T) {
-	cycles := 20
-	if testing.Short() {
-		cycles = 3
+	for _, mode := range []struct {
+		name   string
+		noSync bool
+		cycles int
+	}{{"sync", false, 20}, {"nosync", true, 10}} {
+		t.Run(mode.name, func(t *testing.T) {
+			cycles := mode.cycles
+			switch {
+			case *crashCycles > 0:
+				cycles = *crashCycles
+			case testing.Short():
+				cycles = 3
+			}
+			testCrash(t, mode.noSync, cycles)
+		})
 	}
+}
+
+func testCrash(t *testing.T, noSync bool, cycles int) {
 	dir := t.TempDir()
 	ctx := context.Background()
+	opts := &fileengine.Options{NoSync: noSync}
 	{
-		eng, err := fileengine.Open(dir, nil)
+		eng, err := fileengine.Open(dir, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +190,7 @@ func TestCrash(t *testing.T) {
 		acks     int
 	)
 	for cycle := range cycles {
-		lines := runCrashChild(t, dir, cycle, time.Duration(50+rand.IntN(400))*time.Millisecond)
+		lines := runCrashChild(t, dir, cycle, noSync, time.Duration(50+rand.IntN(400))*time.Millisecond)
 		for _, l := range lines {
 			f := strings.Fields(l)
 			switch f[0] {
@@ -184,7 +211,7 @@ func TestCrash(t *testing.T) {
 			}
 			acks++
 		}
-		verifyCrash(t, dir, cycle, rows, &counters)
+		verifyCrash(t, dir, opts, cycle, rows, &counters)
 		if t.Failed() {
 			return
 		}
@@ -197,10 +224,10 @@ func TestCrash(t *testing.T) {
 
 // runCrashChild runs one child on dir for about d after it is ready, kills
 // it, and returns its acknowledged lines (without "ACK ").
-func runCrashChild(t *testing.T, dir string, cycle int, d time.Duration) []string {
+func runCrashChild(t *testing.T, dir string, cycle int, noSync bool, d time.Duration) []string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, crashCycleEnv+"="+strconv.Itoa(cycle))
+	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, crashCycleEnv+"="+strconv.Itoa(cycle), crashSyncEnv+"="+strconv.FormatBool(noSync))
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -257,10 +284,10 @@ func runCrashChild(t *testing.T, dir string, cycle int, d time.Duration) []strin
 
 // verifyCrash reopens dir and checks the acknowledged rows and counters,
 // and that every row present is whole.
-func verifyCrash(t *testing.T, dir string, cycle int, acked []string, counters *[crashWorkers]int64) {
+func verifyCrash(t *testing.T, dir string, opts *fileengine.Options, cycle int, acked []string, counters *[crashWorkers]int64) {
 	t.Helper()
 	ctx := context.Background()
-	eng, err := fileengine.Open(dir, nil)
+	eng, err := fileengine.Open(dir, opts)
 	if err != nil {
 		t.Fatalf("cycle %d: reopen: %v", cycle, err)
 	}
@@ -304,9 +331,13 @@ func verifyCrash(t *testing.T, dir string, cycle int, acked []string, counters *
 			t.Errorf("cycle %d: counter %d is missing, %d increments were acknowledged", cycle, w, n)
 		}
 	}
+	var missing []string
 	for _, k := range acked {
 		if !present[k] {
-			t.Errorf("cycle %d: acknowledged row %s is missing", cycle, k)
+			missing = append(missing, k)
 		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("cycle %d: %d of %d acknowledged rows are missing, such as %q", cycle, len(missing), len(acked), missing[:min(len(missing), 5)])
 	}
 }

@@ -74,11 +74,19 @@
 // write whose commit is still waiting for its sync; if the machine crashes
 // before the sync, that write, never acknowledged, may be lost.
 //
-// [Options].NoSync relaxes this: commits are written to the WAL without
-// waiting for an fsync, so a crash of the machine (not of the process
-// alone, whose writes are already in the operating system's cache) may
-// lose the last acknowledged writes; it still never tears a row, and what
-// survives is a prefix of the commit order.
+// [Options].NoSync relaxes this for the machine, not for the process: a
+// write is acknowledged once its WAL record is written to the log file
+// (the operating system holds it) but without an fsync of the log, so the
+// death of the process alone (SIGKILL, a panic, an OOM kill) loses
+// nothing acknowledged, while a crash of the machine (or of the operating
+// system, or a power loss) may lose the last acknowledged writes; it
+// still never tears a row, and what survives is a prefix of the commit
+// order. Concurrent commits share one write of the log, as they share a
+// sync by default. (pebble's own pebble.NoSync acknowledges a commit
+// while its record may still be in pebble's buffer, so a killed process
+// lost acknowledged writes: nosync.go says how the engine avoids it.)
+// TestCrash kills writing processes in both modes and checks that every
+// acknowledged write is there.
 //
 // Concurrency. An Engine is safe for concurrent use, and every single-row
 // operation is atomic and linearizable. Each table has a RWMutex that reads

@@ -1,6 +1,7 @@
 package fileengine
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -43,7 +44,8 @@ const stripes = 1024
 type Options struct {
 	// NoSync commits writes without waiting for the WAL's fsync: faster,
 	// but a machine crash may lose the last acknowledged writes (never a
-	// part of one). See the package documentation.
+	// part of one). The death of the process alone loses nothing
+	// acknowledged. See the package documentation.
 	NoSync bool
 	// MustExist makes Open fail, with an error matching fs.ErrNotExist and
 	// tablekit.ErrInvalidArgument, when dir holds no store yet, instead of
@@ -55,6 +57,10 @@ type Options struct {
 	// Logf, if set, receives pebble's error messages (informational ones
 	// are dropped).
 	Logf func(format string, args ...any)
+
+	// fs, if set (by tests), is the file system pebble uses instead of
+	// vfs.Default.
+	fs vfs.FS
 }
 
 // Engine is a tablekit.Backend stored in one directory.
@@ -157,6 +163,12 @@ func Open(dir string, opts *Options) (*Engine, error) {
 			}
 		}},
 	}
+	if opts.fs != nil {
+		po.FS = opts.fs
+	}
+	if opts.NoSync {
+		po.FS = walNoSyncFS{cmp.Or(po.FS, vfs.Default)} // see nosync.go
+	}
 	po.EnsureDefaults()
 	db, err := pebble.Open(dir, po)
 	if err != nil {
@@ -174,10 +186,9 @@ func Open(dir string, opts *Options) (*Engine, error) {
 		}
 		return nil, storeError(err, "fileengine: open %q", dir)
 	}
+	// With NoSync too: a commit waits until its log record is written to
+	// the file, whose sync walNoSyncFS makes a no-op.
 	e := &Engine{dir: dir, db: db, lock: lock, wo: pebble.Sync, seed: maphash.MakeSeed(), tables: map[string]*table{}}
-	if opts.NoSync {
-		e.wo = pebble.NoSync
-	}
 	if err := e.load(); err != nil {
 		_ = db.Close()
 		_ = lock.Close()

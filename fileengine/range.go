@@ -17,8 +17,9 @@ import (
 var _ tablekit.RangeScanner = (*Engine)(nil)
 
 // GetRange implements tablekit.Backend. It reads one page from one pebble
-// iterator (a consistent snapshot), examining at most MaxScanRows rows,
-// and copies each row out: the caller owns the page.
+// iterator (a consistent snapshot), examining at most MaxScanRows rows
+// and returning about MaxPageSize bytes at most (see walk), and copies
+// each row out: the caller owns the page.
 func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
 	sc := scratchPool.Get().(*rangeScratch)
 	defer sc.release()
@@ -119,10 +120,14 @@ func (e *Engine) readRange(ctx context.Context, req *tablekit.GetRangeRequest, s
 // walk goes through it (positioned by readRange's bounds) in the
 // request's direction, evaluates each stored row under opts and passes
 // those the read returns to emit, until req.Limit rows were passed, or
-// maxScan examined: the next row's key is then next.
+// maxScan examined, or the rows passed reach maxPageBytes (the row that
+// reaches it included, as tablekit.Table.GetRange counts a page): the
+// next row's key is then next. So a page's memory follows its bytes, not
+// only its rows: a Client asks for up to tablekit.MaxPageRows rows (1000
+// a page for Rows and Scan), which of 1 MiB rows would be gigabytes.
 func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeRequest, opts tablekit.TableOptions, plen int, skip []byte, sc *rangeScratch, emit func(k []byte, cells []tablekit.Column) error) (tablekit.PrimaryKey, error) {
 	limit := max(req.Limit, 1)
-	found, scanned := 0, 0
+	found, scanned, size := 0, 0, 0
 	var ok bool
 	if req.Backward {
 		ok = it.Last()
@@ -134,7 +139,7 @@ func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeReques
 		if skip != nil && string(k) == string(skip) {
 			continue
 		}
-		if found >= limit || scanned >= maxScan {
+		if found >= limit || scanned >= maxScan || size >= pageBytes {
 			next, err := codec.DecodeKey(sc.schema, k[plen:])
 			if err != nil {
 				return nil, corruptKey(req, err)
@@ -159,6 +164,7 @@ func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeReques
 			continue
 		}
 		found++
+		size += len(k) - plen + cellsSize(sc.cells)
 		if err := emit(k[plen:], sc.cells); err != nil {
 			return nil, err
 		}
@@ -167,6 +173,25 @@ func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeReques
 		return nil, storeError(err, "table %q: range read", req.Meta.Name)
 	}
 	return nil, nil
+}
+
+// maxPageBytes is about how many bytes of rows one range page returns
+// (SPEC §8: a page is at most 5000 rows or 4 MiB).
+const maxPageBytes = tablekit.MaxPageSize
+
+// pageBytes is maxPageBytes, a variable only so that BenchmarkBigRows can
+// show pages bounded by rows alone side by side (it is never changed
+// otherwise).
+var pageBytes = maxPageBytes
+
+// cellsSize is what cells count for in a page's bytes, as
+// tablekit.Row.Size counts them.
+func cellsSize(cells []tablekit.Column) int {
+	n := 0
+	for i := range cells {
+		n += len(cells[i].Name) + cells[i].Value.Size() + 8
+	}
+	return n
 }
 
 func step(it *pebble.Iterator, backward bool) bool {
@@ -216,6 +241,9 @@ func (sc *rangeScratch) release() {
 	sc.keys, sc.page, sc.ends = sc.keys[:0], sc.page[:0], sc.ends[:0]
 	if cap(sc.page) > maxKept || cap(sc.keys) > maxKept {
 		sc.keys, sc.page, sc.ends = nil, nil, nil
+	}
+	if cap(sc.strs) > arenaChunk {
+		sc.strs = nil // a chunk made for one large row
 	}
 	scratchPool.Put(sc)
 }
