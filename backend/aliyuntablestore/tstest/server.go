@@ -9,6 +9,7 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"crypto/sha1"
+	"crypto/subtle"
 	"encoding/base64"
 
 	"fmt"
@@ -21,7 +22,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/common"
@@ -122,9 +122,6 @@ type Server struct {
 	serveErr chan error
 	endpoint string
 
-	reqSeq atomic.Uint64
-	reqPfx string
-
 	mu     sync.Mutex
 	extras map[string]*tableExtra // per-table state the Backend does not keep
 
@@ -208,9 +205,6 @@ func NewServer(opts Options) (*Server, error) {
 	// Every request re-reads the table's meta through this client, so its
 	// cache is refreshed at each use and a shared Backend is honoured.
 	s.client = tablekit.NewClient(s.backend, tablekit.WithClock(s.clock))
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	s.reqPfx = fmt.Sprintf("%x-%x-%x", rnd[:4], rnd[4:6], time.Now().Unix()&0xffff)
 	if opts.NoListen {
 		s.endpoint = "http://tstest.invalid"
 		return s, nil
@@ -434,14 +428,13 @@ func (s *Server) admit(r *http.Request) (body []byte, authed bool, _ *otsError) 
 	if !validDate(d) {
 		return nil, false, paramErr("Invalid date format: %s.", d)
 	}
-	if h.Get("x-ots-accesskeyid") != s.opts.AccessKeyID {
-		return nil, false, authErr("The AccessKeyID does not exist.")
-	}
-	if h.Get("x-ots-instancename") != s.opts.InstanceName {
-		return nil, false, authErr("The instance is not found.")
-	}
-	if !s.signatureOK(r.URL.Path, h, v4) {
-		return nil, false, authErr("Signature mismatch.")
+	// A wrong access key ID, instance or signature gets one answer, after
+	// the same work: an unauthenticated caller cannot confirm either
+	// name alone (the service's answer to a bad signature).
+	idOK := subtle.ConstantTimeCompare([]byte(h.Get("x-ots-accesskeyid")), []byte(s.opts.AccessKeyID)) == 1
+	instOK := subtle.ConstantTimeCompare([]byte(h.Get("x-ots-instancename")), []byte(s.opts.InstanceName)) == 1
+	if sigOK := s.signatureOK(r.URL.Path, h, v4); !(idOK && instOK && sigOK) {
+		return nil, false, errAuth
 	}
 	// The date is signed: a request re-sent later keeps its old date.
 	if oe := s.checkDate(d); oe != nil {
@@ -500,8 +493,13 @@ func (s *Server) signatureOK(uri string, h http.Header, v4 bool) bool {
 	return hmac.Equal([]byte(want), []byte(got))
 }
 
+// requestID returns a new x-ots-requestid: 16 random bytes in the
+// service's 8-4-4-4-12 hex form, so an id says nothing about how many
+// requests the server has served.
 func (s *Server) requestID() string {
-	return fmt.Sprintf("%s-%012x", s.reqPfx, s.reqSeq.Add(1))
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // write sends a response with the headers real Tablestore sends: request
