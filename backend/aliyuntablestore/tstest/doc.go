@@ -87,7 +87,11 @@
 // SetFault makes a share of an operation's calls fail with OTSServerBusy,
 // OTSQuotaExhausted, OTSTimeout or OTSServerUnavailable. AdminHandler
 // serves the same over HTTP, behind a bearer token, on its own listener
-// when Options.AdminAddr is set, for tests written in other languages.
+// when Options.AdminAddr is set, for tests written in other languages:
+// loopback only unless Options.AdminAllowRemote, a token of at least
+// MinAdminTokenLen characters, wrong tokens throttled (429 past about 10 a
+// second), at most 32 connections, and a clock that refuses to move past
+// its range instead of wrapping around.
 //
 // Command cmd/tablestore-emulator runs a Server as a standalone program for
 // tests written in any language.

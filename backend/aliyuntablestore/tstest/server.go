@@ -92,10 +92,14 @@ type Options struct {
 	ShutdownTimeout time.Duration
 
 	// AdminAddr, when not empty, starts the test-control endpoint (see
-	// AdminHandler) on its own listener at this address. AdminToken is
-	// the bearer token it requires; it must be set with AdminAddr.
-	AdminAddr  string
-	AdminToken string
+	// AdminHandler) on its own listener at this address, which must be a
+	// loopback address (an empty host means 127.0.0.1) unless
+	// AdminAllowRemote is set. AdminToken is the bearer token it
+	// requires, at least MinAdminTokenLen characters; it must be set with
+	// AdminAddr. The endpoint keeps at most 32 connections open.
+	AdminAddr        string
+	AdminToken       string
+	AdminAllowRemote bool
 
 	// MetaFile, when set, keeps the per-table state the Backend does not
 	// (reserved throughput, defined columns, creation time, secondary
@@ -186,8 +190,10 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = 30 * time.Second
 	}
-	if opts.AdminAddr != "" && opts.AdminToken == "" {
-		return nil, fmt.Errorf("tstest: AdminAddr %s needs an AdminToken", opts.AdminAddr)
+	if opts.AdminAddr != "" {
+		if err := checkAdminOptions(&opts); err != nil {
+			return nil, err
+		}
 	}
 	adj := &adjClock{base: opts.Clock}
 	s := &Server{opts: opts, clock: adj, adj: adj, wallNow: time.Now, extras: map[string]*tableExtra{},
