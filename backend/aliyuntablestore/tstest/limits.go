@@ -2,6 +2,7 @@ package tstest
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -11,7 +12,9 @@ import (
 	"time"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
+	"github.com/golang/protobuf/proto"
 	"google.golang.org/protobuf/encoding/protowire"
+	protov2 "google.golang.org/protobuf/proto"
 )
 
 // Defaults of the server's network limits (Options fields of the same
@@ -33,6 +36,14 @@ const (
 	// DefaultBodyMemory is how many bytes of request bodies the server
 	// holds at once; see Options.BodyMemory.
 	DefaultBodyMemory = 64 << 20
+	// DefaultStallTimeout bounds the time to receive each 64 KiB of a
+	// request body, to send each 256 KiB of a response, and to wait for
+	// room in Options.BodyMemory: a client that stops sending or reading,
+	// or does it slower than that, is cut off.
+	DefaultStallTimeout = 5 * time.Second
+	// DefaultResponseMemory is how many bytes of large responses the
+	// server holds at once; see Options.ResponseMemory.
+	DefaultResponseMemory = 64 << 20
 )
 
 // MaxDateSkew is how far x-ots-date may be from the server's wall clock,
@@ -320,40 +331,200 @@ func markServing(r *http.Request) func() {
 	return func() { tc.l.setServing(tc, false) }
 }
 
+// A request body's first bodyFree bytes need no room in
+// Options.BodyMemory (they are bounded by MaxConns, as headers are): small
+// requests never wait behind large ones. Room for the rest of a body is
+// reserved once those bytes have arrived, so a client that declares a
+// large body and sends nothing holds nothing. The body is read bodyChunk
+// at a time, each within StallTimeout, and a reservation is held at most
+// StallTimeout plus the rest of the body at minBodyRate.
+const (
+	bodyChunk   = 64 << 10
+	bodyFree    = 64 << 10
+	minBodyRate = 1 << 20 // bytes per second
+)
+
 // readBody reads r's body once its headers passed every check: at most
-// MaxBodySize bytes, no more than the declared Content-Length, holding a
-// share of the server's body memory while it reads so that many large
-// bodies at once wait instead of growing the heap.
-func (s *Server) readBody(r *http.Request) ([]byte, *otsError) {
-	n := r.ContentLength
+// MaxBodySize bytes, no more than the declared Content-Length, past its
+// first bodyFree bytes holding room in Options.BodyMemory (see bodyFree).
+// A client that stops sending, trickles, or holds room for too long gets
+// 408: such clients hold little, and not for long, and cannot keep
+// others' requests waiting.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *otsError) {
+	tooLarge := &otsError{status: 413, code: "OTSRequestBodyTooLarge", msg: "The size of POST data is too large."}
+	timeout := &otsError{status: 408, code: "OTSRequestTimeout", msg: "Request timeout."}
+	want := r.ContentLength
+	if want > MaxBodySize {
+		return nil, tooLarge
+	}
+	if want < 0 { // chunked: unknown length, read to the end
+		want = MaxBodySize + 1
+	}
+	if want == 0 {
+		return []byte{}, nil
+	}
+	rc := http.NewResponseController(w)
+	end := time.Now().Add(s.opts.ReadTimeout)
+	stall := s.opts.StallTimeout
+	var chunks [][]byte
+	var n int64 // bytes read
+	for n < want {
+		size := min(want-n, bodyChunk)
+		if n == bodyFree && s.bodyMem != nil {
+			// The rest of the body, at once: a body never waits while
+			// holding room, so bodies cannot hold each other up.
+			rest := want - n
+			ctx, cancel := context.WithDeadline(r.Context(), end)
+			err := s.bodyMem.Acquire(ctx, rest)
+			cancel()
+			if err != nil {
+				return nil, timeout
+			}
+			defer s.bodyMem.Release(rest)
+			end = minTime(end, time.Now().Add(stall+time.Duration(rest)*time.Second/minBodyRate))
+		}
+		_ = rc.SetReadDeadline(minTime(end, time.Now().Add(stall))) // not supported in process: nothing to cut off
+		buf := make([]byte, size)
+		k, err := io.ReadFull(r.Body, buf)
+		n += int64(k)
+		chunks = append(chunks, buf[:k])
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			if r.ContentLength >= 0 {
+				return nil, &otsError{status: 400, code: "OTSParameterInvalid", msg: "Failed to read the request body."}
+			}
+			break // a chunked body ends
+		}
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || strings.Contains(err.Error(), "timeout") {
+				return nil, timeout
+			}
+			return nil, &otsError{status: 400, code: "OTSParameterInvalid", msg: "Failed to read the request body."}
+		}
+	}
 	if n > MaxBodySize {
-		return nil, &otsError{status: 413, code: "OTSRequestBodyTooLarge", msg: "The size of POST data is too large."}
+		return nil, tooLarge
 	}
-	if n < 0 { // chunked: unknown length, reserve the most
-		n = MaxBodySize
+	_ = rc.SetReadDeadline(time.Now().Add(s.opts.ReadTimeout))
+	if len(chunks) == 1 {
+		return chunks[0], nil
 	}
-	if s.bodyMem != nil && n > 0 {
-		if err := s.bodyMem.Acquire(r.Context(), n); err != nil {
-			return nil, &otsError{status: 408, code: "OTSRequestTimeout", msg: "Request timeout."}
-		}
-		defer s.bodyMem.Release(n)
-	}
-	var body []byte
-	var err error
-	if r.ContentLength >= 0 {
-		body = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, body)
-	} else {
-		body, err = io.ReadAll(io.LimitReader(r.Body, MaxBodySize+1))
-		if err == nil && len(body) > MaxBodySize {
-			return nil, &otsError{status: 413, code: "OTSRequestBodyTooLarge", msg: "The size of POST data is too large."}
-		}
-	}
-	if err != nil {
-		if strings.Contains(err.Error(), "timeout") {
-			return nil, &otsError{status: 408, code: "OTSRequestTimeout", msg: "Request timeout."}
-		}
-		return nil, &otsError{status: 400, code: "OTSParameterInvalid", msg: "Failed to read the request body."}
+	// Every byte has arrived: the copy into one buffer is brief.
+	body := make([]byte, 0, n)
+	for i, c := range chunks {
+		body = append(body, c...)
+		chunks[i] = nil
 	}
 	return body, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// Responses are written writeChunk at a time, each within StallTimeout.
+// The first respFree bytes of a response need no room in
+// Options.ResponseMemory (they are bounded by MaxConns): small answers
+// never wait behind large ones.
+const (
+	writeChunk = 256 << 10
+	respFree   = 256 << 10
+)
+
+// respHold is one request's share of Options.ResponseMemory, from its
+// handler's reservation to the end of its response.
+type respHold struct {
+	start    time.Time // ServeHTTP began
+	asked    int64     // bytes reserved for, free ones included
+	acquired int64     // held in s.respMem
+}
+
+type respHoldKey struct{}
+
+// reserveResponse makes room in Options.ResponseMemory for n more bytes
+// of the response being built under ctx, before they are allocated: a
+// handler calls it once, with the size of everything it will encode, so
+// that it never waits holding a share. Past the first respFree bytes it
+// waits for room, at most WriteTimeout from the request's start, then
+// answers OTSServerBusy; a response larger than the whole budget waits
+// for all of it.
+func (s *Server) reserveResponse(ctx context.Context, n int64) *otsError {
+	h, ok := ctx.Value(respHoldKey{}).(*respHold)
+	if !ok || s.respMem == nil || n <= 0 {
+		return nil
+	}
+	h.asked += n
+	want := min(max(h.asked-respFree, 0), s.opts.ResponseMemory) - h.acquired
+	if want <= 0 {
+		return nil
+	}
+	wctx, cancel := context.WithDeadline(ctx, h.start.Add(s.opts.WriteTimeout))
+	defer cancel()
+	if err := s.respMem.Acquire(wctx, want); err != nil {
+		return &otsError{status: 503, code: "OTSServerBusy", msg: "Server is busy."}
+	}
+	h.acquired += want
+	return nil
+}
+
+// releaseResponse gives back h's share once the response is written.
+func (s *Server) releaseResponse(h *respHold) {
+	if h.acquired > 0 {
+		s.respMem.Release(h.acquired)
+		h.acquired = 0
+	}
+}
+
+// writeBody writes a response body of parts writeChunk at a time, each
+// within StallTimeout (and all within WriteTimeout of the request's
+// start), so that a client that does not read its answer is cut off and
+// its share of the response memory freed.
+func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, parts [][]byte) {
+	rc := http.NewResponseController(w)
+	end := time.Now().Add(s.opts.WriteTimeout)
+	if h, ok := r.Context().Value(respHoldKey{}).(*respHold); ok {
+		end = h.start.Add(s.opts.WriteTimeout)
+	}
+	for _, p := range parts {
+		for len(p) > 0 {
+			k := min(len(p), writeChunk)
+			_ = rc.SetWriteDeadline(minTime(end, time.Now().Add(s.opts.StallTimeout))) // not supported in process
+			if _, err := w.Write(p[:k]); err != nil {
+				return
+			}
+			p = p[k:]
+		}
+	}
+}
+
+// marshalResponse encodes a response message as parts of its body. A
+// GetRow or GetRange answer's rows, the large part, are not copied: the
+// rest is encoded without them and the rows field follows as its own
+// part (protobuf fields may come in any order).
+func marshalResponse(m proto.Message) ([][]byte, error) {
+	var big *[]byte
+	switch m := m.(type) {
+	case *otsprotocol.GetRowResponse:
+		big = &m.Row
+	case *otsprotocol.GetRangeResponse:
+		big = &m.Rows
+	}
+	if big == nil || len(*big) <= respFree {
+		b, err := proto.Marshal(m)
+		return [][]byte{b}, err
+	}
+	rows := *big
+	*big = nil
+	b, err := protov2.MarshalOptions{AllowPartial: true}.Marshal(proto.MessageV2(m))
+	*big = rows
+	if err != nil {
+		return nil, err
+	}
+	// Both rows fields are field 2 of their message.
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(len(rows)))
+	return [][]byte{b, rows}, nil
 }

@@ -544,3 +544,87 @@ func TestGracefulClose(t *testing.T) {
 		t.Fatal("Close did not return after the request finished")
 	}
 }
+
+// TestProbeSlowUploads is the probe "13 slow uploads with a valid signature
+// stall every client for 60 s": 16 signed PutRows declaring 5 MiB bodies
+// (80 MiB, more than the default 64 MiB of Options.BodyMemory), which
+// either trickle a byte every 200 ms or send all but the last byte and
+// stall. Memory is reserved as bytes arrive, small bodies need none, and a
+// stalled body is cut off after StallTimeout, so an honest client's
+// small calls meanwhile take well under the bound (the bug gave 60 s), and
+// its 256 KiB call waits at most about StallTimeout.
+func TestProbeSlowUploads(t *testing.T) {
+	const n = 16
+	for _, mode := range []string{"Trickle", "Stall"} {
+		t.Run(mode, func(t *testing.T) {
+			srv, c := listenEnv(t, Options{})
+			e := &env{t: t, srv: srv, c: c}
+			e.createTable("t", 1, pkDef{"k", tablestore.PrimaryKeyType_STRING})
+			declared := make([]byte, MaxBodySize)
+			head := rawHead(t, srv, "PutRow", declared, srv.AccessKeySecret())
+			read0 := srv.lim.bytesRead.Load()
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for range n {
+				conn := dial(t, srv)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := conn.Write(head); err != nil {
+						return
+					}
+					if mode == "Stall" {
+						conn.Write(declared[:len(declared)-1])
+						<-stop
+						return
+					}
+					for i := 0; ; i++ {
+						select {
+						case <-stop:
+							return
+						case <-time.After(200 * time.Millisecond):
+						}
+						if _, err := conn.Write(declared[i : i+1]); err != nil {
+							return
+						}
+					}
+				}()
+			}
+			defer func() { close(stop); wg.Wait() }()
+			// Wait until the server has read the uploads' headers (Trickle)
+			// or most of their bodies (Stall: 56 MiB, which it reads with
+			// or without the fix).
+			want := int64(n * len(head))
+			if mode == "Stall" {
+				want = 56 << 20
+			}
+			for deadline := time.Now().Add(60 * time.Second); srv.lim.bytesRead.Load()-read0 < want; {
+				if time.Now().After(deadline) {
+					t.Fatalf("the server read %d bytes of the uploads, want %d", srv.lim.bytesRead.Load()-read0, want)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			time.Sleep(200 * time.Millisecond) // let every upload reach its wait for memory
+			var worst time.Duration
+			for i := range 5 {
+				start := time.Now()
+				e.put("t", pk("k", fmt.Sprint(i)), "v", "honest")
+				if got := e.get("t", pk("k", fmt.Sprint(i)), 1); len(got.Columns) != 1 {
+					t.Fatalf("honest row %d: %+v", i, got)
+				}
+				worst = max(worst, time.Since(start))
+			}
+			start := time.Now()
+			e.put("t", pk("k", "big"), "v", strings.Repeat("x", 256<<10))
+			big := time.Since(start)
+			t.Logf("%d %s uploads of 5 MiB: slowest honest PutRow+GetRow %v, honest 256 KiB PutRow %v",
+				n, mode, worst.Round(time.Millisecond), big.Round(time.Millisecond))
+			if worst > 5*time.Second {
+				t.Errorf("an honest small call took %v during %d slow uploads (bound 5 s)", worst, n)
+			}
+			if lim := DefaultStallTimeout + 10*time.Second; big > lim {
+				t.Errorf("an honest 256 KiB call took %v during %d slow uploads (bound %v)", big, n, lim)
+			}
+		})
+	}
+}

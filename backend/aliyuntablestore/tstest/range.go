@@ -76,23 +76,33 @@ func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, erro
 		return nil, err
 	}
 	// One header, then the rows, cut before the one that would pass 4 MB
-	// (a first row is always sent, so a range always progresses).
-	out := binary.LittleEndian.AppendUint32(nil, plainbuffer.Header)
+	// (a first row is always sent, so a range always progresses); the
+	// answer's room is reserved before it is encoded, in one buffer.
+	var rows []plainbuffer.Row
+	size := 4
 	next := page.Next
-	n := 0
 	for _, r := range page.Rows {
 		cols, keep := rs.finish(r.Key, r.Columns, false)
 		if !keep {
 			continue
 		}
-		enc := plainbuffer.EncodeRow(wireRow(r.Key, cols))[4:]
-		if n > 0 && len(out)+len(enc) > MaxPageSize {
+		row := wireRow(r.Key, cols)
+		k := plainbuffer.RowSize(row)
+		if len(rows) > 0 && size+k > MaxPageSize {
 			next = r.Key
 			break
 		}
-		out = append(out, enc...)
-		n++
+		rows = append(rows, row)
+		size += k
 	}
+	if oe := s.reserveResponse(ctx, int64(size)); oe != nil {
+		return nil, oe
+	}
+	out := binary.LittleEndian.AppendUint32(make([]byte, 0, size), plainbuffer.Header)
+	for _, row := range rows {
+		out = plainbuffer.AppendRow(out, row)
+	}
+	n := len(rows)
 	resp := &otsprotocol.GetRangeResponse{
 		Consumed:      capacity(units(len(out)), 0),
 		Rows:          []byte{},

@@ -213,7 +213,11 @@ func (s *Server) getRow(ctx context.Context, body []byte) (proto.Message, error)
 	out := []byte{}
 	if found {
 		if cols, keep := rs.finish(r.Key, r.Columns, true); keep {
-			out = plainbuffer.EncodeRow(wireRow(r.Key, cols))
+			row := wireRow(r.Key, cols)
+			if oe := s.reserveResponse(ctx, int64(plainbuffer.RowSize(row))); oe != nil {
+				return nil, oe
+			}
+			out = plainbuffer.EncodeRow(row)
 		}
 	}
 	return &otsprotocol.GetRowResponse{Consumed: capacity(units(len(out)), 0), Row: out}, nil

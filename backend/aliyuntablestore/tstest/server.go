@@ -20,6 +20,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -74,15 +75,28 @@ type Options struct {
 	// to the end of the response, IdleTimeout a keep-alive connection's
 	// idle time.
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// StallTimeout bounds the time to receive each 64 KiB of a request
+	// body and to wait for room for it in BodyMemory (a request past it
+	// gets 408), and the time to send each 256 KiB of a response (a
+	// client that does not read is cut off); default DefaultStallTimeout.
+	StallTimeout time.Duration
 	// MaxConns caps the open connections (default DefaultMaxConns). At the
 	// cap a new connection evicts the one that has waited longest for its
 	// request to arrive, or else the longest idle; connections being
 	// served are never evicted.
 	MaxConns int
 	// BodyMemory caps the bytes of request bodies held at once (default
-	// DefaultBodyMemory, at least MaxBodySize); a request whose declared
-	// length does not fit waits for room.
+	// DefaultBodyMemory, at least MaxBodySize), past the first 64 KiB of
+	// each (bounded by MaxConns): memory is reserved as a body arrives,
+	// and a body that finds no room waits, for at most StallTimeout.
 	BodyMemory int64
+	// ResponseMemory caps the bytes of responses held at once (default
+	// DefaultResponseMemory), past the first 256 KiB of each (bounded by
+	// MaxConns): a read reserves room for its answer before encoding it,
+	// waiting for it at most WriteTimeout (then OTSServerBusy), and holds
+	// it until the answer is written; one larger than ResponseMemory
+	// waits for all of it.
+	ResponseMemory int64
 	// MaxDateSkew is how far x-ots-date may be from the wall clock;
 	// default MaxDateSkew (15 minutes, as the service); negative turns
 	// the check off (to replay recorded requests).
@@ -119,6 +133,7 @@ type Server struct {
 	adj      *adjClock
 	wallNow  func() time.Time // for the date-skew rule; tests replace it
 	bodyMem  *semaphore.Weighted
+	respMem  *semaphore.Weighted
 	lim      *connLimiter
 	faults   faultSet
 	ln       net.Listener
@@ -183,6 +198,12 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = DefaultMaxConns
 	}
+	if opts.ResponseMemory <= 0 {
+		opts.ResponseMemory = DefaultResponseMemory
+	}
+	if opts.StallTimeout <= 0 {
+		opts.StallTimeout = DefaultStallTimeout
+	}
 	if opts.BodyMemory <= 0 {
 		opts.BodyMemory = DefaultBodyMemory
 	}
@@ -197,7 +218,7 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	adj := &adjClock{base: opts.Clock}
 	s := &Server{opts: opts, clock: adj, adj: adj, wallNow: time.Now, extras: map[string]*tableExtra{},
-		bodyMem: semaphore.NewWeighted(opts.BodyMemory)}
+		bodyMem: semaphore.NewWeighted(opts.BodyMemory), respMem: semaphore.NewWeighted(opts.ResponseMemory)}
 	if opts.Backend == nil {
 		s.backend = localengine.New()
 		s.ownsB = true
@@ -347,7 +368,10 @@ func init() {
 
 // ServeHTTP serves one Tablestore API call.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, authed, oerr := s.admit(r)
+	hold := &respHold{start: time.Now()}
+	defer s.releaseResponse(hold)
+	r = r.WithContext(context.WithValue(r.Context(), respHoldKey{}, hold))
+	body, authed, oerr := s.admit(w, r)
 	if oerr != nil {
 		if !authed {
 			// Nothing about the credentials to a caller that failed
@@ -374,15 +398,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, toOTS(err))
 		return
 	}
-	var out []byte
+	var out [][]byte
 	if resp != nil {
-		out, err = proto.Marshal(resp)
+		out, err = marshalResponse(resp)
 		if err != nil {
 			s.writeError(w, r, internalError("marshal response: %v", err))
 			return
 		}
 	}
-	s.write(w, r, http.StatusOK, out)
+	s.write(w, r, http.StatusOK, out...)
 }
 
 // dispatch runs op; a panic in a handler becomes a 500 instead of killing
@@ -406,7 +430,7 @@ var headersRequired = []string{
 // and MaxBodySize, and its MD5 (which the signature covers through
 // x-ots-contentmd5). authed reports whether the request passed the
 // signature check. It returns the body.
-func (s *Server) admit(r *http.Request) (body []byte, authed bool, _ *otsError) {
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) (body []byte, authed bool, _ *otsError) {
 	if r.Method != http.MethodPost {
 		return nil, false, &otsError{status: 405, code: "OTSMethodNotAllowed", msg: "Only POST method for requests is supported."}
 	}
@@ -446,7 +470,7 @@ func (s *Server) admit(r *http.Request) (body []byte, authed bool, _ *otsError) 
 	if oe := s.checkDate(d); oe != nil {
 		return nil, false, oe
 	}
-	body, oe := s.readBody(r)
+	body, oe := s.readBody(w, r)
 	if oe != nil {
 		return nil, true, oe
 	}
@@ -511,13 +535,13 @@ func (s *Server) requestID() string {
 // write sends a response with the headers real Tablestore sends: request
 // id, body MD5, date, content type, and a response signature
 // ("authorization: OTS id:sig") that the Python and Java SDKs verify.
-func (s *Server) write(w http.ResponseWriter, r *http.Request, status int, body []byte) {
-	names := s.xotsHeaders(w, body)
+func (s *Server) write(w http.ResponseWriter, r *http.Request, status int, body ...[]byte) {
+	names := s.xotsHeaders(w, body...)
 	mac := hmac.New(sha1.New, []byte(s.opts.AccessKeySecret))
 	io.WriteString(mac, strings.Join(names, "\n")+"\n"+r.URL.Path)
 	w.Header().Set("authorization", "OTS "+s.opts.AccessKeyID+":"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
 	w.WriteHeader(status)
-	w.Write(body)
+	s.writeBody(w, r, body)
 }
 
 // writeUnsigned sends the error of a request that failed authentication:
@@ -535,9 +559,16 @@ func (s *Server) writeUnsigned(w http.ResponseWriter, e *otsError) {
 
 // xotsHeaders sets the response's x-ots headers and content type and
 // returns the signed lines "name:value", sorted.
-func (s *Server) xotsHeaders(w http.ResponseWriter, body []byte) []string {
-	sum := md5.Sum(body)
+func (s *Server) xotsHeaders(w http.ResponseWriter, body ...[]byte) []string {
+	hash := md5.New()
+	size := 0
+	for _, p := range body {
+		hash.Write(p)
+		size += len(p)
+	}
+	sum := hash.Sum(nil)
 	h := w.Header()
+	h.Set("Content-Length", strconv.Itoa(size))
 	xots := map[string]string{
 		"x-ots-requestid":   s.requestID(),
 		"x-ots-contentmd5":  base64.StdEncoding.EncodeToString(sum[:]),

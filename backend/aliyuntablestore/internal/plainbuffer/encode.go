@@ -20,9 +20,59 @@ func EncodeRows(rows []Row) []byte {
 	return b
 }
 
-// EncodeRow encodes a block holding one row.
+// EncodeRow encodes a block holding one row, in one allocation.
 func EncodeRow(r Row) []byte {
-	return appendRow(binary.LittleEndian.AppendUint32(nil, Header), &r)
+	b := make([]byte, 0, 4+RowSize(r))
+	return appendRow(binary.LittleEndian.AppendUint32(b, Header), &r)
+}
+
+// AppendRow appends r, with its checksums, to a block b and returns the
+// extended block: RowSize(r) bytes. It panics like EncodeRows.
+func AppendRow(b []byte, r Row) []byte { return appendRow(b, &r) }
+
+// RowSize is the number of bytes AppendRow appends for r (EncodeRow's
+// answer has the 4-byte header too), computed without encoding it.
+func RowSize(r Row) int {
+	n := 1 + 2 // TAG_ROW_PK; TAG_ROW_CHECKSUM and the checksum
+	for i := range r.PrimaryKey {
+		n += cellSize(&r.PrimaryKey[i])
+	}
+	if len(r.Columns) > 0 {
+		n++ // TAG_ROW_DATA
+		for i := range r.Columns {
+			n += cellSize(&r.Columns[i])
+		}
+	}
+	if r.DeleteMarker {
+		n++
+	}
+	if r.Sequence != nil {
+		n += 1 + 4 + 1 + 4 + 1 + 4 + 1 + 8 + 1 + 4
+	}
+	return n
+}
+
+// cellSize is the number of bytes appendCell appends for c.
+func cellSize(c *Cell) int {
+	n := 2 + 4 + len(c.Name) + 2 // TAG_CELL, TAG_CELL_NAME, length, name; TAG_CELL_CHECKSUM and the checksum
+	if v := c.Value; v != nil {
+		n += 1 + 4 + 1 // TAG_CELL_VALUE, length, type
+		switch v.Type {
+		case TypeInteger, TypeDouble:
+			n += 8
+		case TypeBoolean:
+			n++
+		case TypeString, TypeBlob:
+			n += 4 + len(v.Bytes)
+		}
+	}
+	if c.Op != OpPut {
+		n += 2
+	}
+	if c.Timestamp != nil {
+		n += 1 + 8
+	}
+	return n
 }
 
 // EncodeValueNoLengthPrefix encodes v as type byte and payload with no

@@ -188,6 +188,13 @@ func checkRoundTrip(t *testing.T, rows []Row) {
 	if again := EncodeRows(got); !bytes.Equal(again, b) {
 		t.Fatalf("re-encoding differs:\n got %x\nwant %x", again, b)
 	}
+	size := 4
+	for _, r := range rows {
+		size += RowSize(r)
+	}
+	if size != len(b) {
+		t.Fatalf("RowSize sums to %d bytes with the header, the encoding has %d: %s", size, len(b), fmtRows(rows))
+	}
 	if len(rows) == 1 {
 		r, err := DecodeRow(b)
 		if err != nil || !sameRow(r, rows[0]) {
