@@ -2,6 +2,7 @@ package tstest
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -15,6 +16,8 @@ import (
 	"github.com/golang/protobuf/proto"
 	"google.golang.org/protobuf/encoding/protowire"
 	protov2 "google.golang.org/protobuf/proto"
+
+	"github.com/tablekit/tablekit/backend/aliyuntablestore/internal/plainbuffer"
 )
 
 // Defaults of the server's network limits (Options fields of the same
@@ -440,6 +443,9 @@ type respHold struct {
 	start    time.Time // ServeHTTP began
 	asked    int64     // bytes reserved for, free ones included
 	acquired int64     // held in s.respMem
+	// rows kept by rowsAnswer, encoded as the answer is written
+	rows   []plainbuffer.Row
+	stream bool
 }
 
 type respHoldKey struct{}
@@ -482,49 +488,117 @@ func (s *Server) releaseResponse(h *respHold) {
 // within StallTimeout (and all within WriteTimeout of the request's
 // start), so that a client that does not read its answer is cut off and
 // its share of the response memory freed.
-func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, parts [][]byte) {
-	rc := http.NewResponseController(w)
-	end := time.Now().Add(s.opts.WriteTimeout)
+func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, parts []bodyPart) {
+	cw := &chunkWriter{w: w, rc: http.NewResponseController(w), end: time.Now().Add(s.opts.WriteTimeout), stall: s.opts.StallTimeout}
 	if h, ok := r.Context().Value(respHoldKey{}).(*respHold); ok {
-		end = h.start.Add(s.opts.WriteTimeout)
+		cw.end = h.start.Add(s.opts.WriteTimeout)
 	}
 	for _, p := range parts {
-		for len(p) > 0 {
-			k := min(len(p), writeChunk)
-			_ = rc.SetWriteDeadline(minTime(end, time.Now().Add(s.opts.StallTimeout))) // not supported in process
-			if _, err := w.Write(p[:k]); err != nil {
-				return
-			}
-			p = p[k:]
+		if p.writeTo(cw) != nil {
+			return
 		}
 	}
 }
 
-// marshalResponse encodes a response message as parts of its body. A
-// GetRow or GetRange answer's rows, the large part, are not copied: the
-// rest is encoded without them and the rows field follows as its own
-// part (protobuf fields may come in any order).
-func marshalResponse(m proto.Message) ([][]byte, error) {
-	var big *[]byte
+// bodyPart is part of a response body: bytes, or (stream set) a
+// PlainBuffer block of rows, encoded as it is written.
+type bodyPart struct {
+	b      []byte
+	rows   []plainbuffer.Row
+	stream bool
+}
+
+func (p bodyPart) size() int {
+	if !p.stream {
+		return len(p.b)
+	}
+	n := 4
+	for _, r := range p.rows {
+		n += plainbuffer.RowSize(r)
+	}
+	return n
+}
+
+func (p bodyPart) writeTo(w io.Writer) error {
+	if !p.stream {
+		_, err := w.Write(p.b)
+		return err
+	}
+	if _, err := w.Write(binary.LittleEndian.AppendUint32(nil, plainbuffer.Header)); err != nil {
+		return err
+	}
+	for _, r := range p.rows {
+		if err := plainbuffer.WriteRow(w, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowsAnswer returns the rows field (GetRowResponse.Row,
+// GetRangeResponse.Rows) of an answer holding rows: empty for no rows;
+// else, under ServeHTTP, empty too, and the rows are kept to be encoded
+// as the answer is written (see marshalResponse), so that an answer
+// holds no copy of its rows, whatever their size.
+func rowsAnswer(ctx context.Context, rows []plainbuffer.Row) []byte {
+	if len(rows) == 0 {
+		return []byte{}
+	}
+	h, ok := ctx.Value(respHoldKey{}).(*respHold)
+	if !ok {
+		return plainbuffer.EncodeRows(rows)
+	}
+	h.rows, h.stream = rows, true
+	return []byte{}
+}
+
+// marshalResponse encodes a response message as parts of its body. The
+// rows kept by rowsAnswer follow the rest of the message as their own
+// field (protobuf fields may come in any order), encoded as written.
+func marshalResponse(h *respHold, m proto.Message) ([]bodyPart, error) {
+	var rows *[]byte
 	switch m := m.(type) {
 	case *otsprotocol.GetRowResponse:
-		big = &m.Row
+		rows = &m.Row
 	case *otsprotocol.GetRangeResponse:
-		big = &m.Rows
+		rows = &m.Rows
 	}
-	if big == nil || len(*big) <= respFree {
+	if rows == nil || !h.stream {
 		b, err := proto.Marshal(m)
-		return [][]byte{b}, err
+		return []bodyPart{{b: b}}, err
 	}
-	rows := *big
-	*big = nil
+	*rows = nil
 	b, err := protov2.MarshalOptions{AllowPartial: true}.Marshal(proto.MessageV2(m))
-	*big = rows
 	if err != nil {
 		return nil, err
 	}
+	block := bodyPart{rows: h.rows, stream: true}
 	// Both rows fields are field 2 of their message.
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(len(rows)))
-	return [][]byte{b, rows}, nil
+	b = protowire.AppendVarint(b, uint64(block.size()))
+	return []bodyPart{{b: b}, block}, nil
+}
+
+// chunkWriter writes to w writeChunk bytes at a time, each within
+// StallTimeout and all before end.
+type chunkWriter struct {
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	end   time.Time
+	stall time.Duration
+}
+
+func (c *chunkWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		k := min(len(p), writeChunk)
+		_ = c.rc.SetWriteDeadline(minTime(c.end, time.Now().Add(c.stall))) // not supported in process
+		m, err := c.w.Write(p[:k])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[k:]
+	}
+	return n, nil
 }

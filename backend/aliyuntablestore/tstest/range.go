@@ -4,7 +4,6 @@ package tstest
 
 import (
 	"context"
-	"encoding/binary"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
 	"github.com/golang/protobuf/proto"
@@ -98,19 +97,11 @@ func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, erro
 	if oe := s.reserveResponse(ctx, int64(size)); oe != nil {
 		return nil, oe
 	}
-	out := binary.LittleEndian.AppendUint32(make([]byte, 0, size), plainbuffer.Header)
-	for _, row := range rows {
-		out = plainbuffer.AppendRow(out, row)
-	}
-	n := len(rows)
 	resp := &otsprotocol.GetRangeResponse{
-		Consumed:      capacity(units(len(out)), 0),
-		Rows:          []byte{},
+		Consumed:      capacity(units(size), 0),
+		Rows:          rowsAnswer(ctx, rows),
 		DataBlockType: otsprotocol.DataBlockType_DBT_PLAIN_BUFFER.Enum(),
 		CompressType:  otsprotocol.CompressType_CPT_NONE.Enum(),
-	}
-	if n > 0 {
-		resp.Rows = out
 	}
 	if next != nil {
 		// Next is a stored row's key, never INF_MIN/INF_MAX (the Go SDK's

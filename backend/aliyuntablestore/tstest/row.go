@@ -210,15 +210,16 @@ func (s *Server) getRow(ctx context.Context, body []byte) (proto.Message, error)
 		return nil, err
 	}
 	// A missing row is an empty, but set, row field: proto2 requires it.
-	out := []byte{}
+	var rows []plainbuffer.Row
+	size := 0
 	if found {
 		if cols, keep := rs.finish(r.Key, r.Columns, true); keep {
-			row := wireRow(r.Key, cols)
-			if oe := s.reserveResponse(ctx, int64(plainbuffer.RowSize(row))); oe != nil {
-				return nil, oe
-			}
-			out = plainbuffer.EncodeRow(row)
+			rows = []plainbuffer.Row{wireRow(r.Key, cols)}
+			size = 4 + plainbuffer.RowSize(rows[0])
 		}
 	}
-	return &otsprotocol.GetRowResponse{Consumed: capacity(units(len(out)), 0), Row: out}, nil
+	if oe := s.reserveResponse(ctx, int64(size)); oe != nil {
+		return nil, oe
+	}
+	return &otsprotocol.GetRowResponse{Consumed: capacity(units(size), 0), Row: rowsAnswer(ctx, rows)}, nil
 }

@@ -398,15 +398,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, toOTS(err))
 		return
 	}
-	var out [][]byte
+	var out []bodyPart
 	if resp != nil {
-		out, err = marshalResponse(resp)
+		out, err = marshalResponse(hold, resp)
 		if err != nil {
 			s.writeError(w, r, internalError("marshal response: %v", err))
 			return
 		}
 	}
-	s.write(w, r, http.StatusOK, out...)
+	s.writeParts(w, r, http.StatusOK, out)
 }
 
 // dispatch runs op; a panic in a handler becomes a 500 instead of killing
@@ -535,7 +535,12 @@ func (s *Server) requestID() string {
 // write sends a response with the headers real Tablestore sends: request
 // id, body MD5, date, content type, and a response signature
 // ("authorization: OTS id:sig") that the Python and Java SDKs verify.
-func (s *Server) write(w http.ResponseWriter, r *http.Request, status int, body ...[]byte) {
+func (s *Server) write(w http.ResponseWriter, r *http.Request, status int, body []byte) {
+	s.writeParts(w, r, status, []bodyPart{{b: body}})
+}
+
+// writeParts is write with a body in parts.
+func (s *Server) writeParts(w http.ResponseWriter, r *http.Request, status int, body []bodyPart) {
 	names := s.xotsHeaders(w, body...)
 	mac := hmac.New(sha1.New, []byte(s.opts.AccessKeySecret))
 	io.WriteString(mac, strings.Join(names, "\n")+"\n"+r.URL.Path)
@@ -552,19 +557,19 @@ func (s *Server) writeUnsigned(w http.ResponseWriter, e *otsError) {
 	if err != nil {
 		b = nil
 	}
-	s.xotsHeaders(w, b)
+	s.xotsHeaders(w, bodyPart{b: b})
 	w.WriteHeader(e.status)
 	w.Write(b)
 }
 
 // xotsHeaders sets the response's x-ots headers and content type and
 // returns the signed lines "name:value", sorted.
-func (s *Server) xotsHeaders(w http.ResponseWriter, body ...[]byte) []string {
+func (s *Server) xotsHeaders(w http.ResponseWriter, body ...bodyPart) []string {
 	hash := md5.New()
 	size := 0
 	for _, p := range body {
-		hash.Write(p)
-		size += len(p)
+		p.writeTo(hash)
+		size += p.size()
 	}
 	sum := hash.Sum(nil)
 	h := w.Header()
