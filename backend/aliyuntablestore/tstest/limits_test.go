@@ -635,16 +635,17 @@ func TestProbeSlowUploads(t *testing.T) {
 // 'ProbeBigRow|ProbeNonReaders' -tstest.bigrow 128 -tstest.nonreaders 200
 // (the default run keeps them smaller, -short smaller still).
 var (
-	bigRowMiB  = flag.Int("tstest.bigrow", 0, "MiB of the row TestProbeBigRowReaders reads with 8 clients at once (default 32, 8 with -short; 128 for the issue's probe)")
-	nonReaders = flag.Int("tstest.nonreaders", 0, "clients of TestProbeNonReaders that never read their answers (default 24, 8 with -short; 200 for the issue's probe)")
+	bigRowMiB  = flag.Int("tstest.bigrow", 0, "MiB of the row TestProbeBigRowReaders reads with 8 clients at once (default 32, 8 with -short or -race; 128 for the issue's probe)")
+	nonReaders = flag.Int("tstest.nonreaders", 0, "clients of TestProbeNonReaders that never read their answers (default 24, 8 with -short or -race; 200 for the issue's probe)")
 )
 
-// probeSize is a probe flag's value, or its default for the run.
+// probeSize is a probe flag's value, or its default for the run (the
+// short one under -short or the race detector).
 func probeSize(flagged, normal, short int) int {
 	switch {
 	case flagged > 0:
 		return flagged
-	case testing.Short():
+	case testing.Short() || raceEnabled:
 		return short
 	}
 	return normal
