@@ -371,9 +371,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *otsE
 	stall := s.opts.StallTimeout
 	var chunks [][]byte
 	var n int64 // bytes read
+	reserved := false
 	for n < want {
 		size := min(want-n, bodyChunk)
-		if n == bodyFree && s.bodyMem != nil {
+		if n >= bodyFree && !reserved && s.bodyMem != nil {
+			reserved = true
 			// The rest of the body, at once: a body never waits while
 			// holding room, so bodies cannot hold each other up.
 			rest := want - n

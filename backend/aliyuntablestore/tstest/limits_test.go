@@ -811,3 +811,45 @@ func TestProbeNonReaders(t *testing.T) {
 		t.Errorf("heap grew by %d MiB with %d clients not reading, bound %d MiB", growth>>20, n, bound>>20)
 	}
 }
+
+// TestChunkedBodies: bodies without a Content-Length (chunked transfer
+// encoding) are read to their end in pieces, past the reservation point,
+// and refused past MaxBodySize.
+func TestChunkedBodies(t *testing.T) {
+	srv, c := listenEnv(t, Options{})
+	e := &env{t: t, srv: srv, c: c}
+	e.createTable("t", 1, pkDef{"k", tablestore.PrimaryKeyType_STRING})
+	ch := &tablestore.PutRowChange{TableName: "t", PrimaryKey: pk("k", "a")}
+	ch.AddColumn("v", strings.Repeat("x", 300<<10))
+	ch.SetCondition(tablestore.RowExistenceExpectation_IGNORE)
+	row := ch.Serialize()
+	cond := &otsprotocol.Condition{RowExistence: otsprotocol.RowExistenceExpectation_IGNORE.Enum()}
+	body, err := proto.Marshal(&otsprotocol.PutRowRequest{TableName: proto.String("t"), Row: row, Condition: cond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		body   []byte
+		status int
+	}{
+		{"300KiB", body, 200},
+		{"TooLarge", make([]byte, MaxBodySize+1), 413},
+	} {
+		r := signedRequest(t, srv, "PutRow", tc.body, srv.AccessKeySecret())
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(tc.body))) // no length: chunked
+		r.ContentLength = -1
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.status)
+		}
+	}
+	if got := colMap(e.get("t", pk("k", "a"), 1).Columns)["v"]; len(got) != 1 || len(got[0].(string)) != 300<<10 {
+		t.Errorf("the chunked PutRow did not write its 300 KiB value")
+	}
+}
