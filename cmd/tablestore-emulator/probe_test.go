@@ -69,8 +69,8 @@ func signedGetRow(t *testing.T, endpoint, table, k string) *http.Request {
 // a 128 MiB row (32 UpdateRows) at once, then 200 clients requesting a
 // 16 MiB row and never reading the answer, while an honest client calls
 // PutRow and GetRow. Target: RSS under 512 MiB, honest calls under 1 s
-// (asserted: 5 s). Run with go test -run ProbeEmulatorMemory
-// -emulator.probe ./cmd/tablestore-emulator/.
+// (asserted: 5 s). Run with go test ./cmd/tablestore-emulator/ -run
+// ProbeEmulatorMemory -emulator.probe -v.
 func TestProbeEmulatorMemory(t *testing.T) {
 	if !*probe {
 		t.Skip("-emulator.probe not set")
