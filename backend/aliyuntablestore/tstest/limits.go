@@ -40,9 +40,8 @@ const (
 	// holds at once; see Options.BodyMemory.
 	DefaultBodyMemory = 64 << 20
 	// DefaultStallTimeout bounds the time to receive each 64 KiB of a
-	// request body, to send each 256 KiB of a response, and to wait for
-	// room in Options.BodyMemory: a client that stops sending or reading,
-	// or does it slower than that, is cut off.
+	// request body and to send each 256 KiB of a response: a client that
+	// stops sending or reading, or does it slower than that, is cut off.
 	DefaultStallTimeout = 5 * time.Second
 	// DefaultResponseMemory is how many bytes of large responses the
 	// server holds at once; see Options.ResponseMemory.

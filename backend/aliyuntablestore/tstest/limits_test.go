@@ -551,10 +551,11 @@ func TestGracefulClose(t *testing.T) {
 // stall every client for 60 s": 16 signed PutRows declaring 5 MiB bodies
 // (80 MiB, more than the default 64 MiB of Options.BodyMemory), which
 // either trickle a byte every 200 ms or send all but the last byte and
-// stall. Memory is reserved as bytes arrive, small bodies need none, and a
-// stalled body is cut off after StallTimeout, so an honest client's
-// small calls meanwhile take well under the bound (the bug gave 60 s), and
-// its 256 KiB call waits at most about StallTimeout.
+// stall. Room is reserved once a body's first 64 KiB have arrived (a
+// trickle never gets there), small bodies need none, and a stalled body is
+// cut off after StallTimeout, so an honest client's small calls meanwhile
+// take well under the bound (5 s; the bug gave 60 s), and its 256 KiB
+// call waits at most about StallTimeout.
 func TestProbeSlowUploads(t *testing.T) {
 	const n = 16
 	for _, mode := range []string{"Trickle", "Stall"} {

@@ -76,9 +76,9 @@ type Options struct {
 	// idle time.
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// StallTimeout bounds the time to receive each 64 KiB of a request
-	// body and to wait for room for it in BodyMemory (a request past it
-	// gets 408), and the time to send each 256 KiB of a response (a
-	// client that does not read is cut off); default DefaultStallTimeout.
+	// body (a request past it gets 408) and to send each 256 KiB of a
+	// response (a client that does not read is cut off); default
+	// DefaultStallTimeout.
 	StallTimeout time.Duration
 	// MaxConns caps the open connections (default DefaultMaxConns). At the
 	// cap a new connection evicts the one that has waited longest for its
@@ -87,8 +87,9 @@ type Options struct {
 	MaxConns int
 	// BodyMemory caps the bytes of request bodies held at once (default
 	// DefaultBodyMemory, at least MaxBodySize), past the first 64 KiB of
-	// each (bounded by MaxConns): memory is reserved as a body arrives,
-	// and a body that finds no room waits, for at most StallTimeout.
+	// each (bounded by MaxConns): room for the rest of a body is reserved
+	// once those 64 KiB have arrived, waiting for it within ReadTimeout,
+	// and held at most StallTimeout plus the rest at 1 MiB/s.
 	BodyMemory int64
 	// ResponseMemory caps the bytes of responses held at once (default
 	// DefaultResponseMemory), past the first 256 KiB of each (bounded by
