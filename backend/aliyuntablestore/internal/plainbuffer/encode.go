@@ -27,14 +27,11 @@ func EncodeRow(r Row) []byte {
 	return appendRow(binary.LittleEndian.AppendUint32(b, Header), &r, nil)
 }
 
-// AppendRow appends r, with its checksums, to a block b and returns the
-// extended block: RowSize(r) bytes. It panics like EncodeRows.
-func AppendRow(b []byte, r Row) []byte { return appendRow(b, &r, nil) }
-
-// WriteRow writes to w the bytes AppendRow would append for r, holding
-// only some 36 KiB at a time: STRING and BLOB values are written from where
-// they are, not copied, so the memory it uses does not grow with the row.
-// It panics like EncodeRows and returns w's first error.
+// WriteRow writes to w the bytes of r in a block (EncodeRow's answer
+// after its 4-byte header), holding only some 36 KiB at a time: STRING
+// and BLOB values are written from where they are, not copied, so the
+// memory it uses does not grow with the row. It panics like EncodeRows
+// and returns w's first error.
 func WriteRow(w io.Writer, r Row) error {
 	var err error
 	flush := func(b, value []byte) []byte {
@@ -55,8 +52,8 @@ func WriteRow(w io.Writer, r Row) error {
 // buffer hold before flushing it.
 const streamBuffer = 32 << 10
 
-// RowSize is the number of bytes AppendRow appends for r (EncodeRow's
-// answer has the 4-byte header too), computed without encoding it.
+// RowSize is the number of bytes of r in a block (EncodeRow's answer has
+// the 4-byte header too), computed without encoding it.
 func RowSize(r Row) int {
 	n := 1 + 2 // TAG_ROW_PK; TAG_ROW_CHECKSUM and the checksum
 	for i := range r.PrimaryKey {
