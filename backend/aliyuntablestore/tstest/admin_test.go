@@ -383,7 +383,7 @@ func TestAdminConnCap(t *testing.T) {
 	// The deadline is well under the admin listener's 10 s header
 	// timeout, which closes silent connections without any cap.
 	bound := n + adminMaxConns + 16
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(8 * time.Second)
 	for {
 		if code, body := call("GET", "/admin/v1/clock", ""); code != 200 {
 			t.Fatalf("admin call with %d idle connections open: %d %s", n, code, body)
