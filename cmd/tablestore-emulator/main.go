@@ -30,7 +30,9 @@
 // With -admin-addr the test-control endpoint (tstest.Server.AdminHandler)
 // listens there: set or advance the server's clock, reset all data, inject
 // faults. It requires the token in TABLESTORE_EMULATOR_ADMIN_TOKEN or in
-// the file named by -admin-token-file.
+// the file named by -admin-token-file, of at least 16 characters, and
+// listens on a loopback address only (a bare ":port" means 127.0.0.1)
+// unless -admin-allow-remote is given.
 package main
 
 import (
@@ -105,6 +107,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 	dataDir := fs.String("data", "", "directory to keep the data in (durable across restarts and kill -9); empty: in memory")
 	adminAddr := fs.String("admin-addr", "", "address of the test-control admin endpoint; empty: off")
 	adminTokenFile := fs.String("admin-token-file", "", "file holding the admin token (instead of $"+envAdminToken+")")
+	adminRemote := fs.Bool("admin-allow-remote", false, "let -admin-addr be a non-loopback address")
 	maxConns := fs.Int("max-conns", tstest.DefaultMaxConns, "most connections open at once")
 	readTimeout := fs.Duration("read-timeout", tstest.DefaultReadTimeout, "longest time to read a request, body included")
 	writeTimeout := fs.Duration("write-timeout", tstest.DefaultWriteTimeout, "longest time to serve and write a response")
@@ -137,7 +140,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 	}
 	adminFrom := ""
 	if *adminAddr != "" {
-		opts.AdminAddr = *adminAddr
+		opts.AdminAddr, opts.AdminAllowRemote = *adminAddr, *adminRemote
 		opts.AdminToken, adminFrom, err = fromEnvOrFile(getenv(envAdminToken), "$"+envAdminToken, *adminTokenFile)
 		if err == nil && opts.AdminToken == "" {
 			err = fmt.Errorf("-admin-addr needs a token: set $%s or -admin-token-file", envAdminToken)

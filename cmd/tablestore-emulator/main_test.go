@@ -325,13 +325,13 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 // as a Node or Java test would with curl-like calls.
 func TestAdminFromOutside(t *testing.T) {
 	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte("tok-9\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, []byte("tok-9-long-enough-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p := start(t, []string{envAccessKeySecret + "=s"}, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-admin-token-file", tokenFile)
 	banner := p.stderr.String()
 	i := strings.Index(banner, "admin:         http://")
-	if i < 0 || strings.Contains(banner, "tok-9") {
+	if i < 0 || strings.Contains(banner, "tok-9-long-enough-token") {
 		t.Fatalf("banner: %s", banner)
 	}
 	admin := strings.Fields(banner[i+len("admin:"):])[0]
@@ -339,7 +339,7 @@ func TestAdminFromOutside(t *testing.T) {
 	c := tablestore.NewClient(p.endpoint, "tstest", "tstest-access-key-id", "s")
 	createTable(t, c, "t")
 	req, _ := http.NewRequest("POST", admin+"/admin/v1/faults", strings.NewReader(`{"operation":"ListTable","code":"OTSServerUnavailable","rate":1}`))
-	req.Header.Set("Authorization", "Bearer tok-9")
+	req.Header.Set("Authorization", "Bearer tok-9-long-enough-token")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -356,7 +356,7 @@ func TestAdminFromOutside(t *testing.T) {
 		t.Fatalf("ListTable with a fault: %v", err)
 	}
 	req, _ = http.NewRequest("POST", admin+"/admin/v1/reset", nil)
-	req.Header.Set("Authorization", "Bearer tok-9")
+	req.Header.Set("Authorization", "Bearer tok-9-long-enough-token")
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -408,6 +408,8 @@ func TestBadFlags(t *testing.T) {
 		{"SecretTwice", []string{"-access-key-secret-file", secretFile}, map[string]string{envAccessKeySecret: "y"}, 2, "give one"},
 		{"NoSecretFile", []string{"-access-key-secret-file", filepath.Join(dir, "none")}, nil, 2, "no such file"},
 		{"AdminWithoutToken", []string{"-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0"}, nil, 2, "needs a token"},
+		{"AdminShortToken", []string{"-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0"}, map[string]string{envAdminToken: "short-token"}, 1, "at least 16"},
+		{"AdminNotLoopback", []string{"-addr", "127.0.0.1:0", "-admin-addr", "0.0.0.0:0"}, map[string]string{envAdminToken: "a-token-of-enough-length"}, 1, "not a loopback address"},
 		{"Args", []string{"secret"}, nil, 2, "unexpected arguments"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -35,13 +36,64 @@ func (s *Server) Now() time.Time { return s.clock.Now() }
 
 // SetClock makes the server's clock read t now and run on from there.
 // Versions written without one, TTL and the version window follow it; the
-// x-ots-date skew rule keeps using the wall clock.
+// x-ots-date skew rule keeps using the wall clock. The clock runs at most
+// about 292 years (the largest time.Duration) from Options.Clock: a t
+// beyond that is clamped to it.
 func (s *Server) SetClock(t time.Time) {
 	s.adj.offset.Store(int64(t.Sub(s.adj.base.Now())))
 }
 
-// AdvanceClock moves the server's clock by d (negative moves it back).
-func (s *Server) AdvanceClock(d time.Duration) { s.adj.offset.Add(int64(d)) }
+// AdvanceClock moves the server's clock by d (negative moves it back). An
+// advance past the range of SetClock stops at its end: the clock never
+// wraps around.
+func (s *Server) AdvanceClock(d time.Duration) {
+	for {
+		old := s.adj.offset.Load()
+		next, _ := addOffset(old, int64(d))
+		if s.adj.offset.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+// addOffset adds two clock offsets, clamped to the int64 range; ok is
+// false when it clamped.
+func addOffset(a, b int64) (sum int64, ok bool) {
+	sum = a + b
+	switch {
+	case b > 0 && sum < a:
+		return math.MaxInt64, false
+	case b < 0 && sum > a:
+		return math.MinInt64, false
+	}
+	return sum, true
+}
+
+// setOffset is SetClock for the admin endpoint: a t outside the clock's
+// range is refused instead of clamped.
+func (s *Server) setOffset(t time.Time) error {
+	d := t.Sub(s.adj.base.Now())
+	if d == math.MaxInt64 || d == math.MinInt64 {
+		return fmt.Errorf("set: %s is more than %v from the base clock, beyond the server clock's range", t.Format(time.RFC3339), time.Duration(math.MaxInt64))
+	}
+	s.adj.offset.Store(int64(d))
+	return nil
+}
+
+// advanceOffset is AdvanceClock for the admin endpoint: an advance past
+// the clock's range is refused instead of clamped.
+func (s *Server) advanceOffset(d time.Duration) error {
+	for {
+		old := s.adj.offset.Load()
+		next, ok := addOffset(old, int64(d))
+		if !ok || next == math.MaxInt64 || next == math.MinInt64 {
+			return fmt.Errorf("advance: %v from offset %v is beyond the server clock's range (%v either way from the base clock)", d, time.Duration(old), time.Duration(math.MaxInt64))
+		}
+		if s.adj.offset.CompareAndSwap(old, next) {
+			return nil
+		}
+	}
+}
 
 // Reset deletes every table and its rows. It returns the number of
 // tables deleted.
@@ -172,9 +224,27 @@ func (fs *faultSet) inject(op string) *otsError {
 	return nil
 }
 
+// MinAdminTokenLen is the shortest admin token accepted: NewServer
+// refuses a shorter Options.AdminToken, and AdminHandler with a shorter
+// token refuses every request.
+const MinAdminTokenLen = 16
+
+// Admin endpoint limits: token checks, at most adminGuessBurst at once and
+// adminGuessRate per second after that (a request with a wrong token uses
+// one up, a right one gives it back), and the connections its listener
+// keeps open (see connLimiter).
+const (
+	adminGuessRate  = 10
+	adminGuessBurst = 10
+	adminMaxConns   = 32
+)
+
 // AdminHandler returns the test-control API, which requires the header
-// "Authorization: Bearer <token>" (token must not be empty). All bodies
-// are JSON; see the README's emulator section for curl examples.
+// "Authorization: Bearer <token>" (token at least MinAdminTokenLen
+// characters). Token checks are throttled: past a burst of wrong tokens,
+// requests get 429 (with Retry-After) without their token being checked,
+// about 10 a second being checked again. All bodies are JSON; see the
+// README's emulator section for curl examples.
 //
 //	GET    /admin/v1/clock   {"now": RFC 3339 time, "offset": Go duration}
 //	POST   /admin/v1/clock   {"set": RFC 3339 time} or {"advance": Go duration} or {"reset": true}
@@ -183,7 +253,7 @@ func (fs *faultSet) inject(op string) *otsError {
 //	POST   /admin/v1/faults  Fault (rate 0 removes the operation's fault)
 //	DELETE /admin/v1/faults  removes every fault
 //
-// Errors are {"error": message} with status 400, 401 or 500.
+// Errors are {"error": message} with status 400, 401, 429 or 500.
 func (s *Server) AdminHandler(token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /admin/v1/clock", s.adminClock)
@@ -215,11 +285,24 @@ func (s *Server) AdminHandler(token string) http.Handler {
 		adminJSON(w, 200, s.Faults())
 	})
 	want := []byte("Bearer " + token)
+	guesses := &tokenBucket{rate: adminGuessRate, burst: adminGuessBurst}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if token == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if len(token) < MinAdminTokenLen {
+			adminJSON(w, 401, map[string]string{"error": fmt.Sprintf("the admin token is shorter than %d characters: the admin endpoint refuses every request", MinAdminTokenLen)})
+			return
+		}
+		// Take a check before checking, so that concurrent guesses are
+		// throttled too; a right token gives it back.
+		if !guesses.take() {
+			w.Header().Set("Retry-After", "1")
+			adminJSON(w, 429, map[string]string{"error": "too many wrong admin tokens: retry later"})
+			return
+		}
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			adminJSON(w, 401, map[string]string{"error": "missing or wrong admin token"})
 			return
 		}
+		guesses.giveBack()
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		mux.ServeHTTP(w, r)
 	})
@@ -245,18 +328,23 @@ func (s *Server) adminClock(w http.ResponseWriter, r *http.Request) {
 			adminJSON(w, 400, map[string]string{"error": `give exactly one of "set", "advance", "reset"`})
 			return
 		}
+		var err error
 		switch {
 		case req.Set != nil:
-			s.SetClock(*req.Set)
+			err = s.setOffset(*req.Set)
 		case req.Reset:
 			s.adj.offset.Store(0)
 		default:
-			d, err := time.ParseDuration(req.Advance)
-			if err != nil {
-				adminJSON(w, 400, map[string]string{"error": fmt.Sprintf("advance: %v", err)})
-				return
+			var d time.Duration
+			if d, err = time.ParseDuration(req.Advance); err != nil {
+				err = fmt.Errorf("advance: %v", err)
+			} else {
+				err = s.advanceOffset(d)
 			}
-			s.AdvanceClock(d)
+		}
+		if err != nil {
+			adminJSON(w, 400, map[string]string{"error": err.Error()})
+			return
 		}
 	}
 	adminJSON(w, 200, map[string]string{
@@ -281,11 +369,74 @@ func adminJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
+// tokenBucket allows burst events at once and rate per second after that.
+type tokenBucket struct {
+	rate, burst float64
+	mu          sync.Mutex
+	tokens      float64
+	last        time.Time
+}
+
+func (b *tokenBucket) take() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	if b.last.IsZero() {
+		b.tokens = b.burst
+	} else {
+		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+	}
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+func (b *tokenBucket) giveBack() {
+	b.mu.Lock()
+	b.tokens = min(b.burst, b.tokens+1)
+	b.mu.Unlock()
+}
+
 // adminServer is the admin endpoint's own listener and HTTP server.
 type adminServer struct {
 	ln   net.Listener
+	lim  *connLimiter
 	hs   *http.Server
 	done chan struct{}
+}
+
+// adminListenAddr checks the admin address: its host must be a loopback
+// address or "localhost" unless allowRemote; an empty host means
+// 127.0.0.1.
+func adminListenAddr(addr string, allowRemote bool) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("tstest: AdminAddr %q: %w", addr, err)
+	}
+	if host == "" {
+		return net.JoinHostPort("127.0.0.1", port), nil
+	}
+	if ip := net.ParseIP(host); !allowRemote && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return "", fmt.Errorf("tstest: AdminAddr %s is not a loopback address: the admin endpoint controls the server's clock and data, so it listens on loopback unless AdminAllowRemote is set", addr)
+	}
+	return addr, nil
+}
+
+// checkAdminOptions checks the admin endpoint's options and resolves its
+// address.
+func checkAdminOptions(opts *Options) error {
+	switch {
+	case opts.AdminToken == "":
+		return fmt.Errorf("tstest: AdminAddr %s needs an AdminToken", opts.AdminAddr)
+	case len(opts.AdminToken) < MinAdminTokenLen:
+		return fmt.Errorf("tstest: the AdminToken has %d characters; the admin endpoint needs at least %d", len(opts.AdminToken), MinAdminTokenLen)
+	}
+	addr, err := adminListenAddr(opts.AdminAddr, opts.AdminAllowRemote)
+	opts.AdminAddr = addr
+	return err
 }
 
 func startAdmin(s *Server, addr, token string) (*adminServer, error) {
@@ -293,15 +444,23 @@ func startAdmin(s *Server, addr, token string) (*adminServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tstest: admin listen on %s: %w", addr, err)
 	}
-	a := &adminServer{ln: ln, done: make(chan struct{}), hs: &http.Server{
-		Handler:           s.AdminHandler(token),
+	lim := newConnLimiter(ln, adminMaxConns)
+	h := s.AdminHandler(token)
+	a := &adminServer{ln: ln, lim: lim, done: make(chan struct{}), hs: &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer markServing(r)()
+			h.ServeHTTP(w, r)
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+		ConnState:         lim.connState,
+		ConnContext:       connContext,
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}}
-	go func() { a.hs.Serve(ln); close(a.done) }()
+	go func() { a.hs.Serve(lim); close(a.done) }()
 	return a, nil
 }
 

@@ -15,14 +15,14 @@ import (
 // the version window follow it), then make a share of PutRow calls fail
 // with OTSServerBusy.
 func ExampleServer_AdminHandler() {
-	srv, err := tstest.NewServer(tstest.Options{AdminAddr: "127.0.0.1:0", AdminToken: "t0ken"})
+	srv, err := tstest.NewServer(tstest.Options{AdminAddr: "127.0.0.1:0", AdminToken: "t0ken-of-16-chars"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer srv.Close()
 	post := func(path, body string) string {
 		req, _ := http.NewRequest("POST", srv.AdminEndpoint()+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer t0ken")
+		req.Header.Set("Authorization", "Bearer t0ken-of-16-chars")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			log.Fatal(err)

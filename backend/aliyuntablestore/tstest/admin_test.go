@@ -2,9 +2,15 @@ package tstest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,14 +21,14 @@ import (
 // raw SDK client.
 func adminEnv(t *testing.T) (*Server, *tablestore.TableStoreClient, func(method, path, body string) (int, string)) {
 	t.Helper()
-	srv, c := listenEnv(t, Options{AdminAddr: "127.0.0.1:0", AdminToken: "tok-123"})
+	srv, c := listenEnv(t, Options{AdminAddr: "127.0.0.1:0", AdminToken: "tok-123-long-enough"})
 	call := func(method, path, body string) (int, string) {
 		t.Helper()
 		req, err := http.NewRequest(method, srv.AdminEndpoint()+path, strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("Authorization", "Bearer tok-123")
+		req.Header.Set("Authorization", "Bearer tok-123-long-enough")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -55,7 +61,7 @@ func TestAdminOffByDefault(t *testing.T) {
 
 func TestAdminToken(t *testing.T) {
 	srv, _, _ := adminEnv(t)
-	for _, auth := range []string{"", "Bearer wrong", "tok-123", "Bearer tok-1234"} {
+	for _, auth := range []string{"", "Bearer wrong", "tok-123-long-enough", "Bearer tok-123-long-enough4", "Bearer tok-123-long-enoug"} {
 		req, _ := http.NewRequest("GET", srv.AdminEndpoint()+"/admin/v1/clock", nil)
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
@@ -234,5 +240,206 @@ func TestAdminFaults(t *testing.T) {
 		if code, body := call("POST", "/admin/v1/faults", b); code != 400 {
 			t.Errorf("fault %s: %d %s", b, code, body)
 		}
+	}
+}
+
+// TestAdminShortToken: a token shorter than MinAdminTokenLen is refused by
+// NewServer, and AdminHandler with one refuses every request, the token
+// itself included.
+func TestAdminShortToken(t *testing.T) {
+	for _, tok := range []string{"x", strings.Repeat("y", MinAdminTokenLen-1)} {
+		if srv, err := NewServer(Options{AdminAddr: "127.0.0.1:0", AdminToken: tok}); err == nil {
+			srv.Close()
+			t.Errorf("a %d-character admin token accepted", len(tok))
+		} else if !strings.Contains(err.Error(), "at least 16") {
+			t.Errorf("%d-character token: %v", len(tok), err)
+		}
+		srv, err := NewServer(Options{NoListen: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := srv.AdminHandler(tok)
+		req := httptest.NewRequest("GET", "/admin/v1/clock", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		srv.Close()
+		if rec.Code != 401 {
+			t.Errorf("AdminHandler with a %d-character token answered its own token %d, want 401", len(tok), rec.Code)
+		}
+	}
+	srv, err := NewServer(Options{AdminAddr: "127.0.0.1:0", AdminToken: strings.Repeat("z", MinAdminTokenLen)})
+	if err != nil {
+		t.Fatalf("a %d-character token refused: %v", MinAdminTokenLen, err)
+	}
+	srv.Close()
+}
+
+// TestAdminLoopbackOnly: the admin endpoint listens on loopback unless
+// AdminAllowRemote says otherwise; a bare ":port" means 127.0.0.1.
+func TestAdminLoopbackOnly(t *testing.T) {
+	tok := "a-token-of-enough-length"
+	for _, addr := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.1:0", "example.com:0"} {
+		if srv, err := NewServer(Options{AdminAddr: addr, AdminToken: tok}); err == nil {
+			srv.Close()
+			t.Errorf("AdminAddr %s accepted without AdminAllowRemote", addr)
+		} else if !strings.Contains(err.Error(), "not a loopback address") {
+			t.Errorf("AdminAddr %s: %v", addr, err)
+		}
+	}
+	srv, _ := listenEnv(t, Options{AdminAddr: ":0", AdminToken: tok})
+	if !strings.HasPrefix(srv.AdminEndpoint(), "http://127.0.0.1:") {
+		t.Errorf("AdminAddr :0 listens at %s, want 127.0.0.1", srv.AdminEndpoint())
+	}
+	srv, _ = listenEnv(t, Options{AdminAddr: "0.0.0.0:0", AdminToken: tok, AdminAllowRemote: true})
+	if !strings.Contains(srv.AdminEndpoint(), "0.0.0.0:") && !strings.Contains(srv.AdminEndpoint(), "[::]:") {
+		t.Errorf("AdminAddr 0.0.0.0:0 with AdminAllowRemote listens at %s", srv.AdminEndpoint())
+	}
+}
+
+// TestAdminGuessesThrottled: wrong tokens sent as fast as 16 clients can
+// are checked at most adminGuessBurst at once and adminGuessRate a second
+// (the rest get 429 unchecked), and the right token works again once the
+// guessing stops.
+func TestAdminGuessesThrottled(t *testing.T) {
+	srv, _, call := adminEnv(t)
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	defer hc.CloseIdleConnections()
+	const clients, each = 16, 60
+	var checked, throttled, other atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for g := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				req, _ := http.NewRequest("GET", srv.AdminEndpoint()+"/admin/v1/clock", nil)
+				req.Header.Set("Authorization", fmt.Sprintf("Bearer guess-%04d-%04d-padding", g, i))
+				resp, err := hc.Do(req)
+				if err != nil {
+					other.Add(1)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				switch resp.StatusCode {
+				case 401:
+					checked.Add(1)
+				case 429:
+					throttled.Add(1)
+					if resp.Header.Get("Retry-After") == "" {
+						other.Add(1)
+					}
+				default:
+					other.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	bound := adminGuessBurst + int64(elapsed.Seconds()*adminGuessRate) + 2
+	t.Logf("%d wrong tokens in %v: %d checked (bound %d), %d throttled, %d other", clients*each, elapsed.Round(time.Millisecond), checked.Load(), bound, throttled.Load(), other.Load())
+	if checked.Load() > bound {
+		t.Errorf("%d wrong tokens checked in %v, bound %d (%d at once, %d/s)", checked.Load(), elapsed, bound, adminGuessBurst, adminGuessRate)
+	}
+	if other.Load() != 0 {
+		t.Errorf("%d answers neither 401 nor 429 with Retry-After", other.Load())
+	}
+	// The right token works again once guessing stops.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body := call("GET", "/admin/v1/clock", "")
+		if code == 200 {
+			break
+		}
+		if code != 429 || time.Now().After(deadline) {
+			t.Fatalf("right token after the guesses: %d %s", code, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestAdminConnCap: connections to the admin endpoint that send nothing
+// leave it holding at most adminMaxConns of them, and it still serves.
+func TestAdminConnCap(t *testing.T) {
+	srv, _, call := adminEnv(t)
+	if code, _ := call("GET", "/admin/v1/clock", ""); code != 200 {
+		t.Fatal("admin endpoint not serving")
+	}
+	fd0 := countFDs(t)
+	const n = 300
+	addr := strings.TrimPrefix(srv.AdminEndpoint(), "http://")
+	for range n {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	// This process holds n client ends; the server's ends beyond the cap
+	// are closed as it accepts new ones.
+	// The deadline is well under the admin listener's 10 s header
+	// timeout, which closes silent connections without any cap.
+	bound := n + adminMaxConns + 16
+	deadline := time.Now().Add(8 * time.Second)
+	for {
+		if code, body := call("GET", "/admin/v1/clock", ""); code != 200 {
+			t.Fatalf("admin call with %d idle connections open: %d %s", n, code, body)
+		}
+		fds := countFDs(t) - fd0
+		if fds <= bound {
+			t.Logf("%d silent connections: process fds +%d (bound %d)", n, fds, bound)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d silent connections: process fds +%d, more than the %d client ends plus the cap %d", n, fds, n, adminMaxConns)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestAdminClockOverflow: the clock cannot wrap around. Advancing twice
+// by nearly the largest duration, or setting a time beyond the clock's
+// range (year 9999), is refused and leaves the clock where it was;
+// AdvanceClock and SetClock clamp instead.
+func TestAdminClockOverflow(t *testing.T) {
+	srv, _, call := adminEnv(t)
+	big := "2562047h" // about 292 years, just under the largest duration
+	if code, body := call("POST", "/admin/v1/clock", `{"advance": "`+big+`"}`); code != 200 {
+		t.Fatalf("first advance by %s: %d %s", big, code, body)
+	}
+	before := srv.Now()
+	if before.Year() < 2300 {
+		t.Fatalf("after advancing %s the clock reads %v", big, before)
+	}
+	for _, b := range []string{`{"advance": "` + big + `"}`, `{"advance": "2562047h47m16.854775807s"}`, `{"set": "9999-01-01T00:00:00Z"}`, `{"set": "0001-01-01T00:00:00Z"}`} {
+		code, body := call("POST", "/admin/v1/clock", b)
+		if code != 400 || !strings.Contains(body, "range") {
+			t.Errorf("clock %s: %d %s, want 400 naming the range", b, code, body)
+		}
+		if now := srv.Now(); now.Before(before) {
+			t.Fatalf("clock %s moved the clock back from %v to %v", b, before, now)
+		}
+	}
+	if code, body := call("POST", "/admin/v1/clock", `{"advance": "-`+big+`"}`); code != 200 {
+		t.Fatalf("advance back: %d %s", code, body)
+	}
+	// The Go API clamps.
+	srv.AdvanceClock(math.MaxInt64)
+	mid := srv.Now()
+	srv.AdvanceClock(math.MaxInt64)
+	if now := srv.Now(); now.Before(mid) || mid.Year() < 2300 {
+		t.Fatalf("AdvanceClock(max) twice: %v then %v", mid, now)
+	}
+	srv.AdvanceClock(math.MinInt64)
+	srv.AdvanceClock(math.MinInt64)
+	if now := srv.Now(); now.After(time.Now()) {
+		t.Fatalf("AdvanceClock(min) twice: %v", now)
+	}
+	srv.SetClock(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+	if now := srv.Now(); now.Year() < 2300 {
+		t.Fatalf("SetClock(9999) then %v", now)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"net/http"
+	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -31,14 +33,66 @@ func TestSignatureMismatch(t *testing.T) {
 	}
 }
 
+// TestWrongAccessKeyIDAndInstance: a wrong access key ID, a wrong
+// instance and a wrong secret get the same answer (the service's answer to
+// a bad signature), with the same headers but the request id and date, so
+// an unauthenticated caller cannot confirm the key ID or the instance name
+// alone.
 func TestWrongAccessKeyIDAndInstance(t *testing.T) {
 	e := newEnv(t)
+	type answer struct {
+		status int
+		body   string
+		header []string
+	}
+	get := func(mutate func(r *http.Request)) answer {
+		t.Helper()
+		r := signedRequest(t, e.srv, "ListTable", nil, e.srv.AccessKeySecret())
+		mutate(r)
+		got := do(t, e.srv, r)
+		var names []string
+		for k := range got.header {
+			if lk := strings.ToLower(k); lk != "x-ots-requestid" && lk != "x-ots-date" && lk != "date" {
+				names = append(names, lk+"="+got.header.Get(k))
+			}
+		}
+		sort.Strings(names)
+		return answer{got.status, string(got.body), names}
+	}
+	cases := map[string]func(r *http.Request){
+		"WrongSecret": func(r *http.Request) { sign(t, r, "wrong-secret") },
+		"WrongID": func(r *http.Request) {
+			r.Header.Set("x-ots-accesskeyid", "someone-else")
+			sign(t, r, e.srv.AccessKeySecret())
+		},
+		"WrongInstance": func(r *http.Request) {
+			r.Header.Set("x-ots-instancename", "other-instance")
+			sign(t, r, e.srv.AccessKeySecret())
+		},
+		// The right ID with a wrong secret, the right instance with a
+		// wrong ID: knowing one of the names changes nothing.
+		"RightIDWrongInstanceAndSecret": func(r *http.Request) {
+			r.Header.Set("x-ots-instancename", "other-instance")
+			sign(t, r, "wrong-secret")
+		},
+		"WrongIDAndSecret": func(r *http.Request) {
+			r.Header.Set("x-ots-accesskeyid", "someone-else")
+			sign(t, r, "wrong-secret")
+		},
+	}
+	want := get(cases["WrongSecret"])
+	for name, mutate := range cases {
+		if got := get(mutate); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: answer %+v, differs from a wrong signature's %+v", name, got, want)
+		}
+	}
+	// Through the SDK: the service's message for a bad signature.
 	c := tablestore.NewClientWithConfig(e.srv.Endpoint(), e.srv.InstanceName(), "someone-else", e.srv.AccessKeySecret(), "", nil)
 	_, err := c.ListTable()
-	wantOTS(t, err, 403, "OTSAuthFailed", "The AccessKeyID does not exist.")
+	wantOTS(t, err, 403, "OTSAuthFailed", "Signature mismatch.")
 	c = tablestore.NewClientWithConfig(e.srv.Endpoint(), "other-instance", e.srv.AccessKeyID(), e.srv.AccessKeySecret(), "", nil)
 	_, err = c.ListTable()
-	wantOTS(t, err, 403, "OTSAuthFailed", "The instance is not found.")
+	wantOTS(t, err, 403, "OTSAuthFailed", "Signature mismatch.")
 }
 
 func TestSignatureV4(t *testing.T) {
@@ -180,6 +234,47 @@ func TestResponseHeaders(t *testing.T) {
 	// Two requests get two request ids.
 	if a, b := e.call("ListTable", nil).header.Get("x-ots-requestid"), e.call("ListTable", nil).header.Get("x-ots-requestid"); a == b {
 		t.Errorf("request ids repeat: %q", a)
+	}
+}
+
+// TestRequestIDUnpredictable: request ids have the service's form
+// (8-4-4-4-12 hex digits) and are random: no hex digit keeps one value over
+// 64 requests, as it would in a counter's or a fixed prefix's digits (the
+// chance that a random digit does is 16^-63), and none repeats. An id says
+// nothing about how many requests were served.
+func TestRequestIDUnpredictable(t *testing.T) {
+	e := newEnv(t)
+	form := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	const n = 64
+	seen := map[string]bool{}
+	var digits [32]map[byte]bool
+	for i := range digits {
+		digits[i] = map[byte]bool{}
+	}
+	for i := range n {
+		var id string
+		if i%2 == 0 {
+			id = e.call("ListTable", nil).header.Get("x-ots-requestid")
+		} else { // answers to failed authentications too
+			r := signedRequest(t, e.srv, "ListTable", nil, "wrong")
+			id = do(t, e.srv, r).header.Get("x-ots-requestid")
+		}
+		if !form.MatchString(id) {
+			t.Fatalf("request id %q does not have the service's form 8-4-4-4-12", id)
+		}
+		if seen[id] {
+			t.Fatalf("request id %q repeats", id)
+		}
+		seen[id] = true
+		hex := strings.ReplaceAll(id, "-", "")
+		for j := range digits {
+			digits[j][hex[j]] = true
+		}
+	}
+	for j, d := range digits {
+		if len(d) == 1 {
+			t.Errorf("hex digit %d of the request id is the same in %d requests: ids are not random", j, n)
+		}
 	}
 }
 

@@ -105,6 +105,22 @@ func (s *Server) batchGetRow(ctx context.Context, body []byte) (proto.Message, e
 		if err != nil {
 			return nil, err
 		}
+		// The rows to answer, and room for them (twice: the encoded rows,
+		// then the message that copies them) before they are encoded.
+		rows := make([]*plainbuffer.Row, len(res))
+		size := 0
+		for i, r := range res {
+			if r.Err == nil && r.Found {
+				if cols, keep := specs[i].finish(r.Row.Key, r.Row.Columns, true); keep {
+					row := wireRow(r.Row.Key, cols)
+					rows[i] = &row
+					size += 4 + plainbuffer.RowSize(row)
+				}
+			}
+		}
+		if oe := s.reserveResponse(ctx, 2*int64(size)); oe != nil {
+			return nil, oe
+		}
 		for i, r := range res {
 			sl := slots[i]
 			var out *otsprotocol.RowInBatchGetRowResponse
@@ -114,10 +130,8 @@ func (s *Server) batchGetRow(ctx context.Context, body []byte) (proto.Message, e
 			default:
 				// The service leaves row out for a missing row.
 				var row []byte
-				if r.Found {
-					if cols, keep := specs[i].finish(r.Row.Key, r.Row.Columns, true); keep {
-						row = plainbuffer.EncodeRow(wireRow(r.Row.Key, cols))
-					}
+				if rows[i] != nil {
+					row = plainbuffer.EncodeRow(*rows[i])
 				}
 				out = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(true), Consumed: capacity(units(len(row)), 0), Row: row}
 			}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
 	"github.com/golang/protobuf/proto"
@@ -114,16 +115,23 @@ func fromValue(v tablekit.Value) *plainbuffer.Value {
 		return plainbuffer.BooleanValue(b)
 	case tablekit.TypeString:
 		s, _ := v.Str()
-		return plainbuffer.StringValue(s)
+		return &plainbuffer.Value{Type: plainbuffer.TypeString, Bytes: readOnlyBytes(s)}
 	case tablekit.TypeBinary:
-		b, _ := v.Bytes()
-		if b == nil {
-			b = []byte{}
-		}
-		return plainbuffer.BlobValue(b)
+		s, _ := v.BytesString()
+		return plainbuffer.BlobValue(readOnlyBytes(s))
 	}
 	// Never reached for stored data: keys and cells are finite values.
 	panic("tstest: cannot encode " + v.GoString())
+}
+
+// readOnlyBytes returns the bytes of s without a copy (an answer's values
+// are not copied before they are encoded): they must not be modified, and
+// fromValue's values are only ever encoded.
+func readOnlyBytes(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // decodeKey decodes a PlainBuffer block holding one primary key and checks

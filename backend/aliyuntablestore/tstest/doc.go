@@ -75,12 +75,18 @@
 // Safe to expose (limits.go): a request is authenticated from its headers
 // (credentials, signature, and x-ots-date within MaxDateSkew of the wall
 // clock, with the service's "Mismatch between system time and x-ots-date"
-// error) before its body is read; the body is bounded by its declared
-// length, MaxBodySize and Options.BodyMemory. Read, write and idle
-// timeouts cut off slow clients, Options.MaxConns caps the open
-// connections, answers to failed authentications carry no response
-// signature, and filters are capped at MaxFilterWidth sub filters and
-// MaxFilterConditions conditions. The data lives in the Backend: in memory
+// error) before its body is read; a wrong access key ID, instance name or
+// signature all get the same "Signature mismatch." answer, so none can be
+// confirmed alone, and request ids are random. The body is bounded by its
+// declared length and MaxBodySize; past its first 64 KiB it holds room in
+// Options.BodyMemory, reserved once those bytes have arrived. Answers hold
+// room in Options.ResponseMemory and are encoded as they are written, so
+// an answer's memory does not grow with its rows. Read, write and idle
+// timeouts, and Options.StallTimeout for each piece of a body or an
+// answer, cut off slow clients and clients that do not read;
+// Options.MaxConns caps the open connections, answers to failed
+// authentications carry no response signature, and filters are capped at
+// MaxFilterWidth sub filters and MaxFilterConditions conditions. The data lives in the Backend: in memory
 // by default, durable with a fileengine.Engine.
 //
 // Test control (admin.go): SetClock and AdvanceClock move the server's
@@ -88,7 +94,11 @@
 // SetFault makes a share of an operation's calls fail with OTSServerBusy,
 // OTSQuotaExhausted, OTSTimeout or OTSServerUnavailable. AdminHandler
 // serves the same over HTTP, behind a bearer token, on its own listener
-// when Options.AdminAddr is set, for tests written in other languages.
+// when Options.AdminAddr is set, for tests written in other languages:
+// loopback only unless Options.AdminAllowRemote, a token of at least
+// MinAdminTokenLen characters, wrong tokens throttled (429 past about 10 a
+// second), at most 32 connections, and a clock that refuses to move past
+// its range instead of wrapping around.
 //
 // Command cmd/tablestore-emulator runs a Server as a standalone program for
 // tests written in any language.

@@ -38,6 +38,11 @@ func authErr(msg string) *otsError {
 	return &otsError{status: 403, code: "OTSAuthFailed", msg: msg}
 }
 
+// errAuth is the answer to a request whose access key ID, instance name
+// or signature is wrong: the service's answer to a bad signature, the same
+// for all three.
+var errAuth = authErr("Signature mismatch.")
+
 func internalError(format string, args ...any) *otsError {
 	return &otsError{status: 500, code: "OTSInternalServerError", msg: fmt.Sprintf(format, args...)}
 }

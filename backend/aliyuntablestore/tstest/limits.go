@@ -2,6 +2,8 @@ package tstest
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -11,7 +13,11 @@ import (
 	"time"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
+	"github.com/golang/protobuf/proto"
 	"google.golang.org/protobuf/encoding/protowire"
+	protov2 "google.golang.org/protobuf/proto"
+
+	"github.com/tablekit/tablekit/backend/aliyuntablestore/internal/plainbuffer"
 )
 
 // Defaults of the server's network limits (Options fields of the same
@@ -33,6 +39,13 @@ const (
 	// DefaultBodyMemory is how many bytes of request bodies the server
 	// holds at once; see Options.BodyMemory.
 	DefaultBodyMemory = 64 << 20
+	// DefaultStallTimeout bounds the time to receive each 64 KiB of a
+	// request body and to send each 256 KiB of a response: a client that
+	// stops sending or reading, or does it slower than that, is cut off.
+	DefaultStallTimeout = 5 * time.Second
+	// DefaultResponseMemory is how many bytes of large responses the
+	// server holds at once; see Options.ResponseMemory.
+	DefaultResponseMemory = 64 << 20
 )
 
 // MaxDateSkew is how far x-ots-date may be from the server's wall clock,
@@ -320,40 +333,273 @@ func markServing(r *http.Request) func() {
 	return func() { tc.l.setServing(tc, false) }
 }
 
+// A request body's first bodyFree bytes need no room in
+// Options.BodyMemory (they are bounded by MaxConns, as headers are): small
+// requests never wait behind large ones. Room for the rest of a body is
+// reserved once those bytes have arrived, so a client that declares a
+// large body and sends nothing holds nothing. The body is read bodyChunk
+// at a time, each within StallTimeout, and a reservation is held at most
+// StallTimeout plus the rest of the body at minBodyRate.
+const (
+	bodyChunk   = 64 << 10
+	bodyFree    = 64 << 10
+	minBodyRate = 1 << 20 // bytes per second
+)
+
 // readBody reads r's body once its headers passed every check: at most
-// MaxBodySize bytes, no more than the declared Content-Length, holding a
-// share of the server's body memory while it reads so that many large
-// bodies at once wait instead of growing the heap.
-func (s *Server) readBody(r *http.Request) ([]byte, *otsError) {
-	n := r.ContentLength
+// MaxBodySize bytes, no more than the declared Content-Length, past its
+// first bodyFree bytes holding room in Options.BodyMemory (see bodyFree).
+// A client that stops sending, trickles, or holds room for too long gets
+// 408: such clients hold little, and not for long, and cannot keep
+// others' requests waiting.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *otsError) {
+	tooLarge := &otsError{status: 413, code: "OTSRequestBodyTooLarge", msg: "The size of POST data is too large."}
+	timeout := &otsError{status: 408, code: "OTSRequestTimeout", msg: "Request timeout."}
+	want := r.ContentLength
+	if want > MaxBodySize {
+		return nil, tooLarge
+	}
+	if want < 0 { // chunked: unknown length, read to the end
+		want = MaxBodySize + 1
+	}
+	if want == 0 {
+		return []byte{}, nil
+	}
+	rc := http.NewResponseController(w)
+	end := time.Now().Add(s.opts.ReadTimeout)
+	stall := s.opts.StallTimeout
+	var chunks [][]byte
+	var n int64 // bytes read
+	reserved := false
+	for n < want {
+		size := min(want-n, bodyChunk)
+		if n >= bodyFree && !reserved && s.bodyMem != nil {
+			reserved = true
+			// The rest of the body, at once: a body never waits while
+			// holding room, so bodies cannot hold each other up.
+			rest := want - n
+			ctx, cancel := context.WithDeadline(r.Context(), end)
+			err := s.bodyMem.Acquire(ctx, rest)
+			cancel()
+			if err != nil {
+				return nil, timeout
+			}
+			defer s.bodyMem.Release(rest)
+			end = minTime(end, time.Now().Add(stall+time.Duration(rest)*time.Second/minBodyRate))
+		}
+		_ = rc.SetReadDeadline(minTime(end, time.Now().Add(stall))) // not supported in process: nothing to cut off
+		buf := make([]byte, size)
+		k, err := io.ReadFull(r.Body, buf)
+		n += int64(k)
+		chunks = append(chunks, buf[:k])
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			if r.ContentLength >= 0 {
+				return nil, &otsError{status: 400, code: "OTSParameterInvalid", msg: "Failed to read the request body."}
+			}
+			break // a chunked body ends
+		}
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || strings.Contains(err.Error(), "timeout") {
+				return nil, timeout
+			}
+			return nil, &otsError{status: 400, code: "OTSParameterInvalid", msg: "Failed to read the request body."}
+		}
+	}
 	if n > MaxBodySize {
-		return nil, &otsError{status: 413, code: "OTSRequestBodyTooLarge", msg: "The size of POST data is too large."}
+		return nil, tooLarge
 	}
-	if n < 0 { // chunked: unknown length, reserve the most
-		n = MaxBodySize
+	_ = rc.SetReadDeadline(time.Now().Add(s.opts.ReadTimeout))
+	if len(chunks) == 1 {
+		return chunks[0], nil
 	}
-	if s.bodyMem != nil && n > 0 {
-		if err := s.bodyMem.Acquire(r.Context(), n); err != nil {
-			return nil, &otsError{status: 408, code: "OTSRequestTimeout", msg: "Request timeout."}
-		}
-		defer s.bodyMem.Release(n)
-	}
-	var body []byte
-	var err error
-	if r.ContentLength >= 0 {
-		body = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, body)
-	} else {
-		body, err = io.ReadAll(io.LimitReader(r.Body, MaxBodySize+1))
-		if err == nil && len(body) > MaxBodySize {
-			return nil, &otsError{status: 413, code: "OTSRequestBodyTooLarge", msg: "The size of POST data is too large."}
-		}
-	}
-	if err != nil {
-		if strings.Contains(err.Error(), "timeout") {
-			return nil, &otsError{status: 408, code: "OTSRequestTimeout", msg: "Request timeout."}
-		}
-		return nil, &otsError{status: 400, code: "OTSParameterInvalid", msg: "Failed to read the request body."}
+	// Every byte has arrived: the copy into one buffer is brief.
+	body := make([]byte, 0, n)
+	for i, c := range chunks {
+		body = append(body, c...)
+		chunks[i] = nil
 	}
 	return body, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// Responses are written writeChunk at a time, each within StallTimeout.
+// The first respFree bytes of a response need no room in
+// Options.ResponseMemory (they are bounded by MaxConns): small answers
+// never wait behind large ones.
+const (
+	writeChunk = 256 << 10
+	respFree   = 256 << 10
+)
+
+// respHold is one request's share of Options.ResponseMemory, from its
+// handler's reservation to the end of its response.
+type respHold struct {
+	start    time.Time // ServeHTTP began
+	asked    int64     // bytes reserved for, free ones included
+	acquired int64     // held in s.respMem
+	// rows kept by rowsAnswer, encoded as the answer is written
+	rows   []plainbuffer.Row
+	stream bool
+}
+
+type respHoldKey struct{}
+
+// reserveResponse makes room in Options.ResponseMemory for n more bytes
+// of the response being built under ctx, before they are allocated: a
+// handler calls it once, with the size of everything it will encode, so
+// that it never waits holding a share. Past the first respFree bytes it
+// waits for room, at most WriteTimeout from the request's start, then
+// answers OTSServerBusy; a response larger than the whole budget waits
+// for all of it.
+func (s *Server) reserveResponse(ctx context.Context, n int64) *otsError {
+	h, ok := ctx.Value(respHoldKey{}).(*respHold)
+	if !ok || s.respMem == nil || n <= 0 {
+		return nil
+	}
+	h.asked += n
+	want := min(max(h.asked-respFree, 0), s.opts.ResponseMemory) - h.acquired
+	if want <= 0 {
+		return nil
+	}
+	wctx, cancel := context.WithDeadline(ctx, h.start.Add(s.opts.WriteTimeout))
+	defer cancel()
+	if err := s.respMem.Acquire(wctx, want); err != nil {
+		return &otsError{status: 503, code: "OTSServerBusy", msg: "Server is busy."}
+	}
+	h.acquired += want
+	return nil
+}
+
+// releaseResponse gives back h's share once the response is written.
+func (s *Server) releaseResponse(h *respHold) {
+	if h.acquired > 0 {
+		s.respMem.Release(h.acquired)
+		h.acquired = 0
+	}
+}
+
+// writeBody writes a response body of parts writeChunk at a time, each
+// within StallTimeout (and all within WriteTimeout of the request's
+// start), so that a client that does not read its answer is cut off and
+// its share of the response memory freed.
+func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, parts []bodyPart) {
+	cw := &chunkWriter{w: w, rc: http.NewResponseController(w), end: time.Now().Add(s.opts.WriteTimeout), stall: s.opts.StallTimeout}
+	if h, ok := r.Context().Value(respHoldKey{}).(*respHold); ok {
+		cw.end = h.start.Add(s.opts.WriteTimeout)
+	}
+	for _, p := range parts {
+		if p.writeTo(cw) != nil {
+			return
+		}
+	}
+}
+
+// bodyPart is part of a response body: bytes, or (stream set) a
+// PlainBuffer block of rows, encoded as it is written.
+type bodyPart struct {
+	b      []byte
+	rows   []plainbuffer.Row
+	stream bool
+}
+
+func (p bodyPart) size() int {
+	if !p.stream {
+		return len(p.b)
+	}
+	n := 4
+	for _, r := range p.rows {
+		n += plainbuffer.RowSize(r)
+	}
+	return n
+}
+
+func (p bodyPart) writeTo(w io.Writer) error {
+	if !p.stream {
+		_, err := w.Write(p.b)
+		return err
+	}
+	if _, err := w.Write(binary.LittleEndian.AppendUint32(nil, plainbuffer.Header)); err != nil {
+		return err
+	}
+	for _, r := range p.rows {
+		if err := plainbuffer.WriteRow(w, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowsAnswer returns the rows field (GetRowResponse.Row,
+// GetRangeResponse.Rows) of an answer holding rows: empty for no rows;
+// else, under ServeHTTP, empty too, and the rows are kept to be encoded
+// as the answer is written (see marshalResponse), so that an answer
+// holds no copy of its rows, whatever their size.
+func rowsAnswer(ctx context.Context, rows []plainbuffer.Row) []byte {
+	if len(rows) == 0 {
+		return []byte{}
+	}
+	h, ok := ctx.Value(respHoldKey{}).(*respHold)
+	if !ok {
+		return plainbuffer.EncodeRows(rows)
+	}
+	h.rows, h.stream = rows, true
+	return []byte{}
+}
+
+// marshalResponse encodes a response message as parts of its body. The
+// rows kept by rowsAnswer follow the rest of the message as their own
+// field (protobuf fields may come in any order), encoded as written.
+func marshalResponse(h *respHold, m proto.Message) ([]bodyPart, error) {
+	var rows *[]byte
+	switch m := m.(type) {
+	case *otsprotocol.GetRowResponse:
+		rows = &m.Row
+	case *otsprotocol.GetRangeResponse:
+		rows = &m.Rows
+	}
+	if rows == nil || !h.stream {
+		b, err := proto.Marshal(m)
+		return []bodyPart{{b: b}}, err
+	}
+	*rows = nil
+	b, err := protov2.MarshalOptions{AllowPartial: true}.Marshal(proto.MessageV2(m))
+	if err != nil {
+		return nil, err
+	}
+	block := bodyPart{rows: h.rows, stream: true}
+	// Both rows fields are field 2 of their message.
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(block.size()))
+	return []bodyPart{{b: b}, block}, nil
+}
+
+// chunkWriter writes to w writeChunk bytes at a time, each within
+// StallTimeout and all before end.
+type chunkWriter struct {
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	end   time.Time
+	stall time.Duration
+}
+
+func (c *chunkWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		k := min(len(p), writeChunk)
+		_ = c.rc.SetWriteDeadline(minTime(c.end, time.Now().Add(c.stall))) // not supported in process
+		m, err := c.w.Write(p[:k])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[k:]
+	}
+	return n, nil
 }

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
+	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
+	"github.com/golang/protobuf/proto"
 )
 
 // The probes of issue 11 at their full size: go test -run Probe
@@ -542,5 +544,313 @@ func TestGracefulClose(t *testing.T) {
 	case <-closed:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not return after the request finished")
+	}
+}
+
+// TestProbeSlowUploads is the probe "13 slow uploads with a valid signature
+// stall every client for 60 s": 16 signed PutRows declaring 5 MiB bodies
+// (80 MiB, more than the default 64 MiB of Options.BodyMemory), which
+// either trickle a byte every 200 ms or send all but the last byte and
+// stall. Room is reserved once a body's first 64 KiB have arrived (a
+// trickle never gets there), small bodies need none, and a stalled body is
+// cut off after StallTimeout, so an honest client's small calls meanwhile
+// take well under the bound (5 s; the bug gave 60 s), and its 256 KiB
+// call waits at most about StallTimeout.
+func TestProbeSlowUploads(t *testing.T) {
+	const n = 16
+	for _, mode := range []string{"Trickle", "Stall"} {
+		t.Run(mode, func(t *testing.T) {
+			srv, c := listenEnv(t, Options{})
+			e := &env{t: t, srv: srv, c: c}
+			e.createTable("t", 1, pkDef{"k", tablestore.PrimaryKeyType_STRING})
+			declared := make([]byte, MaxBodySize)
+			head := rawHead(t, srv, "PutRow", declared, srv.AccessKeySecret())
+			read0 := srv.lim.bytesRead.Load()
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for range n {
+				conn := dial(t, srv)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := conn.Write(head); err != nil {
+						return
+					}
+					if mode == "Stall" {
+						conn.Write(declared[:len(declared)-1])
+						<-stop
+						return
+					}
+					for i := 0; ; i++ {
+						select {
+						case <-stop:
+							return
+						case <-time.After(200 * time.Millisecond):
+						}
+						if _, err := conn.Write(declared[i : i+1]); err != nil {
+							return
+						}
+					}
+				}()
+			}
+			defer func() { close(stop); wg.Wait() }()
+			// Wait until the server has read the uploads' headers (Trickle)
+			// or most of their bodies (Stall: 56 MiB, which it reads with
+			// or without the fix).
+			want := int64(n * len(head))
+			if mode == "Stall" {
+				want = 56 << 20
+			}
+			for deadline := time.Now().Add(60 * time.Second); srv.lim.bytesRead.Load()-read0 < want; {
+				if time.Now().After(deadline) {
+					t.Fatalf("the server read %d bytes of the uploads, want %d", srv.lim.bytesRead.Load()-read0, want)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			time.Sleep(200 * time.Millisecond) // let every upload reach its wait for memory
+			var worst time.Duration
+			for i := range 5 {
+				start := time.Now()
+				e.put("t", pk("k", fmt.Sprint(i)), "v", "honest")
+				if got := e.get("t", pk("k", fmt.Sprint(i)), 1); len(got.Columns) != 1 {
+					t.Fatalf("honest row %d: %+v", i, got)
+				}
+				worst = max(worst, time.Since(start))
+			}
+			start := time.Now()
+			e.put("t", pk("k", "big"), "v", strings.Repeat("x", 256<<10))
+			big := time.Since(start)
+			t.Logf("%d %s uploads of 5 MiB: slowest honest PutRow+GetRow %v, honest 256 KiB PutRow %v",
+				n, mode, worst.Round(time.Millisecond), big.Round(time.Millisecond))
+			if worst > 5*time.Second {
+				t.Errorf("an honest small call took %v during %d slow uploads (bound 5 s)", worst, n)
+			}
+			if lim := DefaultStallTimeout + 10*time.Second; big > lim {
+				t.Errorf("an honest 256 KiB call took %v during %d slow uploads (bound %v)", big, n, lim)
+			}
+		})
+	}
+}
+
+// The response-memory probes of issue 18 at their full size: go test -run
+// 'ProbeBigRow|ProbeNonReaders' -tstest.bigrow 128 -tstest.nonreaders 200
+// (the default run keeps them smaller, -short smaller still).
+var (
+	bigRowMiB  = flag.Int("tstest.bigrow", 0, "MiB of the row TestProbeBigRowReaders reads with 8 clients at once (default 32, 8 with -short or -race; 128 for the issue's probe)")
+	nonReaders = flag.Int("tstest.nonreaders", 0, "clients of TestProbeNonReaders that never read their answers (default 24, 8 with -short or -race; 200 for the issue's probe)")
+)
+
+// probeSize is a probe flag's value, or its default for the run (the
+// short one under -short or the race detector).
+func probeSize(flagged, normal, short int) int {
+	switch {
+	case flagged > 0:
+		return flagged
+	case testing.Short() || raceEnabled:
+		return short
+	}
+	return normal
+}
+
+// writeBigRow makes row k of table t about mib MiB: UpdateRows of two
+// (2 MiB - 1 KiB) columns each.
+func writeBigRow(t *testing.T, c *tablestore.TableStoreClient, table, k string, mib int) int64 {
+	t.Helper()
+	val := bytes.Repeat([]byte{'v'}, 2<<20-1<<10)
+	var total int64
+	for i := range max(mib/4, 1) {
+		ch := &tablestore.UpdateRowChange{TableName: table, PrimaryKey: pk("k", k)}
+		ch.PutColumn(fmt.Sprintf("c%03d", 2*i), val)
+		ch.PutColumn(fmt.Sprintf("c%03d", 2*i+1), val)
+		ch.SetCondition(tablestore.RowExistenceExpectation_IGNORE)
+		if _, err := c.UpdateRow(&tablestore.UpdateRowRequest{UpdateRowChange: ch}); err != nil {
+			t.Fatalf("UpdateRow %d: %v", i, err)
+		}
+		total += 2 * int64(len(val))
+	}
+	return total
+}
+
+// rawGetRow is a signed GetRow of row k of table t, to send with any
+// client.
+func rawGetRow(t *testing.T, srv *Server, table, k string) *http.Request {
+	t.Helper()
+	body, err := proto.Marshal(&otsprotocol.GetRowRequest{TableName: proto.String(table), PrimaryKey: pk("k", k).Build(false), MaxVersions: proto.Int32(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signedRequest(t, srv, "GetRow", body, srv.AccessKeySecret())
+}
+
+// TestProbeBigRowReaders is the probe "a 128 MiB row (32 UpdateRows) read
+// by 8 clients at once: 5.05 GB": the answers wait for their share of
+// Options.ResponseMemory, and the rows are encoded as they are written,
+// never copied (before the fix each answer was copied three times), so the
+// server's heap grows by a few MiB, whatever the row's size: the bound is
+// 64 MiB. The clients read every byte and check its MD5.
+func TestProbeBigRowReaders(t *testing.T) {
+	mib := probeSize(*bigRowMiB, 32, 8)
+	srv, c := listenEnv(t, Options{})
+	e := &env{t: t, srv: srv, c: c}
+	e.createTable("t", 1, pkDef{"k", tablestore.PrimaryKeyType_STRING})
+	size := writeBigRow(t, c, "t", "big", mib)
+	hc := &http.Client{Transport: &http.Transport{}, Timeout: 5 * time.Minute}
+	defer hc.CloseIdleConnections()
+	runtime.GC()
+	base := memNow(t)
+	stop := make(chan struct{})
+	peak := samplePeak(t, stop)
+	const readers = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, readers)
+	start := time.Now()
+	for range readers {
+		r := rawGetRow(t, srv, "t", "big")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := hc.Do(r)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer resp.Body.Close()
+			h := md5.New()
+			n, err := io.Copy(h, resp.Body)
+			switch {
+			case err != nil:
+				errs <- err
+			case resp.StatusCode != 200 || n < size:
+				errs <- fmt.Errorf("status %d, %d bytes, want a %d-byte row", resp.StatusCode, n, size)
+			case resp.Header.Get("x-ots-contentmd5") != base64.StdEncoding.EncodeToString(h.Sum(nil)):
+				errs <- fmt.Errorf("x-ots-contentmd5 does not match the body")
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	p := <-peak
+	growth := p.heap - base.heap
+	const bound = 64 << 20
+	t.Logf("%d readers of a %d MiB row in %v: RSS %d MiB -> peak %d MiB; heap %d MiB -> peak %d MiB (+%d MiB, bound +%d MiB; race detector %v)",
+		readers, size>>20, time.Since(start).Round(time.Millisecond), base.rss>>20, p.rss>>20, base.heap>>20, p.heap>>20, growth>>20, bound>>20, raceEnabled)
+	if growth > bound {
+		t.Errorf("heap grew by %d MiB serving %d readers of a %d MiB row, bound %d MiB", growth>>20, readers, size>>20, bound>>20)
+	}
+	if !raceEnabled && mib >= 128 && p.rss > 512<<20 {
+		t.Errorf("process RSS peaked at %d MiB, target 512 MiB", p.rss>>20)
+	}
+}
+
+// TestProbeNonReaders is the probe "200 clients that never read their
+// answers: 1.36 GB, connections never evicted": clients request a 16 MiB
+// row and never read a byte. Their answers are encoded as they are
+// written (the heap grows by a few MiB; the bound is 64 MiB) and hold
+// room in Options.ResponseMemory, each is cut off once a 256 KiB piece of
+// it cannot be sent within StallTimeout (1 s here), and an honest client's
+// small calls meanwhile take well under the bound (5 s).
+func TestProbeNonReaders(t *testing.T) {
+	srv, c := listenEnv(t, Options{StallTimeout: time.Second})
+	e := &env{t: t, srv: srv, c: c}
+	e.createTable("t", 1, pkDef{"k", tablestore.PrimaryKeyType_STRING})
+	size := writeBigRow(t, c, "t", "big", 16)
+	e.put("t", pk("k", "small"), "v", "honest")
+	if got := e.get("t", pk("k", "small"), 1); len(got.Columns) != 1 {
+		t.Fatal("small row not written")
+	}
+	runtime.GC()
+	base := memNow(t)
+	open0 := srv.lim.open()
+	stop := make(chan struct{})
+	peak := samplePeak(t, stop)
+	n := probeSize(*nonReaders, 24, 8)
+	for range n {
+		conn := dial(t, srv)
+		r := rawGetRow(t, srv, "t", "big")
+		if err := r.Write(conn); err != nil {
+			t.Fatal(err)
+		}
+		// and never read
+	}
+	var worst time.Duration
+	for range 10 {
+		start := time.Now()
+		if got := e.get("t", pk("k", "small"), 1); len(got.Columns) != 1 {
+			t.Fatalf("honest GetRow: %+v", got)
+		}
+		worst = max(worst, time.Since(start))
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Every non-reader is cut off, in about n*size/ResponseMemory rounds
+	// of StallTimeout (1 s) once the socket buffers are full; without the
+	// fix only WriteTimeout (60 s) would.
+	rounds := time.Duration(int64(n)*size/DefaultResponseMemory + 1)
+	limit := rounds*3*time.Second + 20*time.Second
+	start := time.Now()
+	for srv.lim.open() > open0 {
+		if time.Since(start) > limit {
+			t.Errorf("%d of %d connections that do not read still open after %v", srv.lim.open()-open0, n, time.Since(start).Round(time.Millisecond))
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	evicted := time.Since(start)
+	close(stop)
+	p := <-peak
+	growth := p.heap - base.heap
+	const bound = 64 << 20
+	t.Logf("%d clients not reading a %d MiB answer: slowest honest GetRow %v; all cut off %v later; RSS %d MiB -> peak %d MiB; heap %d MiB -> peak %d MiB (+%d MiB, bound +%d MiB; race detector %v)",
+		n, size>>20, worst.Round(time.Millisecond), evicted.Round(time.Millisecond), base.rss>>20, p.rss>>20, base.heap>>20, p.heap>>20, growth>>20, bound>>20, raceEnabled)
+	if worst > 5*time.Second {
+		t.Errorf("an honest GetRow took %v while %d clients did not read (bound 5 s)", worst, n)
+	}
+	if growth > bound {
+		t.Errorf("heap grew by %d MiB with %d clients not reading, bound %d MiB", growth>>20, n, bound>>20)
+	}
+}
+
+// TestChunkedBodies: bodies without a Content-Length (chunked transfer
+// encoding) are read to their end in pieces, past the reservation point,
+// and refused past MaxBodySize.
+func TestChunkedBodies(t *testing.T) {
+	srv, c := listenEnv(t, Options{})
+	e := &env{t: t, srv: srv, c: c}
+	e.createTable("t", 1, pkDef{"k", tablestore.PrimaryKeyType_STRING})
+	ch := &tablestore.PutRowChange{TableName: "t", PrimaryKey: pk("k", "a")}
+	ch.AddColumn("v", strings.Repeat("x", 300<<10))
+	ch.SetCondition(tablestore.RowExistenceExpectation_IGNORE)
+	row := ch.Serialize()
+	cond := &otsprotocol.Condition{RowExistence: otsprotocol.RowExistenceExpectation_IGNORE.Enum()}
+	body, err := proto.Marshal(&otsprotocol.PutRowRequest{TableName: proto.String("t"), Row: row, Condition: cond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		body   []byte
+		status int
+	}{
+		{"300KiB", body, 200},
+		{"TooLarge", make([]byte, MaxBodySize+1), 413},
+	} {
+		r := signedRequest(t, srv, "PutRow", tc.body, srv.AccessKeySecret())
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(tc.body))) // no length: chunked
+		r.ContentLength = -1
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.status)
+		}
+	}
+	if got := colMap(e.get("t", pk("k", "a"), 1).Columns)["v"]; len(got) != 1 || len(got[0].(string)) != 300<<10 {
+		t.Errorf("the chunked PutRow did not write its 300 KiB value")
 	}
 }

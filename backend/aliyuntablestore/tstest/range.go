@@ -4,7 +4,6 @@ package tstest
 
 import (
 	"context"
-	"encoding/binary"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
 	"github.com/golang/protobuf/proto"
@@ -76,31 +75,33 @@ func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, erro
 		return nil, err
 	}
 	// One header, then the rows, cut before the one that would pass 4 MB
-	// (a first row is always sent, so a range always progresses).
-	out := binary.LittleEndian.AppendUint32(nil, plainbuffer.Header)
+	// (a first row is always sent, so a range always progresses); the
+	// answer's room is reserved before it is encoded, in one buffer.
+	var rows []plainbuffer.Row
+	size := 4
 	next := page.Next
-	n := 0
 	for _, r := range page.Rows {
 		cols, keep := rs.finish(r.Key, r.Columns, false)
 		if !keep {
 			continue
 		}
-		enc := plainbuffer.EncodeRow(wireRow(r.Key, cols))[4:]
-		if n > 0 && len(out)+len(enc) > MaxPageSize {
+		row := wireRow(r.Key, cols)
+		k := plainbuffer.RowSize(row)
+		if len(rows) > 0 && size+k > MaxPageSize {
 			next = r.Key
 			break
 		}
-		out = append(out, enc...)
-		n++
+		rows = append(rows, row)
+		size += k
+	}
+	if oe := s.reserveResponse(ctx, int64(size)); oe != nil {
+		return nil, oe
 	}
 	resp := &otsprotocol.GetRangeResponse{
-		Consumed:      capacity(units(len(out)), 0),
-		Rows:          []byte{},
+		Consumed:      capacity(units(size), 0),
+		Rows:          rowsAnswer(ctx, rows),
 		DataBlockType: otsprotocol.DataBlockType_DBT_PLAIN_BUFFER.Enum(),
 		CompressType:  otsprotocol.CompressType_CPT_NONE.Enum(),
-	}
-	if n > 0 {
-		resp.Rows = out
 	}
 	if next != nil {
 		// Next is a stored row's key, never INF_MIN/INF_MAX (the Go SDK's

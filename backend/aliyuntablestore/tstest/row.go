@@ -210,11 +210,16 @@ func (s *Server) getRow(ctx context.Context, body []byte) (proto.Message, error)
 		return nil, err
 	}
 	// A missing row is an empty, but set, row field: proto2 requires it.
-	out := []byte{}
+	var rows []plainbuffer.Row
+	size := 0
 	if found {
 		if cols, keep := rs.finish(r.Key, r.Columns, true); keep {
-			out = plainbuffer.EncodeRow(wireRow(r.Key, cols))
+			rows = []plainbuffer.Row{wireRow(r.Key, cols)}
+			size = 4 + plainbuffer.RowSize(rows[0])
 		}
 	}
-	return &otsprotocol.GetRowResponse{Consumed: capacity(units(len(out)), 0), Row: out}, nil
+	if oe := s.reserveResponse(ctx, int64(size)); oe != nil {
+		return nil, oe
+	}
+	return &otsprotocol.GetRowResponse{Consumed: capacity(units(size), 0), Row: rowsAnswer(ctx, rows)}, nil
 }

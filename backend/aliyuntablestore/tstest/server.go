@@ -9,6 +9,7 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"crypto/sha1"
+	"crypto/subtle"
 	"encoding/base64"
 
 	"fmt"
@@ -19,9 +20,9 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/common"
@@ -74,15 +75,29 @@ type Options struct {
 	// to the end of the response, IdleTimeout a keep-alive connection's
 	// idle time.
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// StallTimeout bounds the time to receive each 64 KiB of a request
+	// body (a request past it gets 408) and to send each 256 KiB of a
+	// response (a client that does not read is cut off); default
+	// DefaultStallTimeout.
+	StallTimeout time.Duration
 	// MaxConns caps the open connections (default DefaultMaxConns). At the
 	// cap a new connection evicts the one that has waited longest for its
 	// request to arrive, or else the longest idle; connections being
 	// served are never evicted.
 	MaxConns int
 	// BodyMemory caps the bytes of request bodies held at once (default
-	// DefaultBodyMemory, at least MaxBodySize); a request whose declared
-	// length does not fit waits for room.
+	// DefaultBodyMemory, at least MaxBodySize), past the first 64 KiB of
+	// each (bounded by MaxConns): room for the rest of a body is reserved
+	// once those 64 KiB have arrived, waiting for it within ReadTimeout,
+	// and held at most StallTimeout plus the rest at 1 MiB/s.
 	BodyMemory int64
+	// ResponseMemory caps the bytes of responses held at once (default
+	// DefaultResponseMemory), past the first 256 KiB of each (bounded by
+	// MaxConns): a read reserves room for its answer before encoding it,
+	// waiting for it at most WriteTimeout (then OTSServerBusy), and holds
+	// it until the answer is written; one larger than ResponseMemory
+	// waits for all of it.
+	ResponseMemory int64
 	// MaxDateSkew is how far x-ots-date may be from the wall clock;
 	// default MaxDateSkew (15 minutes, as the service); negative turns
 	// the check off (to replay recorded requests).
@@ -92,10 +107,14 @@ type Options struct {
 	ShutdownTimeout time.Duration
 
 	// AdminAddr, when not empty, starts the test-control endpoint (see
-	// AdminHandler) on its own listener at this address. AdminToken is
-	// the bearer token it requires; it must be set with AdminAddr.
-	AdminAddr  string
-	AdminToken string
+	// AdminHandler) on its own listener at this address, which must be a
+	// loopback address (an empty host means 127.0.0.1) unless
+	// AdminAllowRemote is set. AdminToken is the bearer token it
+	// requires, at least MinAdminTokenLen characters; it must be set with
+	// AdminAddr. The endpoint keeps at most 32 connections open.
+	AdminAddr        string
+	AdminToken       string
+	AdminAllowRemote bool
 
 	// MetaFile, when set, keeps the per-table state the Backend does not
 	// (reserved throughput, defined columns, creation time, secondary
@@ -115,15 +134,13 @@ type Server struct {
 	adj      *adjClock
 	wallNow  func() time.Time // for the date-skew rule; tests replace it
 	bodyMem  *semaphore.Weighted
+	respMem  *semaphore.Weighted
 	lim      *connLimiter
 	faults   faultSet
 	ln       net.Listener
 	hs       *http.Server
 	serveErr chan error
 	endpoint string
-
-	reqSeq atomic.Uint64
-	reqPfx string
 
 	mu     sync.Mutex
 	extras map[string]*tableExtra // per-table state the Backend does not keep
@@ -182,6 +199,12 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = DefaultMaxConns
 	}
+	if opts.ResponseMemory <= 0 {
+		opts.ResponseMemory = DefaultResponseMemory
+	}
+	if opts.StallTimeout <= 0 {
+		opts.StallTimeout = DefaultStallTimeout
+	}
 	if opts.BodyMemory <= 0 {
 		opts.BodyMemory = DefaultBodyMemory
 	}
@@ -189,12 +212,14 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = 30 * time.Second
 	}
-	if opts.AdminAddr != "" && opts.AdminToken == "" {
-		return nil, fmt.Errorf("tstest: AdminAddr %s needs an AdminToken", opts.AdminAddr)
+	if opts.AdminAddr != "" {
+		if err := checkAdminOptions(&opts); err != nil {
+			return nil, err
+		}
 	}
 	adj := &adjClock{base: opts.Clock}
 	s := &Server{opts: opts, clock: adj, adj: adj, wallNow: time.Now, extras: map[string]*tableExtra{},
-		bodyMem: semaphore.NewWeighted(opts.BodyMemory)}
+		bodyMem: semaphore.NewWeighted(opts.BodyMemory), respMem: semaphore.NewWeighted(opts.ResponseMemory)}
 	if opts.Backend == nil {
 		s.backend = localengine.New()
 		s.ownsB = true
@@ -208,9 +233,6 @@ func NewServer(opts Options) (*Server, error) {
 	// Every request re-reads the table's meta through this client, so its
 	// cache is refreshed at each use and a shared Backend is honoured.
 	s.client = tablekit.NewClient(s.backend, tablekit.WithClock(s.clock))
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	s.reqPfx = fmt.Sprintf("%x-%x-%x", rnd[:4], rnd[4:6], time.Now().Unix()&0xffff)
 	if opts.NoListen {
 		s.endpoint = "http://tstest.invalid"
 		return s, nil
@@ -347,7 +369,10 @@ func init() {
 
 // ServeHTTP serves one Tablestore API call.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, authed, oerr := s.admit(r)
+	hold := &respHold{start: time.Now()}
+	defer s.releaseResponse(hold)
+	r = r.WithContext(context.WithValue(r.Context(), respHoldKey{}, hold))
+	body, authed, oerr := s.admit(w, r)
 	if oerr != nil {
 		if !authed {
 			// Nothing about the credentials to a caller that failed
@@ -374,15 +399,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, toOTS(err))
 		return
 	}
-	var out []byte
+	var out []bodyPart
 	if resp != nil {
-		out, err = proto.Marshal(resp)
+		out, err = marshalResponse(hold, resp)
 		if err != nil {
 			s.writeError(w, r, internalError("marshal response: %v", err))
 			return
 		}
 	}
-	s.write(w, r, http.StatusOK, out)
+	s.writeParts(w, r, http.StatusOK, out)
 }
 
 // dispatch runs op; a panic in a handler becomes a 500 instead of killing
@@ -406,7 +431,7 @@ var headersRequired = []string{
 // and MaxBodySize, and its MD5 (which the signature covers through
 // x-ots-contentmd5). authed reports whether the request passed the
 // signature check. It returns the body.
-func (s *Server) admit(r *http.Request) (body []byte, authed bool, _ *otsError) {
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) (body []byte, authed bool, _ *otsError) {
 	if r.Method != http.MethodPost {
 		return nil, false, &otsError{status: 405, code: "OTSMethodNotAllowed", msg: "Only POST method for requests is supported."}
 	}
@@ -434,20 +459,19 @@ func (s *Server) admit(r *http.Request) (body []byte, authed bool, _ *otsError) 
 	if !validDate(d) {
 		return nil, false, paramErr("Invalid date format: %s.", d)
 	}
-	if h.Get("x-ots-accesskeyid") != s.opts.AccessKeyID {
-		return nil, false, authErr("The AccessKeyID does not exist.")
-	}
-	if h.Get("x-ots-instancename") != s.opts.InstanceName {
-		return nil, false, authErr("The instance is not found.")
-	}
-	if !s.signatureOK(r.URL.Path, h, v4) {
-		return nil, false, authErr("Signature mismatch.")
+	// A wrong access key ID, instance or signature gets one answer, after
+	// the same work: an unauthenticated caller cannot confirm either
+	// name alone (the service's answer to a bad signature).
+	idOK := subtle.ConstantTimeCompare([]byte(h.Get("x-ots-accesskeyid")), []byte(s.opts.AccessKeyID)) == 1
+	instOK := subtle.ConstantTimeCompare([]byte(h.Get("x-ots-instancename")), []byte(s.opts.InstanceName)) == 1
+	if sigOK := s.signatureOK(r.URL.Path, h, v4); !(idOK && instOK && sigOK) {
+		return nil, false, errAuth
 	}
 	// The date is signed: a request re-sent later keeps its old date.
 	if oe := s.checkDate(d); oe != nil {
 		return nil, false, oe
 	}
-	body, oe := s.readBody(r)
+	body, oe := s.readBody(w, r)
 	if oe != nil {
 		return nil, true, oe
 	}
@@ -500,20 +524,30 @@ func (s *Server) signatureOK(uri string, h http.Header, v4 bool) bool {
 	return hmac.Equal([]byte(want), []byte(got))
 }
 
+// requestID returns a new x-ots-requestid: 16 random bytes in the
+// service's 8-4-4-4-12 hex form, so an id says nothing about how many
+// requests the server has served.
 func (s *Server) requestID() string {
-	return fmt.Sprintf("%s-%012x", s.reqPfx, s.reqSeq.Add(1))
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // write sends a response with the headers real Tablestore sends: request
 // id, body MD5, date, content type, and a response signature
 // ("authorization: OTS id:sig") that the Python and Java SDKs verify.
 func (s *Server) write(w http.ResponseWriter, r *http.Request, status int, body []byte) {
-	names := s.xotsHeaders(w, body)
+	s.writeParts(w, r, status, []bodyPart{{b: body}})
+}
+
+// writeParts is write with a body in parts.
+func (s *Server) writeParts(w http.ResponseWriter, r *http.Request, status int, body []bodyPart) {
+	names := s.xotsHeaders(w, body...)
 	mac := hmac.New(sha1.New, []byte(s.opts.AccessKeySecret))
 	io.WriteString(mac, strings.Join(names, "\n")+"\n"+r.URL.Path)
 	w.Header().Set("authorization", "OTS "+s.opts.AccessKeyID+":"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
 	w.WriteHeader(status)
-	w.Write(body)
+	s.writeBody(w, r, body)
 }
 
 // writeUnsigned sends the error of a request that failed authentication:
@@ -524,16 +558,23 @@ func (s *Server) writeUnsigned(w http.ResponseWriter, e *otsError) {
 	if err != nil {
 		b = nil
 	}
-	s.xotsHeaders(w, b)
+	s.xotsHeaders(w, bodyPart{b: b})
 	w.WriteHeader(e.status)
 	w.Write(b)
 }
 
 // xotsHeaders sets the response's x-ots headers and content type and
 // returns the signed lines "name:value", sorted.
-func (s *Server) xotsHeaders(w http.ResponseWriter, body []byte) []string {
-	sum := md5.Sum(body)
+func (s *Server) xotsHeaders(w http.ResponseWriter, body ...bodyPart) []string {
+	hash := md5.New()
+	size := 0
+	for _, p := range body {
+		p.writeTo(hash)
+		size += p.size()
+	}
+	sum := hash.Sum(nil)
 	h := w.Header()
+	h.Set("Content-Length", strconv.Itoa(size))
 	xots := map[string]string{
 		"x-ots-requestid":   s.requestID(),
 		"x-ots-contentmd5":  base64.StdEncoding.EncodeToString(sum[:]),

@@ -3,6 +3,7 @@ package plainbuffer
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 )
 
@@ -15,14 +16,85 @@ import (
 func EncodeRows(rows []Row) []byte {
 	b := binary.LittleEndian.AppendUint32(nil, Header)
 	for i := range rows {
-		b = appendRow(b, &rows[i])
+		b = appendRow(b, &rows[i], nil)
 	}
 	return b
 }
 
-// EncodeRow encodes a block holding one row.
+// EncodeRow encodes a block holding one row, in one allocation.
 func EncodeRow(r Row) []byte {
-	return appendRow(binary.LittleEndian.AppendUint32(nil, Header), &r)
+	b := make([]byte, 0, 4+RowSize(r))
+	return appendRow(binary.LittleEndian.AppendUint32(b, Header), &r, nil)
+}
+
+// WriteRow writes to w the bytes of r in a block (EncodeRow's answer
+// after its 4-byte header), holding only some 36 KiB at a time: STRING
+// and BLOB values are written from where they are, not copied, so the
+// memory it uses does not grow with the row. It panics like EncodeRows
+// and returns w's first error.
+func WriteRow(w io.Writer, r Row) error {
+	var err error
+	flush := func(b, value []byte) []byte {
+		if err == nil && len(b) > 0 {
+			_, err = w.Write(b)
+		}
+		if err == nil && len(value) > 0 {
+			_, err = w.Write(value)
+		}
+		return b[:0]
+	}
+	b := appendRow(make([]byte, 0, streamBuffer+4<<10), &r, flush)
+	flush(b, nil)
+	return err
+}
+
+// streamBuffer is how many bytes appendRow with a flush func lets its
+// buffer hold before flushing it.
+const streamBuffer = 32 << 10
+
+// RowSize is the number of bytes of r in a block (EncodeRow's answer has
+// the 4-byte header too), computed without encoding it.
+func RowSize(r Row) int {
+	n := 1 + 2 // TAG_ROW_PK; TAG_ROW_CHECKSUM and the checksum
+	for i := range r.PrimaryKey {
+		n += cellSize(&r.PrimaryKey[i])
+	}
+	if len(r.Columns) > 0 {
+		n++ // TAG_ROW_DATA
+		for i := range r.Columns {
+			n += cellSize(&r.Columns[i])
+		}
+	}
+	if r.DeleteMarker {
+		n++
+	}
+	if r.Sequence != nil {
+		n += 1 + 4 + 1 + 4 + 1 + 4 + 1 + 8 + 1 + 4
+	}
+	return n
+}
+
+// cellSize is the number of bytes appendCell appends for c.
+func cellSize(c *Cell) int {
+	n := 2 + 4 + len(c.Name) + 2 // TAG_CELL, TAG_CELL_NAME, length, name; TAG_CELL_CHECKSUM and the checksum
+	if v := c.Value; v != nil {
+		n += 1 + 4 + 1 // TAG_CELL_VALUE, length, type
+		switch v.Type {
+		case TypeInteger, TypeDouble:
+			n += 8
+		case TypeBoolean:
+			n++
+		case TypeString, TypeBlob:
+			n += 4 + len(v.Bytes)
+		}
+	}
+	if c.Op != OpPut {
+		n += 2
+	}
+	if c.Timestamp != nil {
+		n += 1 + 8
+	}
+	return n
 }
 
 // EncodeValueNoLengthPrefix encodes v as type byte and payload with no
@@ -32,19 +104,26 @@ func EncodeValueNoLengthPrefix(v Value) []byte {
 	return appendValue(nil, &v)
 }
 
-func appendRow(b []byte, r *Row) []byte {
+// appendRow appends r to b. With flush set, STRING and BLOB values are
+// not appended: flush gets the bytes so far and the value, and returns
+// the buffer to go on with; it also gets the buffer once it holds
+// streamBuffer bytes.
+func appendRow(b []byte, r *Row, flush func(b, value []byte) []byte) []byte {
 	var crc byte
 	b = append(b, tagRowPK)
 	for i := range r.PrimaryKey {
 		var c byte
-		b, c = appendCell(b, &r.PrimaryKey[i])
+		b, c = appendCell(b, &r.PrimaryKey[i], flush)
 		crc = crc8Byte(crc, c)
 	}
 	if len(r.Columns) > 0 {
 		b = append(b, tagRowData)
 		for i := range r.Columns {
 			var c byte
-			b, c = appendCell(b, &r.Columns[i])
+			b, c = appendCell(b, &r.Columns[i], flush)
+			if flush != nil && len(b) >= streamBuffer {
+				b = flush(b, nil)
+			}
 			crc = crc8Byte(crc, c)
 		}
 	}
@@ -69,8 +148,8 @@ func appendRow(b []byte, r *Row) []byte {
 	return append(b, tagRowChecksum, crc)
 }
 
-// appendCell appends c and returns its checksum too.
-func appendCell(b []byte, c *Cell) ([]byte, byte) {
+// appendCell appends c and returns its checksum too; flush is appendRow's.
+func appendCell(b []byte, c *Cell, flush func(b, value []byte) []byte) ([]byte, byte) {
 	checkLen(len(c.Name), "cell name")
 	if c.Op != OpPut && !c.Op.validOnWire() {
 		panic(fmt.Sprintf("plainbuffer: cell %q has invalid op %s", c.Name, c.Op))
@@ -79,7 +158,16 @@ func appendCell(b []byte, c *Cell) ([]byte, byte) {
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.Name)))
 	b = append(b, c.Name...)
 	crc := crc8Bytes(0, b[len(b)-len(c.Name):])
-	if c.Value != nil {
+	if v := c.Value; v != nil && flush != nil && (v.Type == TypeString || v.Type == TypeBlob) {
+		// What appendValue appends, with the bytes passed to flush.
+		checkLen(len(v.Bytes)+5, v.Type.String()+" value")
+		b = append(b, tagCellValue)
+		b = binary.LittleEndian.AppendUint32(b, uint32(5+len(v.Bytes)))
+		b = append(b, byte(v.Type))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(v.Bytes)))
+		crc = crc8Bytes(crc8Bytes(crc, b[len(b)-5:]), v.Bytes)
+		b = flush(b, v.Bytes)
+	} else if c.Value != nil {
 		b = append(b, tagCellValue)
 		lenAt := len(b)
 		b = append(b, 0, 0, 0, 0)

@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -187,6 +189,23 @@ func checkRoundTrip(t *testing.T, rows []Row) {
 	}
 	if again := EncodeRows(got); !bytes.Equal(again, b) {
 		t.Fatalf("re-encoding differs:\n got %x\nwant %x", again, b)
+	}
+	size := 4
+	for _, r := range rows {
+		size += RowSize(r)
+	}
+	if size != len(b) {
+		t.Fatalf("RowSize sums to %d bytes with the header, the encoding has %d: %s", size, len(b), fmtRows(rows))
+	}
+	var streamed bytes.Buffer
+	streamed.Write(b[:4])
+	for _, r := range rows {
+		if err := WriteRow(&streamed, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(streamed.Bytes(), b) {
+		t.Fatalf("WriteRow differs from EncodeRows:\n got %x\nwant %x", streamed.Bytes(), b)
 	}
 	if len(rows) == 1 {
 		r, err := DecodeRow(b)
@@ -642,5 +661,39 @@ func TestStrings(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
+	}
+}
+
+// TestWriteRowStreams: WriteRow writes what EncodeRow encodes for a large
+// row (big values, and more small cells than its buffer holds) and
+// allocates a few KiB for it, not the row's size.
+func TestWriteRowStreams(t *testing.T) {
+	big := bytes.Repeat([]byte{'x'}, 1<<20)
+	r := Row{PrimaryKey: []Cell{{Name: "pk", Value: StringValue("key")}}}
+	for i := range 8 {
+		ts := int64(i)
+		r.Columns = append(r.Columns, Cell{Name: fmt.Sprintf("big%d", i), Value: BlobValue(big), Timestamp: &ts})
+	}
+	for i := range 5000 {
+		r.Columns = append(r.Columns, Cell{Name: fmt.Sprintf("n%d", i), Value: IntegerValue(int64(i))})
+	}
+	r.Columns = append(r.Columns, Cell{Name: "s", Value: StringValue("tail")})
+	want := EncodeRow(r)
+	var got bytes.Buffer
+	got.Write(want[:4])
+	if err := WriteRow(&got, r); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatal("WriteRow differs from EncodeRow for a large row")
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := WriteRow(io.Discard, r); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<10 {
+		t.Errorf("WriteRow of a %d MiB row allocated %d bytes", len(want)>>20, n)
 	}
 }
