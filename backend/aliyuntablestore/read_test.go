@@ -44,7 +44,7 @@ func TestReadShapesMatchLocalEngine(t *testing.T) {
 func testReadShapes(t *testing.T, strict bool) {
 	ctx := context.Background()
 	clock := tablekit.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv, err := tstest.NewServer(tstest.Options{Clock: clock})
+	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New(), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,21 @@
-// Package tstest is a Tablestore-wire-compatible test server backed by
-// tablekit's local engine: the Tablestore counterpart of Bigtable's bttest.
+// Package tstest is for tests and tools that need Tablestore without the
+// cloud: a Tablestore-wire-compatible server that stores its tables in any
+// tablekit Backend the caller gives it (the Tablestore counterpart of
+// Bigtable's bttest).
 //
-// A test starts a Server and points the real Alibaba Cloud Tablestore SDK
-// (or any HTTP client speaking Tablestore's protocol) at it:
+// A test starts a Server over a Backend and points the real Alibaba Cloud
+// Tablestore SDK (or any HTTP client speaking Tablestore's protocol) at it:
 //
-//	srv, err := tstest.NewServer(tstest.Options{Clock: clock})
+//	backend := localengine.New() // or fileengine.Open, or any adapter
+//	defer backend.Close()
+//	srv, err := tstest.NewServer(tstest.Options{Backend: backend, Clock: clock})
 //	...
 //	defer srv.Close()
 //	client := tablestore.NewClient(srv.Endpoint(), srv.InstanceName(), srv.AccessKeyID(), srv.AccessKeySecret())
+//
+// The package imports no engine: the Backend is the caller's, required,
+// and never closed by the server. Over a Backend shared with other
+// clients the server re-reads each table's metadata at every call.
 //
 // The protocol: every call is an HTTP POST to /{Operation} whose body is a
 // proto2 message of the SDK's otsprotocol package; rows inside it are
@@ -54,16 +62,20 @@
 // and 4 later calls see the effect of writes the recording made inside a
 // transaction it then aborted (2 BatchGetRow, 2 conditional DeleteRow).
 //
+// TestRecordedServiceOverFile replays the same calls against
+// cmd/tablestore-emulator -backend file://DIR, with the same result.
+//
 // Checked against a second SDK: TestNodeSDK builds and starts
 // cmd/tablestore-emulator and runs the Node.js SDK's own test files (npm
 // tablestore, pinned in package.json) and testdata/node/probe.test.js
 // against it; the only failures allowed are the declared unsupported
 // operations (search, parallel scan, SQL, allow_update=false), listed by
-// test title.
+// test title. TestNodeSDKOverBackends runs the probe against the emulator
+// over file://DIR and over dynamodb:// on dynalite.
 //
 // Semantics are tablekit's SPEC.md, executed by a tablekit.Client over the
-// Backend (by default a localengine.Engine) with the server's Clock, so a
-// tablekit.ManualClock drives TTL and the version window server-side.
+// Backend with the server's Clock, so a tablekit.ManualClock drives TTL
+// and the version window server-side.
 // Features tablekit does not model are refused with a 400
 // OTSParameterInvalid that says so: auto-increment primary keys,
 // ColumnPaginationFilter, regex value_trans_rule, start_column/end_column,
@@ -80,7 +92,13 @@
 // connections, answers to failed authentications carry no response
 // signature, and filters are capped at MaxFilterWidth sub filters and
 // MaxFilterConditions conditions. The data lives in the Backend: in memory
-// by default, durable with a fileengine.Engine.
+// with a localengine.Engine, durable with a fileengine.Engine, in a cloud
+// store with an adapter. The per-table state tablekit does not model
+// (reserved throughput, defined columns, creation time, secondary index
+// definitions) lives in the server, and in Options.MetaFile when set;
+// without it, a new server over the same Backend serves the same tables
+// and rows but reports none of that state and treats index tables as
+// ordinary tables.
 //
 // Test control (admin.go): SetClock and AdvanceClock move the server's
 // clock (TTL and the version window follow it), Reset deletes every table,
