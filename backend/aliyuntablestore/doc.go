@@ -136,8 +136,10 @@
 // returns, while tablekit evaluates it on every selected cell before the
 // projection: the adapter adds the filter's columns to columns_to_get,
 // evaluates the filter with rowmodel.MatchFilter and strips them again.
-// Tablestore returns no row when the projection or time range selects
-// nothing in it; tablekit returns every row that exists. So a GetRow or
+// Tablestore returns no row when the projection selects nothing in it
+// (with a time range alone it returns the row with no columns, the Go
+// SDK's own tests say; the adapter does not rely on that); tablekit
+// returns every row that exists. So a GetRow or
 // BatchGetRow that finds nothing under a projection or time range reads
 // the whole row once more and answers from that second read alone (one
 // atomic snapshot); a GetRange with a projection reads every column, and

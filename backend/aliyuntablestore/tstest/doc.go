@@ -28,17 +28,26 @@
 // codes and, where they are documented, its messages.
 //
 // Operations: CreateTable, ListTable, DescribeTable, UpdateTable,
-// DeleteTable, CreateIndex, DropIndex, PutRow, GetRow, UpdateRow, DeleteRow, BatchGetRow,
-// BatchWriteRow and GetRange, with row-existence and column conditions,
-// SingleColumnValueFilter and CompositeColumnValueFilter, INCREMENT with
-// RT_AFTER_MODIFY, RT_PK, max_versions and time_range (including
-// specific_time), TTL and the max-version-offset write window. GetRange
-// pages at 5000 rows or 4 MB and returns next_start_primary_key.
+// DeleteTable, AddDefinedColumn, DeleteDefinedColumn,
+// ComputeSplitPointsBySize, CreateIndex, DropIndex, PutRow, GetRow,
+// UpdateRow, DeleteRow, BatchGetRow, BatchWriteRow and GetRange, with
+// row-existence and column conditions, SingleColumnValueFilter and
+// CompositeColumnValueFilter, INCREMENT with RT_AFTER_MODIFY, RT_PK,
+// max_versions and time_range (including specific_time), TTL and the
+// max-version-offset write window. GetRange pages at 5000 rows or 4 MB,
+// returns next_start_primary_key, and answers in the block type
+// data_block_type_hint asks for: PlainBuffer, or SimpleRowMatrix (see
+// matrix.go; one value per cell, the newest selected version).
+// ComputeSplitPointsBySize answers one split, the whole table (the
+// emulator has one partition). UpdateTable refuses update_full_row,
+// whatever its value, as the service does ("… must not contain
+// updateFullRow").
 //
 // Where the real service answers differently from tablekit's SPEC, the
 // emulator answers as the service does (the tablekit adapter bridges back):
-// a selective read (columns_to_get or time_range) that leaves a row without
-// attribute cells answers the row as absent; BatchGetRow leaves row out for
+// a read with columns_to_get that leaves a row without attribute cells
+// answers the row as absent (with a time_range and no columns_to_get the
+// row is found, with its key and no columns); BatchGetRow leaves row out for
 // a missing row; BatchGetRow and BatchWriteRow fail the whole request for
 // a missing table; a failed
 // row-existence condition says "Row exists which is expected nonexistent" or

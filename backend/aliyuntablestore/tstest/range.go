@@ -77,6 +77,10 @@ func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, erro
 	}
 	// One header, then the rows, cut before the one that would pass 4 MB
 	// (a first row is always sent, so a range always progresses).
+	// The page is cut by its PlainBuffer size in either block type (a
+	// SimpleRowMatrix is smaller).
+	matrix := req.GetDataBlockTypeHint() == otsprotocol.DataBlockType_DBT_SIMPLE_ROW_MATRIX
+	var mrows []matrixRow
 	out := binary.LittleEndian.AppendUint32(nil, plainbuffer.Header)
 	next := page.Next
 	n := 0
@@ -91,6 +95,9 @@ func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, erro
 			break
 		}
 		out = append(out, enc...)
+		if matrix {
+			mrows = append(mrows, matrixRow{r.Key, cols})
+		}
 		n++
 	}
 	resp := &otsprotocol.GetRangeResponse{
@@ -99,7 +106,11 @@ func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, erro
 		DataBlockType: otsprotocol.DataBlockType_DBT_PLAIN_BUFFER.Enum(),
 		CompressType:  otsprotocol.CompressType_CPT_NONE.Enum(),
 	}
-	if n > 0 {
+	switch {
+	case matrix:
+		resp.DataBlockType = otsprotocol.DataBlockType_DBT_SIMPLE_ROW_MATRIX.Enum()
+		resp.Rows = encodeMatrix(meta, req.ColumnsToGet, mrows)
+	case n > 0:
 		resp.Rows = out
 	}
 	if next != nil {

@@ -330,6 +330,10 @@ func init() {
 		"GetRange":      (*Server).getRange,
 		"CreateIndex":   (*Server).createIndex,
 		"DropIndex":     (*Server).dropIndexOp,
+
+		"AddDefinedColumn":         (*Server).addDefinedColumn,
+		"DeleteDefinedColumn":      (*Server).deleteDefinedColumn,
+		"ComputeSplitPointsBySize": (*Server).computeSplitPointsBySize,
 	}
 }
 
