@@ -82,6 +82,18 @@
 // test title. TestNodeSDKOverBackends runs the probe against the emulator
 // over file://DIR and over dynamodb:// on dynalite.
 //
+// Checked against the Go SDK's own tests: TestGoSDK builds the official Go
+// SDK's test package (its module's tablestore package, endpoint and keys set
+// with -ldflags -X on its testConfig package) and runs its TableStoreSuite
+// and Test_WriteAndReadOtsData against cmd/tablestore-emulator, in memory and
+// over file://DIR: 27 pass, 1 is skipped by the SDK itself, and the 14 that
+// fail are listed with their reason (atomic batches, ColumnPaginationFilter,
+// streams, SQL, auto-increment keys, update_full_row=true at creation, and
+// creation_time, which the SDK only decodes with golang/protobuf < 1.4); a
+// listed test that passes fails the check too. The suite's SetUpSuite loses
+// its two search-index lines (see gosdk_test.go); the SDK's Search, global
+// table and timeseries suites are not run.
+//
 // Semantics are tablekit's SPEC.md, executed by a tablekit.Client over the
 // Backend with the server's Clock, so a tablekit.ManualClock drives TTL
 // and the version window server-side.
