@@ -167,7 +167,9 @@
 //   - Time is the server's. Tablestore checks the version window and TTL
 //     and timestamps increments with its own clock, not with the tablekit
 //     client's (the request's Now); with the real service, keep the
-//     client's clock in sync (tstest servers read the clock you give them).
+//     client's clock in sync (a tstest server reads the clock you give it
+//     in Options.Clock; cmd/tablestore-emulator -clock manual follows a
+//     tstest.AdminClock), and a ManualClock does not govern TTL there.
 //     A version of 0 in PutRow is sent as "no timestamp" by the SDK, which
 //     means the server's now.
 //   - TTL and MaxVersions above 2^31-1 do not fit Tablestore's 32-bit

@@ -46,6 +46,15 @@
 // listens there: set or advance the server's clock, reset all data, inject
 // faults. It requires the token in TABLESTORE_EMULATOR_ADMIN_TOKEN or in
 // the file named by -admin-token-file.
+//
+// Time: the server stamps cells written without a version, checks the
+// version window and expires cells by TTL with its own clock, as
+// Tablestore does. -clock manual (or -clock 2030-01-01T00:00:00Z) freezes
+// it, so that it moves only through the admin endpoint; a Go test then
+// shares it with its tablekit client through tstest.AdminClock (Set and
+// Advance move the server, then the client, to the same time), and a
+// tablekit.ManualClock-driven test runs against the emulator as against
+// every other backend.
 package main
 
 import (
@@ -136,6 +145,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 	metaFile := fs.String("meta", "", "file keeping the table state tablekit does not model; default DIR/"+metaFileName+" with a file:// backend, else in memory")
 	adminAddr := fs.String("admin-addr", "", "address of the test-control admin endpoint; empty: off")
 	adminTokenFile := fs.String("admin-token-file", "", "file holding the admin token (instead of $"+envAdminToken+")")
+	clockFlag := fs.String("clock", "system", `the server's clock: "system", or "manual" (frozen at the start time) or an RFC 3339 time (frozen there), moved only through the admin endpoint`)
 	maxConns := fs.Int("max-conns", tstest.DefaultMaxConns, "most connections open at once")
 	readTimeout := fs.Duration("read-timeout", tstest.DefaultReadTimeout, "longest time to read a request, body included")
 	writeTimeout := fs.Duration("write-timeout", tstest.DefaultWriteTimeout, "longest time to serve and write a response")
@@ -178,6 +188,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 			return 2
 		}
 	}
+	clock, clockWhat, err := serverClock(*clockFlag, time.Now)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablestore-emulator:", err)
+		return 2
+	}
+	opts.Clock = clock
 	backend, storage, err := openBackend(*backendURL, *dataDir)
 	if err != nil {
 		fmt.Fprintln(stderr, "tablestore-emulator:", err)
@@ -208,6 +224,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 	fmt.Fprintf(stderr, "  access key id: %s (secret from %s)\n", *akID, secretFrom)
 	fmt.Fprintf(stderr, "  data:          %s\n", storage)
 	fmt.Fprintf(stderr, "  table state:   %s\n", metaWhere)
+	fmt.Fprintf(stderr, "  clock:         %s\n", clockWhat)
 	if a := srv.AdminEndpoint(); a != "" {
 		fmt.Fprintf(stderr, "  admin:         %s/admin/v1/ (token from %s)\n", a, adminFrom)
 	} else {
@@ -224,6 +241,22 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 	}
 	fmt.Fprintf(stderr, "tablestore-emulator: %v: stopped in %v\n", s, time.Since(start).Round(time.Millisecond))
 	return code
+}
+
+// serverClock is the clock -clock names, and says what it is.
+func serverClock(v string, now func() time.Time) (tablekit.Clock, string, error) {
+	switch v {
+	case "system", "":
+		return tablekit.SystemClock{}, "system (the admin endpoint can offset it)", nil
+	case "manual":
+		t := now().UTC().Truncate(time.Millisecond)
+		return tablekit.NewManualClock(t), "manual, frozen at " + t.Format(time.RFC3339Nano) + ": it moves only through the admin endpoint", nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return nil, "", tablekit.Errorf(tablekit.ErrInvalidArgument, `-clock %q: want "system", "manual" or an RFC 3339 time`, v)
+	}
+	return tablekit.NewManualClock(t), "manual, frozen at " + t.UTC().Format(time.RFC3339Nano) + ": it moves only through the admin endpoint", nil
 }
 
 // openBackend opens the Backend that -backend or -data names (mem:// when

@@ -376,7 +376,7 @@ func TestUsage(t *testing.T) {
 		t.Fatalf("--help: exit code %d", code)
 	}
 	help := errOut.String()
-	for _, want := range []string{"-data", "-backend", "-meta", "file://", "dynamodb://", "bigtable://", "-admin-addr", envAccessKeySecret, envAdminToken, "in memory", "-access-key-secret-file"} {
+	for _, want := range []string{"-data", "-backend", "-meta", "-clock", "file://", "dynamodb://", "bigtable://", "-admin-addr", envAccessKeySecret, envAdminToken, "in memory", "-access-key-secret-file"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("--help lacks %q:\n%s", want, help)
 		}
@@ -411,6 +411,7 @@ func TestBadFlags(t *testing.T) {
 		{"NoSecretFile", []string{"-access-key-secret-file", filepath.Join(dir, "none")}, nil, 2, "no such file"},
 		{"AdminWithoutToken", []string{"-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0"}, nil, 2, "needs a token"},
 		{"Args", []string{"secret"}, nil, 2, "unexpected arguments"},
+		{"BadClock", []string{"-clock", "yesterday"}, nil, 2, "RFC 3339"},
 		{"BackendAndData", []string{"-backend", "mem://", "-data", dir}, nil, 2, "give one"},
 		{"UnknownScheme", []string{"-backend", "nope://x"}, nil, 2, `no opener for scheme "nope"`},
 		{"NoScheme", []string{"-backend", dir}, nil, 2, "no scheme"},
@@ -522,5 +523,19 @@ func TestBackendURL(t *testing.T) {
 	}
 	if err := p3.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestServerClock(t *testing.T) {
+	now := func() time.Time { return time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.UTC) }
+	c, what, err := serverClock("manual", now)
+	if err != nil || !c.Now().Equal(time.Date(2031, 5, 6, 7, 8, 9, 123000000, time.UTC)) || !strings.Contains(what, "frozen") {
+		t.Errorf("manual: %v, %q, %v", c.Now(), what, err)
+	}
+	if c, _, err := serverClock("2030-01-01T00:00:00Z", now); err != nil || !c.Now().Equal(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("RFC 3339: %v, %v", c, err)
+	}
+	if c, what, err := serverClock("system", now); err != nil || c.Now().Year() == 2031 || !strings.Contains(what, "system") {
+		t.Errorf("system: %v, %q, %v", c, what, err)
 	}
 }

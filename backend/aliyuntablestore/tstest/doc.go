@@ -97,6 +97,21 @@
 // Semantics are tablekit's SPEC.md, executed by a tablekit.Client over the
 // Backend with the server's Clock, so a tablekit.ManualClock drives TTL
 // and the version window server-side.
+//
+// Time, as on the service, is the server's: it stamps cells written
+// without a version, refuses versions outside the max-version-offset
+// window around its now ("Invalid timestamp") and expires cells by TTL at
+// its now. A tablekit client stamps versions with its own clock. For a
+// ManualClock to govern a test against the emulator as it does on every
+// other backend, the two must be one clock: in process, the same
+// ManualClock in Options.Clock and tablekit.WithClock; out of process,
+// `tablestore-emulator -clock manual -admin-addr ...` and an AdminClock
+// (clock.go) given to the client, whose Set and Advance move the server's
+// clock and then the client's to the same time. Against the real service
+// no clock is shared: a ManualClock only stamps the versions the client
+// writes (they must stay within the table's MaxVersionOffset of the
+// service's time, one day by default) and TTL expires cells on the
+// service's own time.
 // Features tablekit does not model are refused with a 400
 // OTSParameterInvalid that says so: auto-increment primary keys,
 // ColumnPaginationFilter, regex value_trans_rule, start_column/end_column,
@@ -122,7 +137,8 @@
 // ordinary tables.
 //
 // Test control (admin.go): SetClock and AdvanceClock move the server's
-// clock (TTL and the version window follow it), Reset deletes every table,
+// clock (TTL and the version window follow it; a client that stamps its
+// own versions must follow it too, see AdminClock), Reset deletes every table,
 // SetFault makes a share of an operation's calls fail with OTSServerBusy,
 // OTSQuotaExhausted, OTSTimeout or OTSServerUnavailable. AdminHandler
 // serves the same over HTTP, behind a bearer token, on its own listener

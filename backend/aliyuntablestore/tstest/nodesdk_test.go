@@ -105,6 +105,38 @@ type mochaTest struct {
 type emulator struct {
 	endpoint, secret string
 	cmd              *exec.Cmd
+	stderr           *lockedBuffer
+}
+
+// lockedBuffer is a strings.Builder safe for a writer and a reader.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// banner waits for the emulator's whole start-up banner and returns it.
+func (e *emulator) banner(t *testing.T) string {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if b := e.stderr.String(); strings.Contains(b, "stop with") {
+			return b
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner from the emulator: %s", e.stderr.String())
+		}
+	}
 }
 
 var (
@@ -147,8 +179,9 @@ func startEmulator(t *testing.T, args ...string) *emulator {
 	e.cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "TABLESTORE_ACCESS_KEY_ID=")
 	}), "TABLESTORE_ACCESS_KEY_SECRET="+e.secret)
-	var stderr strings.Builder
-	e.cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	e.stderr = stderr
+	e.cmd.Stderr = stderr
 	stdout, err := e.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
