@@ -22,6 +22,7 @@ import (
 
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
+	"github.com/tablekit/tablekit/localengine"
 )
 
 // urlTarget is a tablekit target opened by URL.
@@ -159,11 +160,11 @@ func DynamoDBTargets() ([]Target, error) {
 // emulator (tstest).
 func TablestoreTargets() ([]Target, error) {
 	const backend = "tablestore (tstest)"
-	srvA, err := tstest.NewServer(tstest.Options{})
+	srvA, err := tstest.NewServer(tstest.Options{Backend: localengine.New()})
 	if err != nil {
 		return nil, err
 	}
-	srvR, err := tstest.NewServer(tstest.Options{})
+	srvR, err := tstest.NewServer(tstest.Options{Backend: localengine.New()})
 	if err != nil {
 		srvA.Close()
 		return nil, err

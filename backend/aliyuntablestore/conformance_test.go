@@ -13,6 +13,7 @@ import (
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/conformance"
+	"github.com/tablekit/tablekit/localengine"
 )
 
 // tstestHarness gives the conformance suite an adapter talking HTTP,
@@ -43,7 +44,7 @@ func (h *tstestHarness) open(e *endpoint) (tablekit.Backend, error) {
 
 // NewBackend implements conformance.Harness.
 func (h *tstestHarness) NewBackend(_ context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
-	srv, err := tstest.NewServer(tstest.Options{Clock: clock})
+	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New(), Clock: clock})
 	if err != nil {
 		return nil, err
 	}

@@ -136,8 +136,10 @@
 // returns, while tablekit evaluates it on every selected cell before the
 // projection: the adapter adds the filter's columns to columns_to_get,
 // evaluates the filter with rowmodel.MatchFilter and strips them again.
-// Tablestore returns no row when the projection or time range selects
-// nothing in it; tablekit returns every row that exists. So a GetRow or
+// Tablestore returns no row when the projection selects nothing in it
+// (with a time range alone it returns the row with no columns, the Go
+// SDK's own tests say; the adapter does not rely on that); tablekit
+// returns every row that exists. So a GetRow or
 // BatchGetRow that finds nothing under a projection or time range reads
 // the whole row once more and answers from that second read alone (one
 // atomic snapshot); a GetRange with a projection reads every column, and
@@ -167,7 +169,9 @@
 //   - Time is the server's. Tablestore checks the version window and TTL
 //     and timestamps increments with its own clock, not with the tablekit
 //     client's (the request's Now); with the real service, keep the
-//     client's clock in sync (tstest servers read the clock you give them).
+//     client's clock in sync (a tstest server reads the clock you give it
+//     in Options.Clock; cmd/tablestore-emulator -clock manual follows a
+//     tstest.AdminClock), and a ManualClock does not govern TTL there.
 //     A version of 0 in PutRow is sent as "no timestamp" by the SDK, which
 //     means the server's now.
 //   - TTL and MaxVersions above 2^31-1 do not fit Tablestore's 32-bit

@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
+	"github.com/tablekit/tablekit/localengine"
 )
 
 // Open a tablekit client on a Tablestore instance. Here the instance is a
@@ -18,7 +19,7 @@ import (
 // https://myinstance.cn-hangzhou.ots.aliyuncs.com.
 func Example() {
 	ctx := context.Background()
-	srv, err := tstest.NewServer(tstest.Options{})
+	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New()})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -19,11 +19,12 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
+	"github.com/tablekit/tablekit/localengine"
 )
 
 func newServer(t testing.TB) *tstest.Server {
 	t.Helper()
-	srv, err := tstest.NewServer(tstest.Options{})
+	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New()})
 	if err != nil {
 		t.Fatal(err)
 	}

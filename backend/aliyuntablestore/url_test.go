@@ -14,6 +14,7 @@ import (
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/internal/testkit/urltest"
+	"github.com/tablekit/tablekit/localengine"
 )
 
 const urlSecret = "S3cr3t-Never-Shown-0123456789"
@@ -34,7 +35,7 @@ func captureLog(t *testing.T) *bytes.Buffer {
 // errors nor the log show the secret.
 func TestURL(t *testing.T) {
 	ctx := context.Background()
-	srv, err := tstest.NewServer(tstest.Options{InstanceName: "urlinst", AccessKeyID: "url-id", AccessKeySecret: urlSecret})
+	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New(), InstanceName: "urlinst", AccessKeyID: "url-id", AccessKeySecret: urlSecret})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/internal/testkit/benchstat"
 	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
+	"github.com/tablekit/tablekit/localengine"
 )
 
 func benchRows(name string, def int) int {
@@ -276,7 +277,7 @@ func BenchmarkCopyLocal(b *testing.B) {
 
 func BenchmarkCopyEmulators(b *testing.B) {
 	ctx := context.Background()
-	srv, err := tstest.NewServer(tstest.Options{Addr: "127.0.0.1:0"})
+	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New(), Addr: "127.0.0.1:0"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
+	"github.com/tablekit/tablekit/localengine"
 )
 
 // The seeded table travels file:// → tablestore:// (the Tablestore test
@@ -18,7 +19,7 @@ import (
 // each backend.
 func TestCopyAcrossBackends(t *testing.T) {
 	t.Parallel()
-	ts, err := tstest.NewServer(tstest.Options{Addr: "127.0.0.1:0"})
+	ts, err := tstest.NewServer(tstest.Options{Backend: localengine.New(), Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
-// Command tablestore-emulator is for tests, in any language, that need a
-// Tablestore: it runs a Tablestore-wire-compatible server (package
-// backend/aliyuntablestore/tstest); point any Tablestore SDK at the endpoint
-// it prints.
+// Command tablestore-emulator serves the Tablestore API (package
+// backend/aliyuntablestore/tstest) over any tablekit backend, for tests
+// written in any language and for running a Tablestore application
+// unchanged on another store: point any Tablestore SDK at the endpoint it
+// prints.
 //
 // Install and run the binary (rather than `go run`, whose child process
 // keeps serving if `go run` itself is killed):
@@ -20,12 +21,26 @@
 // either, the public default secret of package tstest is used, and the
 // emulator refuses to listen on anything but a loopback address.
 //
-// Without -data the data lives in memory and is gone when the program
-// stops. With -data DIR it is kept in DIR by tablekit's durable engine
-// (package fileengine), and the table state tablekit does not model
-// (reserved throughput, defined columns, secondary indexes) in
-// DIR/tstest-tables.json: every acknowledged write survives a restart, a
-// kill -9 included.
+// Where the data lives: -backend URL names any tablekit backend (every
+// scheme of package all): mem:// (the default: in memory, gone when the
+// program stops), file://DIR (tablekit's durable engine, package
+// fileengine), dynamodb://?region=R&endpoint=URL (DynamoDB, dynalite or
+// DynamoDB Local), bigtable://PROJECT/INSTANCE (Bigtable or its
+// emulator), tablestore://INSTANCE?endpoint=URL. Credentials come from
+// each adapter's usual environment, never from the URL. -data DIR is
+// shorthand for -backend file://DIR: every acknowledged write survives a
+// restart, a kill -9 included.
+//
+// The table state Tablestore has and tablekit's model does not (reserved
+// throughput, defined columns, creation time, secondary index
+// definitions) is kept in the file named by -meta, saved durably before
+// each table-level call is answered; with a file:// backend it defaults to
+// DIR/tstest-tables.json. Over another backend without -meta it lives in
+// memory: after a restart the tables and rows are all there, but
+// DescribeTable reports no reserved throughput, no defined columns and a
+// new creation time, and a secondary index is no longer known as one (its
+// table shows in ListTable as an ordinary table and writes to the base
+// table no longer maintain it). Give -meta FILE to keep it.
 //
 // With -admin-addr the test-control endpoint (tstest.Server.AdminHandler)
 // listens there: set or advance the server's clock, reset all data, inject
@@ -33,14 +48,25 @@
 // the file named by -admin-token-file, of at least 16 characters, and
 // listens on a loopback address only (a bare ":port" means 127.0.0.1)
 // unless -admin-allow-remote is given.
+//
+// Time: the server stamps cells written without a version, checks the
+// version window and expires cells by TTL with its own clock, as
+// Tablestore does. -clock manual (or -clock 2030-01-01T00:00:00Z) freezes
+// it, so that it moves only through the admin endpoint; a Go test then
+// shares it with its tablekit client through tstest.AdminClock (Set and
+// Advance move the server, then the client, to the same time), and a
+// tablekit.ManualClock-driven test runs against the emulator as against
+// every other backend.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -49,8 +75,11 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit"
+	_ "github.com/tablekit/tablekit/all" // every backend scheme for -backend
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
+	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/fileengine"
+	"github.com/tablekit/tablekit/localengine"
 )
 
 // Environment variables the command reads.
@@ -60,9 +89,9 @@ const (
 	envAdminToken      = "TABLESTORE_EMULATOR_ADMIN_TOKEN"
 )
 
-// metaFileName is the file in the -data directory that keeps what
-// Tablestore has and tablekit's engine does not: reserved throughput,
-// defined columns, secondary indexes.
+// metaFileName is the file in a file:// backend's directory that keeps,
+// unless -meta says otherwise, what Tablestore has and tablekit's model
+// does not: reserved throughput, defined columns, secondary indexes.
 const metaFileName = "tstest-tables.json"
 
 func main() {
@@ -82,7 +111,16 @@ Environment:
                                    without one the public default secret is used, on loopback only
   TABLESTORE_EMULATOR_ADMIN_TOKEN  bearer token of the admin endpoint (or -admin-token-file)
 
-Without -data, data lives in memory and is lost when the program stops.
+Where the data lives (-backend URL, any tablekit backend):
+  mem://                                   in memory, lost when the program stops (the default)
+  file:///var/lib/ts                       durable on local disk (-data DIR is the same)
+  dynamodb://?region=R&endpoint=URL        DynamoDB, dynalite, DynamoDB Local (AWS credentials from the environment)
+  bigtable://PROJECT/INSTANCE              Bigtable or its emulator (BIGTABLE_EMULATOR_HOST)
+  tablestore://INSTANCE?endpoint=URL       Tablestore itself
+The table state tablekit does not model (reserved throughput, defined
+columns, creation time, secondary indexes) is kept in -meta FILE; with
+file://DIR it defaults to DIR/tstest-tables.json, otherwise it lives in
+memory and is lost at restart (the tables and rows are not).
 
 Flags:
 `
@@ -104,10 +142,13 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 	instance := fs.String("instance", tstest.DefaultInstanceName, "instance name requests must carry")
 	akID := fs.String("access-key-id", defID, "access key ID requests must carry (default from $"+envAccessKeyID+")")
 	secretFile := fs.String("access-key-secret-file", "", "file holding the access key secret (instead of $"+envAccessKeySecret+")")
-	dataDir := fs.String("data", "", "directory to keep the data in (durable across restarts and kill -9); empty: in memory")
+	backendURL := fs.String("backend", "", "URL of the tablekit backend that stores the data (mem://, file://DIR, dynamodb://…, bigtable://…); default mem://")
+	dataDir := fs.String("data", "", "shorthand for -backend file://DIR: durable across restarts and kill -9")
+	metaFile := fs.String("meta", "", "file keeping the table state tablekit does not model; default DIR/"+metaFileName+" with a file:// backend, else in memory")
 	adminAddr := fs.String("admin-addr", "", "address of the test-control admin endpoint; empty: off")
 	adminTokenFile := fs.String("admin-token-file", "", "file holding the admin token (instead of $"+envAdminToken+")")
 	adminRemote := fs.Bool("admin-allow-remote", false, "let -admin-addr be a non-loopback address")
+	clockFlag := fs.String("clock", "system", `the server's clock: "system", or "manual" (frozen at the start time) or an RFC 3339 time (frozen there), moved only through the admin endpoint`)
 	maxConns := fs.Int("max-conns", tstest.DefaultMaxConns, "most connections open at once")
 	readTimeout := fs.Duration("read-timeout", tstest.DefaultReadTimeout, "longest time to read a request, body included")
 	writeTimeout := fs.Duration("write-timeout", tstest.DefaultWriteTimeout, "longest time to serve and write a response")
@@ -150,23 +191,33 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 			return 2
 		}
 	}
-	storage := "in memory: everything is lost when the program stops (-data DIR keeps it)"
-	var closeBackend func() error
-	if *dataDir != "" {
-		e, err := fileengine.Open(*dataDir, nil)
-		if err != nil {
-			fmt.Fprintln(stderr, "tablestore-emulator:", err)
-			return 1
-		}
-		opts.Backend, closeBackend = e, e.Close
-		opts.MetaFile = filepath.Join(*dataDir, metaFileName)
-		storage = "durable in " + *dataDir + " (every acknowledged write survives a restart or kill -9)"
+	clock, clockWhat, err := serverClock(*clockFlag, time.Now)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablestore-emulator:", err)
+		return 2
 	}
+	opts.Clock = clock
+	backend, storage, err := openBackend(*backendURL, *dataDir)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablestore-emulator:", err)
+		if errors.Is(err, tablekit.ErrInvalidArgument) {
+			return 2
+		}
+		return 1
+	}
+	opts.Backend = backend
+	opts.MetaFile = *metaFile
+	if fe, ok := backend.(*fileengine.Engine); ok && opts.MetaFile == "" {
+		opts.MetaFile = filepath.Join(fe.Dir(), metaFileName)
+	}
+	metaWhere := "in memory: lost at restart (-meta FILE keeps it)"
+	if opts.MetaFile != "" {
+		metaWhere = opts.MetaFile
+	}
+	closeBackend := backend.Close
 	srv, err := tstest.NewServer(opts)
 	if err != nil {
-		if closeBackend != nil {
-			closeBackend()
-		}
+		closeBackend()
 		fmt.Fprintln(stderr, "tablestore-emulator:", err)
 		return 1
 	}
@@ -175,6 +226,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 	fmt.Fprintf(stderr, "  instance:      %s\n", *instance)
 	fmt.Fprintf(stderr, "  access key id: %s (secret from %s)\n", *akID, secretFrom)
 	fmt.Fprintf(stderr, "  data:          %s\n", storage)
+	fmt.Fprintf(stderr, "  table state:   %s\n", metaWhere)
+	fmt.Fprintf(stderr, "  clock:         %s\n", clockWhat)
 	if a := srv.AdminEndpoint(); a != "" {
 		fmt.Fprintf(stderr, "  admin:         %s/admin/v1/ (token from %s)\n", a, adminFrom)
 	} else {
@@ -185,14 +238,62 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 	start := time.Now()
 	srv.Close()
 	code := 0
-	if closeBackend != nil {
-		if err := closeBackend(); err != nil {
-			fmt.Fprintln(stderr, "tablestore-emulator: closing the data:", err)
-			code = 1
-		}
+	if err := closeBackend(); err != nil {
+		fmt.Fprintln(stderr, "tablestore-emulator: closing the data:", err)
+		code = 1
 	}
 	fmt.Fprintf(stderr, "tablestore-emulator: %v: stopped in %v\n", s, time.Since(start).Round(time.Millisecond))
 	return code
+}
+
+// serverClock is the clock -clock names, and says what it is.
+func serverClock(v string, now func() time.Time) (tablekit.Clock, string, error) {
+	switch v {
+	case "system", "":
+		return tablekit.SystemClock{}, "system (the admin endpoint can offset it)", nil
+	case "manual":
+		t := now().UTC().Truncate(time.Millisecond)
+		return tablekit.NewManualClock(t), "manual, frozen at " + t.Format(time.RFC3339Nano) + ": it moves only through the admin endpoint", nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return nil, "", tablekit.Errorf(tablekit.ErrInvalidArgument, `-clock %q: want "system", "manual" or an RFC 3339 time`, v)
+	}
+	return tablekit.NewManualClock(t), "manual, frozen at " + t.UTC().Format(time.RFC3339Nano) + ": it moves only through the admin endpoint", nil
+}
+
+// openBackend opens the Backend that -backend or -data names (mem:// when
+// neither) and describes where the data lives, without the URL's query
+// (which may name endpoints, never credentials, but is kept out of logs
+// all the same).
+func openBackend(rawURL, dataDir string) (tablekit.Backend, string, error) {
+	switch {
+	case rawURL != "" && dataDir != "":
+		return nil, "", tablekit.Errorf(tablekit.ErrInvalidArgument, "-backend and -data both given; -data DIR is -backend file://DIR, give one")
+	case dataDir != "":
+		e, err := fileengine.Open(dataDir, nil)
+		if err != nil {
+			return nil, "", err
+		}
+		return e, "durable in " + dataDir + " (every acknowledged write survives a restart or kill -9)", nil
+	case rawURL == "":
+		rawURL = "mem://"
+	}
+	b, err := tablekit.OpenBackend(context.Background(), rawURL)
+	if err != nil {
+		return nil, "", err
+	}
+	shown := "the backend"
+	if u, perr := url.Parse(rawURL); perr == nil {
+		shown = driver.ShowURL(u)
+	}
+	switch b.(type) {
+	case *localengine.Engine:
+		return b, "in memory: everything is lost when the program stops (-data DIR or -backend URL keeps it)", nil
+	case *fileengine.Engine:
+		return b, "durable in " + shown + " (every acknowledged write survives a restart or kill -9)", nil
+	}
+	return b, "in " + shown, nil
 }
 
 // fromEnvOrFile returns a secret from an environment variable's value or

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
+
+	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 )
 
 var (
@@ -374,7 +376,7 @@ func TestUsage(t *testing.T) {
 		t.Fatalf("--help: exit code %d", code)
 	}
 	help := errOut.String()
-	for _, want := range []string{"-data", "-admin-addr", envAccessKeySecret, envAdminToken, "in memory", "-access-key-secret-file"} {
+	for _, want := range []string{"-data", "-backend", "-meta", "-clock", "file://", "dynamodb://", "bigtable://", "-admin-addr", envAccessKeySecret, envAdminToken, "in memory", "-access-key-secret-file"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("--help lacks %q:\n%s", want, help)
 		}
@@ -411,6 +413,11 @@ func TestBadFlags(t *testing.T) {
 		{"AdminShortToken", []string{"-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0"}, map[string]string{envAdminToken: "short-token"}, 1, "at least 16"},
 		{"AdminNotLoopback", []string{"-addr", "127.0.0.1:0", "-admin-addr", "0.0.0.0:0"}, map[string]string{envAdminToken: "a-token-of-enough-length"}, 1, "not a loopback address"},
 		{"Args", []string{"secret"}, nil, 2, "unexpected arguments"},
+		{"BadClock", []string{"-clock", "yesterday"}, nil, 2, "RFC 3339"},
+		{"BackendAndData", []string{"-backend", "mem://", "-data", dir}, nil, 2, "give one"},
+		{"UnknownScheme", []string{"-backend", "nope://x"}, nil, 2, `no opener for scheme "nope"`},
+		{"NoScheme", []string{"-backend", dir}, nil, 2, "no scheme"},
+		{"CredentialInURL", []string{"-backend", "dynamodb://?region=us-east-1&secret_key=pw-3361"}, nil, 2, "dynamodb://"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut strings.Builder
@@ -419,6 +426,9 @@ func TestBadFlags(t *testing.T) {
 			}
 			if !strings.Contains(errOut.String(), tc.msg) {
 				t.Errorf("stderr %q lacks %q", errOut.String(), tc.msg)
+			}
+			if strings.Contains(errOut.String(), "pw-3361") {
+				t.Errorf("stderr shows the credential: %q", errOut.String())
 			}
 			if out.Len() != 0 {
 				t.Fatalf("stdout %q", out.String())
@@ -457,5 +467,77 @@ func TestSecretFromFile(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "secret from file "+f) {
 		t.Errorf("banner: %s", errOut.String())
+	}
+}
+
+// TestBackendURL: -backend file://DIR keeps rows and the table state
+// tablekit does not model (here reserved throughput, in DIR's meta file),
+// and -data DIR is the same store; -backend mem:// with -meta FILE keeps
+// the table state in FILE.
+func TestBackendURL(t *testing.T) {
+	const secret = "backend-url-secret-18"
+	env := []string{envAccessKeySecret + "=" + secret}
+	dir := t.TempDir()
+	p := start(t, env, "-addr", "127.0.0.1:0", "-backend", "file://"+filepath.ToSlash(dir))
+	if banner := p.stderr.String(); !strings.Contains(banner, "durable in file://"+filepath.ToSlash(dir)) || !strings.Contains(banner, filepath.Join(dir, metaFileName)) {
+		t.Errorf("banner does not say where the data and the table state are:\n%s", banner)
+	}
+	c := tablestore.NewClient(p.endpoint, tstest.DefaultInstanceName, tstest.DefaultAccessKeyID, secret)
+	meta := &tablestore.TableMeta{TableName: "t"}
+	meta.AddPrimaryKeyColumn("k", tablestore.PrimaryKeyType_STRING)
+	if _, err := c.CreateTable(&tablestore.CreateTableRequest{TableMeta: meta, TableOption: tablestore.NewTableOption(-1, 1),
+		ReservedThroughput: &tablestore.ReservedThroughput{Readcap: 7, Writecap: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(c, "t", "a", "kept"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit: %v; stderr: %s", err, p.stderr.String())
+	}
+
+	p2 := start(t, env, "-addr", "127.0.0.1:0", "-data", dir)
+	c = tablestore.NewClient(p2.endpoint, tstest.DefaultInstanceName, tstest.DefaultAccessKeyID, secret)
+	if v, ok := get(t, c, "t", "a"); !ok || v != "kept" {
+		t.Fatalf("after a restart with -data: GetRow = %q, %v", v, ok)
+	}
+	d, err := c.DescribeTable(&tablestore.DescribeTableRequest{TableName: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ReservedThroughput.Readcap != 7 || d.ReservedThroughput.Writecap != 3 {
+		t.Errorf("reserved throughput after a restart = %+v, want 7/3", d.ReservedThroughput)
+	}
+	if err := p2.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+
+	// Over mem://, -meta keeps the table state in the file named.
+	metaFile := filepath.Join(t.TempDir(), "state.json")
+	p3 := start(t, env, "-addr", "127.0.0.1:0", "-backend", "mem://", "-meta", metaFile)
+	c = tablestore.NewClient(p3.endpoint, tstest.DefaultInstanceName, tstest.DefaultAccessKeyID, secret)
+	if _, err := c.CreateTable(&tablestore.CreateTableRequest{TableMeta: meta, TableOption: tablestore.NewTableOption(-1, 1),
+		ReservedThroughput: &tablestore.ReservedThroughput{Readcap: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(metaFile); err != nil || !strings.Contains(string(b), `"read_cu": 5`) {
+		t.Errorf("-meta file after CreateTable: %q, %v", b, err)
+	}
+	if err := p3.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestServerClock(t *testing.T) {
+	now := func() time.Time { return time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.UTC) }
+	c, what, err := serverClock("manual", now)
+	if err != nil || !c.Now().Equal(time.Date(2031, 5, 6, 7, 8, 9, 123000000, time.UTC)) || !strings.Contains(what, "frozen") {
+		t.Errorf("manual: %v, %q, %v", c.Now(), what, err)
+	}
+	if c, _, err := serverClock("2030-01-01T00:00:00Z", now); err != nil || !c.Now().Equal(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("RFC 3339: %v, %v", c, err)
+	}
+	if c, what, err := serverClock("system", now); err != nil || c.Now().Year() == 2031 || !strings.Contains(what, "system") {
+		t.Errorf("system: %v, %q, %v", c, what, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
+	"github.com/tablekit/tablekit/localengine"
 )
 
 // ExampleServer_AdminHandler drives the test-control endpoint over HTTP,
@@ -15,7 +16,7 @@ import (
 // the version window follow it), then make a share of PutRow calls fail
 // with OTSServerBusy.
 func ExampleServer_AdminHandler() {
-	srv, err := tstest.NewServer(tstest.Options{AdminAddr: "127.0.0.1:0", AdminToken: "t0ken-of-16-chars"})
+	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New(), AdminAddr: "127.0.0.1:0", AdminToken: "t0ken-of-16-chars"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestAdminOffByDefault(t *testing.T) {
 	if resp.StatusCode == 200 {
 		t.Fatal("the API listener served an admin path")
 	}
-	if _, err := NewServer(Options{AdminAddr: "127.0.0.1:0"}); err == nil {
+	if _, err := NewServer(mem(Options{AdminAddr: "127.0.0.1:0"})); err == nil {
 		t.Fatal("AdminAddr without AdminToken accepted")
 	}
 }

@@ -280,7 +280,7 @@ func TestRequestIDUnpredictable(t *testing.T) {
 
 // TestInProcess uses Handler through Transport, with no socket.
 func TestInProcess(t *testing.T) {
-	srv, err := NewServer(Options{NoListen: true, InstanceName: "inst", AccessKeyID: "ak", AccessKeySecret: "sk"})
+	srv, err := NewServer(mem(Options{NoListen: true, InstanceName: "inst", AccessKeyID: "ak", AccessKeySecret: "sk"}))
 	if err != nil {
 		t.Fatal(err)
 	}

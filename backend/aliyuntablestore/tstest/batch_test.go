@@ -219,3 +219,53 @@ func TestBatchOrderOnWire(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeRangeFindsRowWithoutCells: a read with a time_range and no
+// columns_to_get answers an existing row that has no cell in the range as
+// found, with its key and no columns (the Go SDK's own TestBatchGetRow
+// asserts this of the service); with columns_to_get the row is absent.
+// GetRow and BatchGetRow alike.
+func TestTimeRangeFindsRowWithoutCells(t *testing.T) {
+	e := newEnv(t)
+	e.createTable("t", 1, pkDef{"k", tString})
+	e.put("t", pk("k", "x"), "v", int64(1))
+	later := &tablestore.TimeRange{Start: e.now() + 10000, End: e.now() + 20000}
+
+	g, err := e.c.GetRow(&tablestore.GetRowRequest{SingleRowQueryCriteria: &tablestore.SingleRowQueryCriteria{
+		TableName: "t", PrimaryKey: pk("k", "x"), TimeRange: later}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.PrimaryKey.PrimaryKeys) != 1 || len(g.Columns) != 0 {
+		t.Errorf("GetRow with a time_range only: key %v, %d columns; want the key and 0 columns", g.PrimaryKey.PrimaryKeys, len(g.Columns))
+	}
+	g, err = e.c.GetRow(&tablestore.GetRowRequest{SingleRowQueryCriteria: &tablestore.SingleRowQueryCriteria{
+		TableName: "t", PrimaryKey: pk("k", "x"), TimeRange: later, ColumnsToGet: []string{"v"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.PrimaryKey.PrimaryKeys) != 0 || len(g.Columns) != 0 {
+		t.Errorf("GetRow with a time_range and columns_to_get: key %v, %d columns; want absent", g.PrimaryKey.PrimaryKeys, len(g.Columns))
+	}
+
+	batch := func(cols ...string) *tablestore.RowResult {
+		t.Helper()
+		c := &tablestore.MultiRowQueryCriteria{TableName: "t", TimeRange: later, ColumnsToGet: cols}
+		c.AddRow(pk("k", "x"))
+		r, err := e.c.BatchGetRow(&tablestore.BatchGetRowRequest{MultiRowQueryCriteria: []*tablestore.MultiRowQueryCriteria{c}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := r.TableToRowsResult["t"]
+		if len(rows) != 1 || !rows[0].IsSucceed {
+			t.Fatalf("BatchGetRow: %+v", rows)
+		}
+		return &rows[0]
+	}
+	if r := batch(); len(r.PrimaryKey.PrimaryKeys) != 1 || len(r.Columns) != 0 {
+		t.Errorf("BatchGetRow with a time_range only: key %v, %d columns; want the key and 0 columns", r.PrimaryKey.PrimaryKeys, len(r.Columns))
+	}
+	if r := batch("v"); len(r.PrimaryKey.PrimaryKeys) != 0 || len(r.Columns) != 0 {
+		t.Errorf("BatchGetRow with a time_range and columns_to_get: key %v, %d columns; want absent", r.PrimaryKey.PrimaryKeys, len(r.Columns))
+	}
+}

@@ -520,8 +520,9 @@ type readSpec struct {
 	// (nil: all), as spec.Columns is widened by the filter's columns.
 	keyFilter tablekit.Filter
 	project   []string
-	// selective: the read had columns_to_get or a time_range, so a row
-	// left without attribute cells is absent (see finish).
+	// selective: the read had columns_to_get, so a row left without
+	// attribute cells is absent (see finish). A time_range alone leaves
+	// an existing row found, with its key and no columns.
 	selective bool
 }
 
@@ -628,7 +629,7 @@ func decodeRead(meta *tablekit.TableMeta, p readParams) (readSpec, *otsError) {
 	if cols != nil {
 		rs.opts = append(rs.opts, tablekit.Columns(cols...))
 	}
-	rs.selective = len(p.columns) > 0 || p.timeRange != nil
+	rs.selective = len(p.columns) > 0
 	return rs, nil
 }
 

@@ -9,13 +9,17 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
+	"github.com/tablekit/tablekit/localengine"
 )
 
-// Example starts a server on a loopback port and uses it with the
-// official Tablestore Go SDK. A ManualClock makes TTL deterministic.
+// Example starts a server over an in-memory Backend on a loopback port and
+// uses it with the official Tablestore Go SDK. A ManualClock makes TTL
+// deterministic.
 func Example() {
 	clock := tablekit.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	srv, err := tstest.NewServer(tstest.Options{Clock: clock})
+	backend := localengine.New() // any tablekit Backend: fileengine, an adapter...
+	defer backend.Close()
+	srv, err := tstest.NewServer(tstest.Options{Backend: backend, Clock: clock})
 	if err != nil {
 		log.Fatal(err)
 	}

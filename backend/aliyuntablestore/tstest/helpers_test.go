@@ -18,6 +18,7 @@ import (
 	"github.com/golang/protobuf/proto"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/localengine"
 )
 
 // epoch is the ManualClock's start: a whole second, far from 1970.
@@ -34,7 +35,7 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	clock := tablekit.NewManualClock(epoch)
-	srv, err := NewServer(Options{Clock: clock})
+	srv, err := NewServer(mem(Options{Clock: clock}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,15 +137,22 @@ func colMap(cols []*tablestore.AttributeColumn) map[string][]any {
 // V2 signature with secret.
 func signedRequest(t testing.TB, srv *Server, op string, body []byte, secret string) *http.Request {
 	t.Helper()
-	r, err := http.NewRequest(http.MethodPost, srv.Endpoint()+"/"+op, bytes.NewReader(body))
+	return signedRequestTo(t, srv.Endpoint(), srv.InstanceName(), srv.AccessKeyID(), op, body, secret)
+}
+
+// signedRequestTo is signedRequest for a server given by its endpoint,
+// instance and access key ID (an emulator in another process).
+func signedRequestTo(t testing.TB, endpoint, instance, accessKeyID, op string, body []byte, secret string) *http.Request {
+	t.Helper()
+	r, err := http.NewRequest(http.MethodPost, endpoint+"/"+op, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := md5.Sum(body)
 	r.Header.Set("x-ots-date", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"))
 	r.Header.Set("x-ots-apiversion", "2015-12-31")
-	r.Header.Set("x-ots-accesskeyid", srv.AccessKeyID())
-	r.Header.Set("x-ots-instancename", srv.InstanceName())
+	r.Header.Set("x-ots-accesskeyid", accessKeyID)
+	r.Header.Set("x-ots-instancename", instance)
 	r.Header.Set("x-ots-contentmd5", base64.StdEncoding.EncodeToString(sum[:]))
 	sign(t, r, secret)
 	return r
@@ -173,7 +181,13 @@ type rawResp struct {
 // do serves r with the in-process handler.
 func do(t testing.TB, srv *Server, r *http.Request) rawResp {
 	t.Helper()
-	resp, err := srv.Transport().RoundTrip(r)
+	return doWith(t, srv.Transport(), r)
+}
+
+// doWith sends r with rt and decodes the answer.
+func doWith(t testing.TB, rt http.RoundTripper, r *http.Request) rawResp {
+	t.Helper()
+	resp, err := rt.RoundTrip(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,4 +224,13 @@ func (r rawResp) want(t testing.TB, status int, code, msg string) {
 	if r.status != status || r.err == nil || r.err.GetCode() != code || r.err.GetMessage() != msg {
 		t.Fatalf("got %d %s %q, want %d %s %q", r.status, r.err.GetCode(), r.err.GetMessage(), status, code, msg)
 	}
+}
+
+// mem returns o with a new in-memory Backend when it has none: the
+// server's tests run on the local engine unless they say otherwise.
+func mem(o Options) Options {
+	if o.Backend == nil {
+		o.Backend = localengine.New()
+	}
+	return o
 }

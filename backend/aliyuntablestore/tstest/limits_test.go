@@ -47,7 +47,7 @@ func nBodies() int {
 // clock) and an SDK client for it.
 func listenEnv(t *testing.T, opts Options) (*Server, *tablestore.TableStoreClient) {
 	t.Helper()
-	srv, err := NewServer(opts)
+	srv, err := NewServer(mem(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +462,7 @@ func TestReplayRefused(t *testing.T) {
 // TestNoCredentialsInAuthFailures: a request that fails authentication
 // gets nothing about the server's credentials back.
 func TestNoCredentialsInAuthFailures(t *testing.T) {
-	srv, err := NewServer(Options{NoListen: true, AccessKeyID: "AKID-distinctive-7731", AccessKeySecret: "SECRET-distinctive-9931"})
+	srv, err := NewServer(mem(Options{NoListen: true, AccessKeyID: "AKID-distinctive-7731", AccessKeySecret: "SECRET-distinctive-9931"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +510,7 @@ func TestNoCredentialsInAuthFailures(t *testing.T) {
 
 // TestGracefulClose: Close lets a request in flight finish.
 func TestGracefulClose(t *testing.T) {
-	srv, err := NewServer(Options{})
+	srv, err := NewServer(mem(Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ package tstest
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -145,7 +147,16 @@ func TestSharedBackend(t *testing.T) {
 	if _, err := be.ListTables(ctx); err != nil {
 		t.Fatalf("the shared backend was closed: %v", err)
 	}
-	if _, err := NewServer(Options{Addr: "256.1.1.1:0"}); err == nil {
+	if _, err := NewServer(Options{Backend: be, Addr: "256.1.1.1:0"}); err == nil {
 		t.Fatal("NewServer on a bad address succeeded")
+	}
+}
+
+// TestBackendRequired: the server imports no engine, so a missing Backend
+// is the caller's error, said before anything starts.
+func TestBackendRequired(t *testing.T) {
+	srv, err := NewServer(Options{})
+	if !errors.Is(err, tablekit.ErrInvalidArgument) || !strings.Contains(err.Error(), "Options.Backend") {
+		t.Fatalf("NewServer without a Backend = %v, %v; want ErrInvalidArgument naming Options.Backend", srv, err)
 	}
 }

@@ -10,9 +10,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
+	"github.com/tablekit/tablekit/internal/testkit/urltest"
 )
 
 // The Node.js SDK (npm tablestore, pinned in the repository's
@@ -101,27 +105,83 @@ type mochaTest struct {
 type emulator struct {
 	endpoint, secret string
 	cmd              *exec.Cmd
+	stderr           *lockedBuffer
 }
 
-// startEmulator builds cmd/tablestore-emulator and starts it on a free
-// loopback port with a fresh secret, as a test in another language would;
-// it is stopped with SIGTERM when the test ends.
-func startEmulator(t *testing.T) *emulator {
+// lockedBuffer is a strings.Builder safe for a writer and a reader.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// banner waits for the emulator's whole start-up banner and returns it.
+func (e *emulator) banner(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "tablestore-emulator")
-	build := exec.Command("go", "build", "-o", bin, "github.com/tablekit/tablekit/cmd/tablestore-emulator")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build cmd/tablestore-emulator: %v\n%s", err, out)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if b := e.stderr.String(); strings.Contains(b, "stop with") {
+			return b
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner from the emulator: %s", e.stderr.String())
+		}
 	}
+}
+
+var (
+	emulatorOnce sync.Once
+	emulatorBin  string
+	emulatorErr  error
+)
+
+// emulatorBinary builds cmd/tablestore-emulator once per test run.
+func emulatorBinary(t *testing.T) string {
+	t.Helper()
+	emulatorOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "tstest-emulator")
+		if err != nil {
+			emulatorErr = err
+			return
+		}
+		emulatorBin = filepath.Join(dir, "tablestore-emulator")
+		build := exec.Command("go", "build", "-o", emulatorBin, "github.com/tablekit/tablekit/cmd/tablestore-emulator")
+		build.Dir = repoRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			emulatorErr = fmt.Errorf("go build cmd/tablestore-emulator: %v\n%s", err, out)
+		}
+	})
+	if emulatorErr != nil {
+		t.Fatal(emulatorErr)
+	}
+	return emulatorBin
+}
+
+// startEmulator starts cmd/tablestore-emulator (built once) on a free
+// loopback port with a fresh secret and the extra flags args (-backend
+// URL, for one), as a test in another language would; it is stopped with
+// SIGTERM when the test ends.
+func startEmulator(t *testing.T, args ...string) *emulator {
+	t.Helper()
+	bin := emulatorBinary(t)
 	e := &emulator{secret: fmt.Sprintf("node-test-%d", time.Now().UnixNano())}
-	e.cmd = exec.Command(bin, "-addr", "127.0.0.1:0")
+	e.cmd = exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	e.cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "TABLESTORE_ACCESS_KEY_ID=")
 	}), "TABLESTORE_ACCESS_KEY_SECRET="+e.secret)
-	var stderr strings.Builder
-	e.cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	e.stderr = stderr
+	e.cmd.Stderr = stderr
 	stdout, err := e.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -197,17 +257,40 @@ func TestNodeSDK(t *testing.T) {
 		t.Logf("Node.js SDK tests: %d passing, %d failing, %d pending", res.Stats.Passes, res.Stats.Failures, res.Stats.Pending)
 		checkFailures(t, res, nodeUnsupported)
 	})
-	t.Run("probe", func(t *testing.T) {
-		probe, err := filepath.Abs(filepath.Join("testdata", "node", "probe.test.js"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := runMocha(t, node, emu, []string{probe})
-		t.Logf("Node.js probe: %d passing, %d failing", res.Stats.Passes, res.Stats.Failures)
-		if res.Stats.Tests == 0 {
-			t.Fatal("the probe ran no test")
-		}
-		checkFailures(t, res, nil)
+	t.Run("probe", func(t *testing.T) { runProbe(t, node, emu) })
+}
+
+// runProbe runs testdata/node/probe.test.js against emu; every test must
+// pass.
+func runProbe(t *testing.T, node string, emu *emulator) {
+	t.Helper()
+	probe, err := filepath.Abs(filepath.Join("testdata", "node", "probe.test.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runMocha(t, node, emu, []string{probe})
+	t.Logf("Node.js probe: %d passing, %d failing", res.Stats.Passes, res.Stats.Failures)
+	if res.Stats.Tests == 0 {
+		t.Fatal("the probe ran no test")
+	}
+	checkFailures(t, res, nil)
+}
+
+// TestNodeSDKOverBackends runs the Node.js probe against
+// `tablestore-emulator -backend URL` over two other tablekit backends: the
+// durable file engine (file://DIR) and DynamoDB (dynamodb:// on
+// dynalite, started here; missing dynalite skips, or fails under CI=true).
+func TestNodeSDKOverBackends(t *testing.T) {
+	node, _ := nodeTools(t)
+	t.Run("file", func(t *testing.T) {
+		emu := startEmulator(t, "-backend", "file://"+filepath.ToSlash(t.TempDir()))
+		runProbe(t, node, emu)
+	})
+	t.Run("dynamodb", func(t *testing.T) {
+		ep := dynalitetest.Start(t)
+		urltest.AWSEnv(t) // static credentials for the emulator's AWS SDK (dynalite takes any)
+		emu := startEmulator(t, "-backend", "dynamodb://?region="+dynalitetest.Region+"&endpoint="+ep)
+		runProbe(t, node, emu)
 	})
 }
 

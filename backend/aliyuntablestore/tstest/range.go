@@ -76,8 +76,12 @@ func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, erro
 	}
 	// One header, then the rows, cut before the one that would pass 4 MB
 	// (a first row is always sent, so a range always progresses); the
-	// answer's room is reserved before it is encoded, in one buffer.
+	// answer's room is reserved before it is encoded. The page is cut by
+	// its PlainBuffer size in either block type (a SimpleRowMatrix is
+	// smaller).
+	matrix := req.GetDataBlockTypeHint() == otsprotocol.DataBlockType_DBT_SIMPLE_ROW_MATRIX
 	var rows []plainbuffer.Row
+	var mrows []matrixRow
 	size := 4
 	next := page.Next
 	for _, r := range page.Rows {
@@ -92,6 +96,9 @@ func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, erro
 			break
 		}
 		rows = append(rows, row)
+		if matrix {
+			mrows = append(mrows, matrixRow{r.Key, cols})
+		}
 		size += k
 	}
 	if oe := s.reserveResponse(ctx, int64(size)); oe != nil {
@@ -99,9 +106,14 @@ func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, erro
 	}
 	resp := &otsprotocol.GetRangeResponse{
 		Consumed:      capacity(units(size), 0),
-		Rows:          rowsAnswer(ctx, rows),
 		DataBlockType: otsprotocol.DataBlockType_DBT_PLAIN_BUFFER.Enum(),
 		CompressType:  otsprotocol.CompressType_CPT_NONE.Enum(),
+	}
+	if matrix {
+		resp.DataBlockType = otsprotocol.DataBlockType_DBT_SIMPLE_ROW_MATRIX.Enum()
+		resp.Rows = encodeMatrix(meta, req.ColumnsToGet, mrows)
+	} else {
+		resp.Rows = rowsAnswer(ctx, rows)
 	}
 	if next != nil {
 		// Next is a stored row's key, never INF_MIN/INF_MAX (the Go SDK's

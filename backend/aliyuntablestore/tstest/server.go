@@ -31,7 +31,6 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/localengine"
 )
 
 // Default credentials and instance, used when Options leaves them empty.
@@ -45,8 +44,9 @@ const (
 // documented HTTP limit); larger bodies get 413 OTSRequestBodyTooLarge.
 const MaxBodySize = 5 << 20
 
-// Options configure a Server. The zero Options is a working server on a
-// free loopback port with the default credentials and a fresh local engine.
+// Options configure a Server. Backend is required; with only Backend set,
+// Options are a working server on a free loopback port with the default
+// credentials.
 type Options struct {
 	// Addr is the TCP address to listen on; default "127.0.0.1:0" (a free
 	// loopback port).
@@ -65,8 +65,10 @@ type Options struct {
 	// Defaults: DefaultAccessKeyID, DefaultAccessKeySecret.
 	AccessKeyID     string
 	AccessKeySecret string
-	// Backend stores the tables; default a new localengine.Engine, which
-	// the server closes on Close. A Backend given here is not closed.
+	// Backend stores the tables; it is required (any tablekit Backend:
+	// localengine.New() for memory, fileengine for a durable store, an
+	// adapter for a cloud store). The server never closes it: close it
+	// after Close.
 	Backend tablekit.Backend
 
 	// Network limits; zero means the Default* constant of the same name.
@@ -127,7 +129,6 @@ type Options struct {
 // concurrent use.
 type Server struct {
 	opts     Options
-	ownsB    bool
 	backend  tablekit.Backend
 	client   *tablekit.Client
 	clock    tablekit.Clock // the adjustable clock: opts.Clock plus the admin offset
@@ -212,22 +213,18 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = 30 * time.Second
 	}
+	if opts.Backend == nil {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "tstest: Options.Backend is nil: give the Backend to serve (localengine.New() for one in memory)")
+	}
 	if opts.AdminAddr != "" {
 		if err := checkAdminOptions(&opts); err != nil {
 			return nil, err
 		}
 	}
 	adj := &adjClock{base: opts.Clock}
-	s := &Server{opts: opts, clock: adj, adj: adj, wallNow: time.Now, extras: map[string]*tableExtra{},
+	s := &Server{opts: opts, backend: opts.Backend, clock: adj, adj: adj, wallNow: time.Now, extras: map[string]*tableExtra{},
 		bodyMem: semaphore.NewWeighted(opts.BodyMemory), respMem: semaphore.NewWeighted(opts.ResponseMemory)}
-	if opts.Backend == nil {
-		s.backend = localengine.New()
-		s.ownsB = true
-	} else {
-		s.backend = opts.Backend
-	}
 	if err := s.loadMeta(); err != nil {
-		s.closeBackend()
 		return nil, err
 	}
 	// Every request re-reads the table's meta through this client, so its
@@ -239,7 +236,6 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
-		s.closeBackend()
 		return nil, fmt.Errorf("tstest: listen on %s: %w", opts.Addr, err)
 	}
 	s.lim = newConnLimiter(ln, opts.MaxConns)
@@ -317,8 +313,7 @@ func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // Close stops the server: it stops accepting connections, lets the
 // requests in flight finish (for up to Options.ShutdownTimeout) and waits
-// for its goroutines. It closes the Backend only when the server created
-// it. Close is idempotent.
+// for its goroutines. It does not close the Backend. Close is idempotent.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		if s.admin != nil {
@@ -332,14 +327,7 @@ func (s *Server) Close() {
 			cancel()
 			<-s.serveErr
 		}
-		s.closeBackend()
 	})
-}
-
-func (s *Server) closeBackend() {
-	if s.ownsB {
-		s.backend.Close()
-	}
 }
 
 // operation is one handler of a Tablestore API call: it decodes body and
@@ -364,6 +352,10 @@ func init() {
 		"GetRange":      (*Server).getRange,
 		"CreateIndex":   (*Server).createIndex,
 		"DropIndex":     (*Server).dropIndexOp,
+
+		"AddDefinedColumn":         (*Server).addDefinedColumn,
+		"DeleteDefinedColumn":      (*Server).deleteDefinedColumn,
+		"ComputeSplitPointsBySize": (*Server).computeSplitPointsBySize,
 	}
 }
 

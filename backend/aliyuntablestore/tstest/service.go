@@ -38,8 +38,9 @@ func widen(cols []string, meta *tablekit.TableMeta, f tablekit.Filter) []string 
 // finish applies what the server does itself to a row tablekit read:
 // a filter naming primary-key columns (evaluated on the key's values and
 // the selected cells, then the projection applied), and the service's
-// rule that a row left without attribute cells by a selective read
-// (columns_to_get or time_range) is absent. keep=false drops the row.
+// rule that a row left without attribute cells by a read with
+// columns_to_get is absent (with only a time_range it is found, with no
+// columns). keep=false drops the row.
 func (rs *readSpec) finish(key tablekit.PrimaryKey, cols []tablekit.Column, single bool) ([]tablekit.Column, bool) {
 	if rs.keyFilter != nil {
 		cells := make([]tablekit.Column, 0, len(key)+len(cols))

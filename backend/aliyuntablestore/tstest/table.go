@@ -295,6 +295,11 @@ func (s *Server) updateTable(ctx context.Context, body []byte) (proto.Message, e
 			return nil, paramErr("Capacity unit must not be negative: read %d, write %d.", cu.GetRead(), cu.GetWrite())
 		}
 	}
+	if req.GetTableOptions().UpdateFullRow != nil {
+		// The service refuses the field in UpdateTable whatever its value
+		// (the Go SDK's TestUpdateAndDescribeTable asserts the words).
+		return nil, paramErr("UpdateTable request must not contain updateFullRow.")
+	}
 	opts, oe := tableOptions(req.TableOptions, false)
 	if oe != nil {
 		return nil, oe

@@ -174,4 +174,14 @@ func TestTableErrors(t *testing.T) {
 	e.call("UpdateTable", &otsprotocol.UpdateTableRequest{TableName: proto.String("t"),
 		TableOptions: &otsprotocol.TableOptions{AllowUpdate: proto.Bool(false)}}).
 		want(t, 400, "OTSParameterInvalid", "allow_update=false is not supported by the tablekit Tablestore emulator.")
+	// UpdateTable refuses update_full_row whatever its value, and changes
+	// nothing.
+	for _, full := range []bool{true, false} {
+		_, err = e.c.UpdateTable(&tablestore.UpdateTableRequest{TableName: "t",
+			TableOption: &tablestore.TableOption{TimeToAlive: -1, MaxVersion: 5, UpdateFullRow: proto.Bool(full)}})
+		wantOTS(t, err, 400, "OTSParameterInvalid", "UpdateTable request must not contain updateFullRow.")
+	}
+	if d, err := e.c.DescribeTable(&tablestore.DescribeTableRequest{TableName: "t"}); err != nil || d.TableOption.MaxVersion == 5 {
+		t.Errorf("a refused UpdateTable changed MaxVersions: %+v, %v", d.TableOption, err)
+	}
 }

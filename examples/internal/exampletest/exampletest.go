@@ -16,6 +16,7 @@ import (
 	"github.com/tablekit/tablekit/examples/internal/exampledb"
 	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
 	"github.com/tablekit/tablekit/internal/testkit/urltest"
+	"github.com/tablekit/tablekit/localengine"
 )
 
 // Backend starts a fresh emulator (or store) for t and returns its URL.
@@ -43,7 +44,7 @@ var Backends = []Backend{
 		return "dynamodb://?region=" + dynalitetest.Region + "&endpoint=" + ep + "&shards=2"
 	}},
 	{"tablestore", func(t *testing.T) string {
-		srv, err := tstest.NewServer(tstest.Options{})
+		srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New()})
 		if err != nil {
 			t.Fatalf("starting tstest: %v", err)
 		}

@@ -275,6 +275,10 @@ var crcTable = func() (t [256]byte) {
 
 func crc8Byte(crc, b byte) byte { return crcTable[crc^b] }
 
+// Checksum returns the CRC-8 PlainBuffer uses, of p. The SimpleRowMatrix
+// block ends with one too.
+func Checksum(p []byte) byte { return crc8Bytes(0, p) }
+
 func crc8Bytes(crc byte, p []byte) byte {
 	for _, b := range p {
 		crc = crcTable[crc^b]
