@@ -57,7 +57,7 @@ func TestCopyKeepsVersionsTypesAndOptions(t *testing.T) {
 	// Verification catches a row the destination has and the source has not.
 	ok(t, dst, "put", "t", "id=zzz,n=2,bin=0x", "--col", "x=i:1")
 	r := tk(t, "", "", "copy", src, dst, "--table", "t", "--existing")
-	if r.code != 1 || !strings.Contains(r.stderr, "1 rows do not match: row id=zzz,n=2,bin=0x at the destination is not in the source") {
+	if r.code != 1 || !strings.Contains(r.stderr, "1 row does not match: row id=zzz,n=2,bin=0x at the destination is not in the source") {
 		t.Errorf("copy onto a table with an extra row: %+v", r)
 	}
 }

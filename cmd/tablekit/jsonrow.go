@@ -201,7 +201,7 @@ func decodeJSONKey(m *tablekit.TableMeta, line []byte) (tablekit.PrimaryKey, err
 
 func keyFromJSON(m *tablekit.TableMeta, obj map[string]jsonValue) (tablekit.PrimaryKey, error) {
 	if len(obj) != len(m.Key) {
-		return nil, fmt.Errorf("key has %d columns; table %q's key is %s", len(obj), m.Name, schemaString(m.Key))
+		return nil, fmt.Errorf("key has %s; table %q's key is %s", plural(int64(len(obj)), "column"), m.Name, schemaString(m.Key))
 	}
 	k := make(tablekit.PrimaryKey, len(m.Key))
 	for i, kc := range m.Key {
@@ -236,6 +236,9 @@ func decodeJSONRow(m *tablekit.TableMeta, line []byte) (tablekit.Row, error) {
 	}
 	r := tablekit.Row{Key: k}
 	for name, cells := range jr.Columns {
+		if len(cells) == 0 {
+			return tablekit.Row{}, fmt.Errorf(`column %q has no versions: give at least one, as in "%s":[{"ts":1700000000000,"i":42}], or leave the column out`, name, name)
+		}
 		for _, c := range cells {
 			v, err := c.value()
 			if err != nil {
