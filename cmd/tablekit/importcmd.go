@@ -62,7 +62,8 @@ func importCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		if *fromLine < 0 {
 			return usagef("--from-line %d must be at least 1", *fromLine)
 		}
-		var r io.Reader = e.stdin
+		// A pipe may block for good: reading it must not keep Ctrl-C waiting.
+		var r io.Reader = newCtxReader(ctx, e.stdin)
 		var path string // a regular file: every row is checked before any is written
 		if *input != "-" {
 			f, err := os.Open(*input)
@@ -261,8 +262,9 @@ func (im *importer) decode(line int, b []byte) (tablekit.Row, error) {
 // the options are set, and the command that goes on.
 func (im *importer) failed(ctx context.Context, e *env, err error, st fillStats, q *lineQueue) error {
 	var le *lineError
+	isLine := errors.As(err, &le)
 	stopped := interrupted(ctx, err)
-	if !stopped && st.rows == 0 && !errors.As(err, &le) {
+	if !stopped && st.rows == 0 && !isLine {
 		return err // refused before any row: nothing to go on from
 	}
 	last := q.lastLine()
@@ -572,4 +574,57 @@ func flatValue(raw json.RawMessage, want tablekit.Type, key bool) (tablekit.Valu
 		return v, fmt.Errorf("the key column is %v, not %v", want, v.Type())
 	}
 	return v, nil
+}
+
+// ctxReader reads r in a goroutine of its own, so that a Read blocked on a
+// quiet pipe returns the context's error once ctx is done.
+type ctxReader struct {
+	ctx  context.Context
+	ch   chan readChunk
+	buf  []byte
+	err  error
+	once sync.Once
+	r    io.Reader
+}
+
+type readChunk struct {
+	b   []byte
+	err error
+}
+
+func newCtxReader(ctx context.Context, r io.Reader) *ctxReader {
+	return &ctxReader{ctx: ctx, r: r, ch: make(chan readChunk)}
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	c.once.Do(func() {
+		go func() {
+			for {
+				b := make([]byte, 1<<16)
+				n, err := c.r.Read(b)
+				select {
+				case c.ch <- readChunk{b[:n], err}:
+				case <-c.ctx.Done():
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	})
+	for len(c.buf) == 0 && c.err == nil {
+		select {
+		case ch := <-c.ch:
+			c.buf, c.err = ch.b, ch.err
+		case <-c.ctx.Done():
+			return 0, context.Cause(c.ctx)
+		}
+	}
+	n := copy(p, c.buf)
+	c.buf = c.buf[n:]
+	if n > 0 {
+		return n, nil
+	}
+	return 0, c.err
 }
