@@ -419,6 +419,9 @@ func exportCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	output := fs.String("o", "-", "output file (- for stdout)")
 	return func(ctx context.Context, args []string) error {
 		return e.withTable(ctx, args[0], func(db *tablekit.Client, m *tablekit.TableMeta) error {
+			if widened(m.Options) {
+				fmt.Fprintf(e.stderr, "tablekit export: warning: %s; import refuses this header until its \"options\" are the table's own\n", widenedHelp(m.Name))
+			}
 			w := e.stdout
 			var f *os.File
 			var err error
