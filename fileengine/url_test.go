@@ -3,7 +3,9 @@ package fileengine_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tablekit/tablekit"
@@ -40,6 +42,17 @@ func TestOpenURL(t *testing.T) {
 	}
 	if v, ok := row.Get("c"); !ok || v.String() != tablekit.Integer(7).String() {
 		t.Fatalf("after reopen: c = %v", v)
+	}
+
+	// file://localhost/ABS is /ABS (RFC 8089); a host that is not "." or
+	// ".." is refused with the two forms that say what was meant.
+	// db holds dir locked: the same directory opened again is ErrUnavailable.
+	if _, err := tablekit.Open(ctx, "file://localhost"+dir+"?mustexist=true"); !errors.Is(err, tablekit.ErrUnavailable) || errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open(file://localhost%s) = %v; want the locked store at %s", dir, err, dir)
+	}
+	_, err = tablekit.Open(ctx, "file://data/x")
+	if !errors.Is(err, tablekit.ErrInvalidArgument) || !strings.Contains(err.Error(), "file:///data/x") || !strings.Contains(err.Error(), "file://./data/x") {
+		t.Errorf("Open(file://data/x) = %v; want ErrInvalidArgument showing file:///data/x and file://./data/x", err)
 	}
 
 	for _, bad := range []string{"file://", "file://" + dir + "?nosync=maybe", "file://" + dir + "?bogus=1",

@@ -137,7 +137,7 @@ func TestExitCodes(t *testing.T) {
 		{"bad parameter", url + "&color=blue", []string{"ls"}, 1, "color", ""},
 		{"missing table", url, []string{"scan", "nope"}, 1, "table not found", ""},
 		{"missing row", url, []string{"get", "t", "id=zzz,n=1,bin=0x"}, 1, "not found", ""},
-		{"key of wrong shape", url, []string{"get", "t", "id=zzz"}, 2, "has 1 columns", ""},
+		{"key of wrong shape", url, []string{"get", "t", "id=zzz"}, 2, "has 1 column;", ""},
 		{"key of wrong type", url, []string{"get", "t", "id=zzz,n=x,bin=0x"}, 2, `key column "n": an Integer must be a decimal int64, not "x"`, ""},
 		{"untyped value", url, []string{"put", "t", "id=a,n=1,bin=0x", "--col", "x=42"}, 2, "needs a type", ""},
 		{"refused write", url, []string{"put", "t", "id=a,n=1,bin=0x", "--col", "bad-name=d:1"}, 1, "invalid argument", ""},

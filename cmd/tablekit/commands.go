@@ -18,16 +18,16 @@ func init() {
 	commands = []*command{
 		{name: "ls", args: "", summary: "list the tables (-l: with key schema and options)", nargs: [2]int{0, 0}, flags: lsCmd},
 		{name: "describe", args: "TABLE", summary: "print a table's key schema and options (-json: as create -json takes them)", nargs: [2]int{1, 1}, flags: describeCmd},
-		{name: "create", args: "TABLE", summary: "create a table from --key and option flags, or from --json", nargs: [2]int{0, 1}, flags: createCmd},
+		{name: "create", args: "TABLE", summary: "create a table from --key and option flags, or from --json", nargs: [2]int{0, 1}, flags: createCmd, creates: true},
 		{name: "alter", args: "TABLE", summary: "change a table's options", nargs: [2]int{1, 1}, flags: alterCmd},
 		{name: "drop", args: "TABLE", summary: "delete a table and its rows (asks on a terminal; --yes otherwise)", nargs: [2]int{1, 1}, flags: dropCmd},
 		{name: "get", args: "TABLE KEY", summary: "read one row", nargs: [2]int{2, 2}, flags: getCmd},
 		{name: "put", args: "TABLE KEY", summary: "replace one row with the --col cells", nargs: [2]int{2, 2}, flags: putCmd},
 		{name: "delete", args: "TABLE KEY", summary: "delete one row", nargs: [2]int{2, 2}, flags: deleteCmd},
-		{name: "scan", args: "TABLE", summary: "read a range of rows (bounds, prefix, limit, backward, versions, time range)", nargs: [2]int{1, 1}, flags: scanCmd},
-		{name: "count", args: "TABLE", summary: "count the rows of a range", nargs: [2]int{1, 1}, flags: countCmd},
+		{name: "scan", args: "TABLE", summary: "read a range of rows (bounds, prefix, filter, limit, backward, versions, time range)", nargs: [2]int{1, 1}, flags: scanCmd, help: filterHelp},
+		{name: "count", args: "TABLE", summary: "count the rows of a range (--filter: those that pass it)", nargs: [2]int{1, 1}, flags: countCmd, help: filterHelp},
 		{name: "export", args: "TABLE", summary: "write a table, every version, as JSON lines", nargs: [2]int{1, 1}, flags: exportCmd},
-		{name: "import", args: "[TABLE]", summary: "write JSON lines from export into a table (created if missing)", nargs: [2]int{0, 1}, flags: importCmd},
+		{name: "import", args: "[TABLE]", summary: "write JSON lines (export's, or plain objects for an existing table) into a table", nargs: [2]int{0, 1}, flags: importCmd, creates: true, help: importHelp},
 		{name: "copy", args: "SRC_URL DST_URL", summary: "copy one table or all, every version and the options, resumable and verified", nargs: [2]int{2, 2}, flags: copyCmd},
 	}
 }
@@ -73,6 +73,9 @@ func describeCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error
 				}
 				_, err = fmt.Fprintf(e.stdout, "%s\n", b)
 				return err
+			}
+			if widened(m.Options) {
+				fmt.Fprintf(e.stderr, "tablekit describe: warning: %s\n", widenedHelp(m.Name))
 			}
 			o := optionsToJSON(m.Options)
 			fmt.Fprintf(e.stdout, "table:              %s\nkey:                %s\n", m.Name, schemaString(m.Key))

@@ -11,11 +11,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // checkpoint is the state of a copy, saved as JSON so that a copy run
@@ -40,14 +42,32 @@ type tableCheckpoint struct {
 	Checksum string               `json:"checksum,omitempty"`
 }
 
-// redactURL drops a URL's user information and query values that could
-// hold a secret; what stays identifies the store.
+// redactURL is a URL as the checkpoint keeps it and messages show it:
+// without user information, fragment, or the value of any query parameter
+// whose name looks like a credential (driver.SecretName; no backend takes
+// one, so nothing that identifies the store is lost).
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(malformed URL)"
 	}
 	u.User = nil
+	u.Fragment, u.RawFragment = "", ""
+	if u.RawQuery != "" {
+		q, err := url.ParseQuery(u.RawQuery)
+		if err != nil {
+			return driver.ShowURL(u) + "?(malformed query)"
+		}
+		redacted := false
+		for name := range q {
+			if driver.SecretName(name) {
+				q[name], redacted = []string{"REDACTED"}, true
+			}
+		}
+		if redacted {
+			u.RawQuery = q.Encode()
+		}
+	}
 	return u.String()
 }
 
@@ -128,6 +148,7 @@ type copyConfig struct {
 	maxRate        float64
 	quiet          bool
 	progress       io.Writer // nil: no progress line
+	argv           []string  // the command line, for the resume hint
 }
 
 func copyCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
@@ -142,7 +163,7 @@ func copyCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	quiet := fs.Bool("q", false, "print no summary")
 	return func(ctx context.Context, args []string) error {
 		cfg := copyConfig{tables: tables, existing: *existing, verify: *verify, workers: *workers,
-			batch: *batchRows, maxRate: *maxRate, quiet: *quiet}
+			batch: *batchRows, maxRate: *maxRate, quiet: *quiet, argv: e.argv}
 		if cfg.workers < 1 || cfg.batch < 1 || cfg.batch > tablekit.MaxBatchWrite || cfg.maxRate < 0 {
 			return usagef("--workers must be ≥ 1, --batch 1-%d and --max-rate ≥ 0", tablekit.MaxBatchWrite)
 		}
@@ -153,12 +174,12 @@ func copyCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		if err != nil {
 			return err
 		}
-		src, err := tablekit.Open(ctx, args[0])
+		src, err := openStore(ctx, args[0], false)
 		if err != nil {
 			return fmt.Errorf("source: %w", err)
 		}
 		defer src.Close()
-		dst, err := tablekit.Open(ctx, args[1])
+		dst, err := openStore(ctx, args[1], true)
 		if err != nil {
 			return fmt.Errorf("destination: %w", err)
 		}
@@ -188,13 +209,16 @@ func copyTable(ctx context.Context, src, dst *tablekit.Client, name string, cp *
 	tc := cp.table(name)
 	if tc.Copied && (tc.Verified || !cfg.verify) {
 		if !cfg.quiet {
-			fmt.Fprintf(out, "%s: done already (%d rows, checkpoint %s)\n", name, tc.Rows, cp.path)
+			fmt.Fprintf(out, "%s: done already (%s, checkpoint %s)\n", name, plural(tc.Rows, "row"), cp.path)
 		}
 		return nil
 	}
 	m, err := src.DescribeTable(ctx, name)
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
+	}
+	if widened(m.Options) {
+		return fmt.Errorf("source: %s; copy would carry them on", widenedHelp(name))
 	}
 	began := time.Now()
 	if !tc.Copied {
@@ -208,7 +232,7 @@ func copyTable(ctx context.Context, src, dst *tablekit.Client, name string, cp *
 		}
 		resumed := tc.Started
 		if resumed && !cfg.quiet {
-			fmt.Fprintf(out, "%s: resuming after %d rows (checkpoint %s)\n", name, tc.Rows, cp.path)
+			fmt.Fprintf(out, "%s: resuming after %s (checkpoint %s)\n", name, plural(tc.Rows, "row"), cp.path)
 		}
 		cp.mu.Lock()
 		tc.Started = true
@@ -247,7 +271,7 @@ func copyTable(ctx context.Context, src, dst *tablekit.Client, name string, cp *
 		}
 		if err != nil {
 			cp.save()
-			return fmt.Errorf("copying table %q: %w", name, err)
+			return copyFailed(ctx, name, err, tc.Rows, cp, cfg)
 		}
 		cp.mu.Lock()
 		tc.Copied = true
@@ -258,7 +282,7 @@ func copyTable(ctx context.Context, src, dst *tablekit.Client, name string, cp *
 	}
 	if !cfg.verify {
 		if !cfg.quiet {
-			fmt.Fprintf(out, "%s: %d rows copied in %v (not verified)\n", name, tc.Rows, time.Since(began).Round(time.Millisecond))
+			fmt.Fprintf(out, "%s: %s copied in %v (not verified)\n", name, plural(tc.Rows, "row"), time.Since(began).Round(time.Millisecond))
 		}
 		return nil
 	}
@@ -280,7 +304,7 @@ func copyTable(ctx context.Context, src, dst *tablekit.Client, name string, cp *
 		return err
 	}
 	if !cfg.quiet {
-		fmt.Fprintf(out, "%s: %d rows copied and verified (checksum %016x) in %v\n", name, n, sum, time.Since(began).Round(time.Millisecond))
+		fmt.Fprintf(out, "%s: %s copied and verified (checksum %016x) in %v\n", name, plural(n, "row"), sum, time.Since(began).Round(time.Millisecond))
 	}
 	return nil
 }
@@ -374,7 +398,36 @@ func verifyTable(ctx context.Context, src, dst *tablekit.Client, m *tablekit.Tab
 		}
 	}
 	if bad > 0 {
-		return n, sum, fmt.Errorf("%d rows do not match: %s", bad, strings.Join(problems, "; "))
+		return n, sum, fmt.Errorf("%s: %s", notMatching(bad), strings.Join(problems, "; "))
 	}
 	return n, sum, nil
+}
+
+// notMatching is "1 row does not match", "2 rows do not match".
+func notMatching(n int64) string {
+	if n == 1 {
+		return "1 row does not match"
+	}
+	return fmt.Sprintf("%d rows do not match", n)
+}
+
+// copyFailed is copy's error when writing table name failed or was
+// interrupted after rows rows: the destination table's options are set
+// back (fillTable), and the message gives the command that goes on.
+func copyFailed(ctx context.Context, name string, err error, rows int64, cp *checkpoint, cfg copyConfig) error {
+	what := "interrupted"
+	if !interrupted(ctx, err) {
+		what = fmt.Sprintf("copying table %q: %v", name, err)
+		if rows == 0 && cp.path == "" {
+			return fmt.Errorf("copying table %q: %w", name, err)
+		}
+	}
+	next := commandLine(cfg.argv)
+	if cp.path != "" {
+		return fmt.Errorf("%s after %s of table %q (its options at the destination are set back; the checkpoint keeps the place); to go on, run: %s", what, plural(rows, "row"), name, next)
+	}
+	if !slices.Contains(cfg.argv, "--existing") && !slices.Contains(cfg.argv, "-existing") {
+		next += " --existing"
+	}
+	return fmt.Errorf("%s after %s of table %q (its options at the destination are set back); without --checkpoint a copy cannot resume: to copy the table again from the start, run: %s (and give --checkpoint FILE to make it resumable)", what, plural(rows, "row"), name, next)
 }

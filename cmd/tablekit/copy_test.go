@@ -57,7 +57,7 @@ func TestCopyKeepsVersionsTypesAndOptions(t *testing.T) {
 	// Verification catches a row the destination has and the source has not.
 	ok(t, dst, "put", "t", "id=zzz,n=2,bin=0x", "--col", "x=i:1")
 	r := tk(t, "", "", "copy", src, dst, "--table", "t", "--existing")
-	if r.code != 1 || !strings.Contains(r.stderr, "1 rows do not match: row id=zzz,n=2,bin=0x at the destination is not in the source") {
+	if r.code != 1 || !strings.Contains(r.stderr, "1 row does not match: row id=zzz,n=2,bin=0x at the destination is not in the source") {
 		t.Errorf("copy onto a table with an extra row: %+v", r)
 	}
 }
@@ -146,4 +146,62 @@ func checkpointRows(t *testing.T, path, table string) int64 {
 		return tc.Rows
 	}
 	return 0
+}
+
+// Ctrl-C during a copy sets the destination's options back (not the
+// widened ones the copy writes with) and prints the command that goes on;
+// that command, pasted into a shell, finishes the copy.
+func TestCopyInterruptPrintsResume(t *testing.T) {
+	t.Parallel()
+	const n = 3000
+	src, dst := fileURL(t), fileURL(t)
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "big.jsonl")
+	writeBigExport(t, exp, n)
+	b, err := os.ReadFile(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A 30-year TTL: the 2001 versions stay visible, and differ from the copy's -1.
+	if err := os.WriteFile(exp, []byte(strings.Replace(string(b), `"ttl":-1`, `"ttl":946080000`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok(t, src, "import", "-i", exp)
+	cp := filepath.Join(dir, "cp.json")
+	args := []string{"copy", src, dst, "--checkpoint", cp, "--max-rate", "1000", "--batch", "50", "--workers", "2"}
+	cmd := exec.Command(tkBinary, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for checkpointRows(t, cp, "big") < n/4 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("interrupted copy: exit %d, stderr %s", cmd.ProcessState.ExitCode(), stderr.String())
+	}
+	rows := checkpointRows(t, cp, "big")
+	if rows >= n {
+		t.Fatalf("the copy finished (%d rows) before it was interrupted", rows)
+	}
+	resume := commandLine(append([]string{"tablekit"}, args...))
+	want := fmt.Sprintf("tablekit copy: interrupted after %d rows of table \"big\" (its options at the destination are set back; the checkpoint keeps the place); to go on, run: %s\n", rows, resume)
+	if stderr.String() != want {
+		t.Fatalf("interrupted copy printed\n%s\nwant\n%s", stderr.String(), want)
+	}
+	if got := options(t, nil, dst, "big"); got.TTL != 946080000 || got.MaxVersionOffset != 2147483647 {
+		t.Fatalf("after Ctrl-C the destination's options are %+v, want the source's", got)
+	}
+	// The printed command, run by a shell, finishes the copy.
+	sh := exec.Command("sh", "-c", strings.Replace(resume, "tablekit", tkBinary, 1))
+	out, err := sh.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), fmt.Sprintf("big: resuming after %d rows", rows)) || !strings.Contains(string(out), fmt.Sprintf("big: %d rows copied and verified", n)) {
+		t.Fatalf("the printed command: %v\n%s", err, out)
+	}
 }

@@ -17,8 +17,9 @@ type fillOptions struct {
 	// existing allows writing into a table that exists already (its key
 	// schema must match); otherwise such a table is an ErrAlreadyExists.
 	existing bool
-	// final are the options the table has when the rows are in; nil keeps
-	// the options of an existing table and gives a created one m.Options.
+	// final are the options the table has when fillTable returns, read as
+	// UpdateTable reads them: a zero field keeps the existing table's value
+	// (a created table's default). nil keeps every option.
 	final     *tablekit.TableOptions
 	workers   int     // concurrent batch writes (default 4)
 	batchRows int     // rows per batch (default and maximum tablekit.MaxBatchWrite)
@@ -32,42 +33,58 @@ type fillOptions struct {
 type fillStats struct {
 	rows    int64
 	created bool
+	final   tablekit.TableOptions // the options the table was left with
 }
 
 // batchBytes bounds a batch's size, well under every backend's request limit.
 const batchBytes = 2 << 20
 
+// restoreTimeout bounds the setting of a table's options after its rows,
+// which runs even when the command's context is cancelled (an interrupt).
+const restoreTimeout = time.Minute
+
 // fillTable writes the rows of src into table m.Name of db, creating it
 // with m's key schema if needed. While it writes, the table accepts any
 // version and expires nothing (see copyOptions), so every version of src
-// is written as it is; afterwards the table gets its final options. Each
-// row is a PutRow with explicit versions, so writing a row again (after an
-// interruption) leaves the same row: nothing is duplicated.
+// is written as it is. Whatever happens then — success, a refused row, a
+// failed write, an interrupt — fillTable sets the table's options to
+// fo.final (or back to what they were) before it returns; only a process
+// killed outright leaves them widened (see widened); a table it created
+// and wrote no row into is deleted again. Each row is a PutRow
+// with explicit versions, so writing a row again (after an interruption)
+// leaves the same row: nothing is duplicated.
 func fillTable(ctx context.Context, db *tablekit.Client, m *tablekit.TableMeta, src iter.Seq2[tablekit.Row, error], fo fillOptions) (fillStats, error) {
 	var st fillStats
 	final, err := prepareTable(ctx, db, m, fo, &st)
+	st.final = final
 	if err != nil {
 		return st, err
 	}
-	if err := writeRows(ctx, db, m.Name, src, fo, &st); err != nil {
-		return st, err
+	werr := writeRows(ctx, db, m.Name, src, fo, &st)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+	defer cancel()
+	if werr != nil && st.created && st.rows == 0 {
+		// Nothing acknowledged in a table this run created: leave no table.
+		if err := db.DeleteTable(rctx, m.Name); err == nil {
+			st.created = false
+			return st, werr
+		}
 	}
-	if err := db.UpdateTable(ctx, m.Name, final); err != nil {
-		return st, fmt.Errorf("setting the options of %q after writing its rows: %w", m.Name, err)
+	if err := db.UpdateTable(rctx, m.Name, final); err != nil {
+		err = fmt.Errorf("setting the options of %q after writing its rows: %w; until they are set it accepts any version and expires nothing: run %s", m.Name, err, alterCommand(m.Name, final))
+		return st, errors.Join(werr, err)
 	}
-	return st, nil
+	return st, werr
 }
 
 // prepareTable creates or checks the destination table, opens its version
-// window, and returns the options to set when the rows are in.
+// window, and returns the options to set when the rows are in. It
+// returns an error only with the table's options untouched.
 func prepareTable(ctx context.Context, db *tablekit.Client, m *tablekit.TableMeta, fo fillOptions, st *fillStats) (tablekit.TableOptions, error) {
 	cur, err := db.DescribeTable(ctx, m.Name)
 	switch {
 	case errors.Is(err, tablekit.ErrTableNotFound):
-		final := m.Options
-		if fo.final != nil {
-			final = *fo.final
-		}
+		final := overlay(defaultOptions, fo.final)
 		nm := tablekit.TableMeta{Name: m.Name, Key: m.Key, Options: copyOptions(final)}
 		if err := db.CreateTable(ctx, nm); err != nil {
 			return final, err
@@ -83,12 +100,12 @@ func prepareTable(ctx context.Context, db *tablekit.Client, m *tablekit.TableMet
 	if !fo.existing {
 		return cur.Options, fmt.Errorf("table %q: %w at the destination (pass --existing to write into it)", m.Name, tablekit.ErrAlreadyExists)
 	}
-	final := cur.Options
-	if fo.final != nil {
-		final = *fo.final
+	final := overlay(cur.Options, fo.final)
+	if widened(final) {
+		return cur.Options, errors.New(widenedHelp(m.Name))
 	}
 	if err := db.UpdateTable(ctx, m.Name, copyOptions(final)); err != nil {
-		return final, err
+		return cur.Options, err
 	}
 	return final, nil
 }

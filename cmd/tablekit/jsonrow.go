@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc64"
 	"math"
@@ -64,8 +65,8 @@ type jsonHeader struct {
 
 // jsonRow is a row line as decoded.
 type jsonRow struct {
-	Key     map[string]jsonValue  `json:"key"`
-	Columns map[string][]jsonCell `json:"columns"`
+	Key     map[string]jsonValue       `json:"key"`
+	Columns map[string]json.RawMessage `json:"columns"` // each a []jsonCell
 }
 
 func toJSONValue(v tablekit.Value) jsonValue {
@@ -201,7 +202,7 @@ func decodeJSONKey(m *tablekit.TableMeta, line []byte) (tablekit.PrimaryKey, err
 
 func keyFromJSON(m *tablekit.TableMeta, obj map[string]jsonValue) (tablekit.PrimaryKey, error) {
 	if len(obj) != len(m.Key) {
-		return nil, fmt.Errorf("key has %d columns; table %q's key is %s", len(obj), m.Name, schemaString(m.Key))
+		return nil, fmt.Errorf("key has %s; table %q's key is %s", plural(int64(len(obj)), "column"), m.Name, schemaString(m.Key))
 	}
 	k := make(tablekit.PrimaryKey, len(m.Key))
 	for i, kc := range m.Key {
@@ -235,7 +236,18 @@ func decodeJSONRow(m *tablekit.TableMeta, line []byte) (tablekit.Row, error) {
 		return tablekit.Row{}, err
 	}
 	r := tablekit.Row{Key: k}
-	for name, cells := range jr.Columns {
+	for name, raw := range jr.Columns {
+		var cells []jsonCell
+		if err := strictUnmarshal(raw, &cells); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && te.Field == "" {
+				return tablekit.Row{}, fmt.Errorf(`column %q: its versions are a list, as in "%s":[{"ts":1700000000000,"i":42}], not a JSON %s`, name, name, te.Value)
+			}
+			return tablekit.Row{}, fmt.Errorf("column %q: %s", name, jsonProblem(err))
+		}
+		if len(cells) == 0 {
+			return tablekit.Row{}, fmt.Errorf(`column %q has no versions: give at least one, as in "%s":[{"ts":1700000000000,"i":42}], or leave the column out`, name, name)
+		}
 		for _, c := range cells {
 			v, err := c.value()
 			if err != nil {

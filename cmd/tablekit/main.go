@@ -3,6 +3,7 @@
 //
 //	tablekit -url file:///var/lib/app ls
 //	tablekit -url 'dynamodb://?region=us-east-1' scan orders --prefix customer=c42
+//	tablekit scan orders --filter 'status == s:pending and total >= i:1000'
 //	tablekit copy 'bigtable://proj/inst' 'tablestore://inst?endpoint=https://…' --checkpoint cp.json
 //
 // The URL comes from -url or, by convention, the TABLEKIT_URL environment
@@ -19,12 +20,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // env is what a command runs with: its streams and the global settings.
@@ -35,6 +39,11 @@ type env struct {
 	// stdinTTY and stderrTTY say whether the drop prompt may ask and the
 	// copy progress line may be drawn.
 	stdinTTY, stderrTTY bool
+	// mayCreate is set for the commands that may make a new store (create,
+	// import): every other command refuses a file:// directory without one.
+	mayCreate bool
+	// argv is the command line, for the resume hint of an interrupted run.
+	argv []string
 }
 
 // command is one subcommand.
@@ -46,6 +55,10 @@ type command struct {
 	// that runs it with the positional arguments.
 	flags func(fs *flag.FlagSet, e *env) func(ctx context.Context, args []string) error
 	nargs [2]int // min and max positional arguments (-1: no max)
+	// creates: the command may make a new store (see env.mayCreate).
+	creates bool
+	// help, if set, is printed after the flags by --help.
+	help string
 }
 
 // usageError is a command-line mistake: exit status 2.
@@ -74,6 +87,7 @@ func main() {
 	e := &env{
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
 		stdinTTY: isTerminal(os.Stdin), stderrTTY: isTerminal(os.Stderr),
+		argv: os.Args,
 	}
 	code := run(ctx, e, os.Args[1:])
 	stop()
@@ -88,7 +102,8 @@ Usage:
 
 The URL defaults to $%s. Registered schemes: %s
     mem://[NAME]                              the in-process local engine
-    file:///ABS/DIR[?nosync=true]             the durable local engine
+    file:///ABS/DIR[?nosync=true]             the durable local engine (file://./REL/DIR:
+                                              relative; only create and import make a store)
     bigtable://PROJECT/INSTANCE               Bigtable (BIGTABLE_EMULATOR_HOST honoured)
     dynamodb://?region=R[&endpoint=URL]       DynamoDB (default AWS credential chain)
     tablestore://INSTANCE?endpoint=URL        Tablestore (TABLESTORE_ACCESS_KEY_ID/_SECRET)
@@ -182,6 +197,7 @@ func commandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
+	fmt.Fprint(w, c.help)
 }
 
 // runCommand parses c's flags, which may sit before, between or after the
@@ -189,6 +205,7 @@ func commandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
 func runCommand(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(c, e)
 	do := c.flags(fs, e)
+	e.mayCreate = c.creates
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -221,7 +238,25 @@ func (e *env) open(ctx context.Context) (*tablekit.Client, error) {
 	if e.url == "" {
 		return nil, usagef("no backend URL: pass -url or set %s (for example file:///tmp/db)", tablekit.EnvURL)
 	}
-	return tablekit.Open(ctx, e.url)
+	return openStore(ctx, e.url, e.mayCreate)
+}
+
+// openStore opens url. Unless mayCreate, a file:// URL must name a
+// directory that holds a store: a mistyped path is an error, not a new
+// empty store.
+func openStore(ctx context.Context, raw string, mayCreate bool) (*tablekit.Client, error) {
+	u, err := url.Parse(raw)
+	if mayCreate || err != nil || u.Scheme != "file" || u.Query().Has("mustexist") {
+		return tablekit.Open(ctx, raw)
+	}
+	q := u.Query()
+	q.Set("mustexist", "true")
+	u.RawQuery = q.Encode()
+	db, err := tablekit.Open(ctx, u.String())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s holds no tablekit store (is the path right? only create, import and copy's destination make a new store): %w", driver.ShowURL(u), err)
+	}
+	return db, err
 }
 
 // withClient opens the client, runs f and closes the client.
@@ -258,4 +293,40 @@ func (e *env) withKey(ctx context.Context, name, key string, f func(t *tablekit.
 		}
 		return f(db.Table(name), m, k)
 	})
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it, so that a
+// command the tool prints can be pasted back.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// commandLine is argv as a shell command: the program as "tablekit", the
+// arguments quoted. URLs in it hold no credentials: no backend opens a URL
+// that has one (driver.CheckURL).
+func commandLine(argv []string) string {
+	parts := []string{"tablekit"}
+	for _, a := range argv[1:] {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+// plural is "1 row", "2 rows".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// interrupted reports whether err ends a run because ctx was cancelled
+// (Ctrl-C or SIGTERM).
+func interrupted(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil
 }

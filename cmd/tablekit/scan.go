@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,12 +36,14 @@ func parseTime(s string) (int64, error) {
 // rangeFlags select a range of rows.
 type rangeFlags struct {
 	start, end, prefix *string
+	filter             *string
 	limit              *int
 	backward           *bool
 }
 
 func addRangeFlags(fs *flag.FlagSet) rangeFlags {
 	return rangeFlags{
+		filter:   fs.String("filter", "", "only the rows whose columns pass `EXPR`, e.g. 'status == s:pending and total >= d:100' (see below)"),
 		start:    fs.String("start", "", "first key (inclusive); leading columns only: the rest are MIN (MAX with --backward)"),
 		end:      fs.String("end", "", "key to stop before (exclusive); leading columns only: the rest are MIN (MAX with --backward)"),
 		prefix:   fs.String("prefix", "", "leading key columns the rows must have; the last one given matches as a byte prefix if String or Binary (id=ab: ids starting with ab)"),
@@ -393,7 +394,19 @@ func countCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 
 // withRange runs f on the rows of table name that rg selects.
 func (e *env) withRange(ctx context.Context, name string, rg rangeFlags, read []tablekit.ReadOption, f func(*tablekit.TableMeta, iter.Seq2[tablekit.Row, error]) error) error {
+	var cols []filterColumn
+	if *rg.filter != "" {
+		flt, c, err := parseFilter(*rg.filter)
+		if err != nil {
+			return err
+		}
+		cols = c
+		read = append(read[:len(read):len(read)], tablekit.WithFilter(flt))
+	}
 	return e.withTable(ctx, name, func(db *tablekit.Client, m *tablekit.TableMeta) error {
+		if err := checkFilterColumns(*rg.filter, cols, m); err != nil {
+			return err
+		}
 		sr, err := rg.resolve(m)
 		if err != nil {
 			return err
@@ -406,6 +419,9 @@ func exportCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	output := fs.String("o", "-", "output file (- for stdout)")
 	return func(ctx context.Context, args []string) error {
 		return e.withTable(ctx, args[0], func(db *tablekit.Client, m *tablekit.TableMeta) error {
+			if widened(m.Options) {
+				fmt.Fprintf(e.stderr, "tablekit export: warning: %s; import refuses this header until its \"options\" are the table's own\n", widenedHelp(m.Name))
+			}
 			w := e.stdout
 			var f *os.File
 			var err error
@@ -452,63 +468,4 @@ func exportTable(ctx context.Context, db *tablekit.Client, m *tablekit.TableMeta
 func allRows(ctx context.Context, db *tablekit.Client, m *tablekit.TableMeta, opts ...tablekit.RangeOption) iter.Seq2[tablekit.Row, error] {
 	opts = append(opts, tablekit.MaxVersions(m.Options.MaxVersions))
 	return db.Table(m.Name).Rows(ctx, fullBound(m, tablekit.InfMin), fullBound(m, tablekit.InfMax), opts...)
-}
-
-func importCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-	input := fs.String("i", "-", "input file (- for stdin)")
-	return func(ctx context.Context, args []string) error {
-		r := e.stdin
-		if *input != "-" {
-			f, err := os.Open(*input)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			r = f
-		}
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
-		if !sc.Scan() {
-			if err := sc.Err(); err != nil {
-				return err
-			}
-			return errors.New("empty input: want an export's header line")
-		}
-		var h jsonHeader
-		if err := strictUnmarshal(sc.Bytes(), &h); err != nil {
-			return fmt.Errorf("line 1 (the header): %v", err)
-		}
-		m, err := h.meta()
-		if err != nil {
-			return fmt.Errorf("line 1 (the header): %v", err)
-		}
-		if len(args) == 1 {
-			m.Name = args[0]
-		}
-		return e.withClient(ctx, func(db *tablekit.Client) error {
-			line := 1
-			src := func(yield func(tablekit.Row, error) bool) {
-				for sc.Scan() {
-					line++
-					row, err := decodeJSONRow(&m, sc.Bytes())
-					if err != nil {
-						yield(row, fmt.Errorf("line %d: %v", line, err))
-						return
-					}
-					if !yield(row, nil) {
-						return
-					}
-				}
-				if err := sc.Err(); err != nil {
-					yield(tablekit.Row{}, fmt.Errorf("line %d: %v", line+1, err))
-				}
-			}
-			st, err := fillTable(ctx, db, &m, src, fillOptions{existing: true})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stderr, "imported %d rows into %q\n", st.rows, m.Name)
-			return nil
-		})
-	}
 }

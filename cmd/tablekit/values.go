@@ -304,7 +304,7 @@ func parseKey(m *tablekit.TableMeta, s string, bound bool, fill tablekit.Value) 
 		}
 	}
 	if len(parts) > len(m.Key) || (!bound && len(parts) != len(m.Key)) {
-		return nil, fmt.Errorf("key %s has %d columns; table %q's key is %s", shorten(s), len(parts), m.Name, schemaString(m.Key))
+		return nil, fmt.Errorf("key %s has %s; table %q's key is %s", shorten(s), plural(int64(len(parts)), "column"), m.Name, schemaString(m.Key))
 	}
 	k := make(tablekit.PrimaryKey, 0, len(m.Key))
 	for i, part := range parts {
