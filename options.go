@@ -63,7 +63,10 @@ func (c Change) String() string {
 	return fmt.Sprintf("Change(kind %d, %s)", c.Kind, name)
 }
 
-// Put writes value as a new version of column at the clock's now.
+// Put writes value as a new version of column at the clock's now. A version
+// is a millisecond: two writes of a column in the same millisecond are one
+// version, the later; to keep both, give each its own version ([PutAt]) or
+// its own row.
 func Put(column string, value Value) Change {
 	return Change{Kind: ChangePut, Column: column, Value: value}
 }
