@@ -8,6 +8,11 @@ import (
 // Filter selects rows by their column values (SPEC §10). The implementations
 // are [ColumnFilter] and [CompositeFilter]; build them with
 // [SingleColumnValue], [And], [Or] and [Not]. A nil Filter passes every row.
+//
+// A row that lacks a filter's column passes it unless the filter is
+// [ColumnFilter.Required] (Tablestore's default, the opposite of DynamoDB's):
+// where the intent is "only rows that have this value", write
+// SingleColumnValue(...).Required().
 type Filter interface {
 	isFilter()
 }
@@ -64,9 +69,26 @@ type ColumnFilter struct {
 
 func (ColumnFilter) isFilter() {}
 
-// SingleColumnValue returns the filter "column op v" with SPEC's defaults.
+// SingleColumnValue returns the filter "column op v", which a row that lacks
+// the column passes (SPEC's default, Tablestore's): as a filter it keeps
+// such rows, and as a write condition ([IfMatch]) it lets the write go
+// ahead, creating the row if it is absent. Where the intent is "only if it
+// has this value", add [ColumnFilter.Required]:
+//
+//	tablekit.IfMatch(tablekit.SingleColumnValue("status", tablekit.Equal, tablekit.String("pending")).Required())
+//
+// Only the newest selected version is tested (see [ColumnFilter]).
 func SingleColumnValue(column string, op CompareOp, v Value) ColumnFilter {
 	return ColumnFilter{Column: column, Op: op, Value: v}
+}
+
+// Required returns f with FilterIfMissing set: a row that lacks the
+// column fails f, so a filter drops it and a condition refuses the write
+// with ErrConditionFailed (a missing row lacks every column). Under [Not],
+// a row that lacks the column fails the inner filter and so passes.
+func (f ColumnFilter) Required() ColumnFilter {
+	f.FilterIfMissing = true
+	return f
 }
 
 // LogicOp combines filters.

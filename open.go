@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/tablekit/tablekit/internal/base"
 	"github.com/tablekit/tablekit/internal/scheme"
 )
 
@@ -102,21 +103,9 @@ func checkURL(u *url.URL) error {
 		return invalid("%s URL %s: malformed query", u.Scheme, shown)
 	}
 	for name := range q {
-		if secretName(name) {
+		if base.SecretName(name) {
 			return invalid("%s URL %s: parameter %q looks like a credential and is refused (%s)", u.Scheme, shown, name, hint)
 		}
 	}
 	return nil
-}
-
-// secretName reports whether a URL parameter's name looks like it holds a
-// credential.
-func secretName(name string) bool {
-	n := strings.ToLower(strings.NewReplacer("_", "", "-", "", ".", "").Replace(name))
-	for _, w := range []string{"secret", "password", "passwd", "pwd", "token", "credential", "accesskey", "apikey", "privatekey", "auth", "signature"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
 }

@@ -63,7 +63,10 @@ func (c Change) String() string {
 	return fmt.Sprintf("Change(kind %d, %s)", c.Kind, name)
 }
 
-// Put writes value as a new version of column at the clock's now.
+// Put writes value as a new version of column at the clock's now. A version
+// is a millisecond: two writes of a column in the same millisecond are one
+// version, the later; to keep both, give each its own version ([PutAt]) or
+// its own row.
 func Put(column string, value Value) Change {
 	return Change{Kind: ChangePut, Column: column, Value: value}
 }
@@ -135,6 +138,8 @@ func (m ifMatch) applyWrite(dst *Condition) {
 }
 
 // IfMatch makes the write conditional on the row's visible data passing f.
+// A row that lacks f's column, a missing row included, passes unless the
+// filter is [ColumnFilter.Required].
 func IfMatch(f Filter) WriteOption { return ifMatch{f} }
 
 func writeCondition(opts []WriteOption) Condition {
@@ -202,7 +207,8 @@ func Versions(start, end int64) ReadOption {
 	return readOpt(func(o *readOptions) { o.timeRange = &TimeRange{Start: start, End: end} })
 }
 
-// WithFilter returns only rows that pass f.
+// WithFilter returns only rows that pass f. A row that lacks f's column
+// passes unless the filter is [ColumnFilter.Required].
 func WithFilter(f Filter) ReadOption {
 	return readOpt(func(o *readOptions) { o.filter = f })
 }

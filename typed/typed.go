@@ -22,14 +22,25 @@
 // milliseconds), encoding.TextMarshaler (String) and
 // encoding.BinaryMarshaler (Binary) with their unmarshalers, named types
 // of these, pointers to them (nil means the column is absent), and
-// embedded structs, whose fields are promoted. A stored value whose type
-// does not fit its field is an ErrInvalidArgument naming the field, the
-// column and both types. Field metadata is computed once per struct type.
+// embedded structs, whose fields are promoted. An unexported field is not
+// stored; one with a tablekit tag is an error, since the tag says it was
+// meant to be. A stored value whose type does not fit its field, or that
+// is out of its field's range (an Integer 300 into an int8, a Double 1e300
+// into a float32), is an ErrInvalidArgument naming the field, the column
+// and both types, and leaves the field as it was; so is a nil struct
+// pointer. Field metadata is computed once per struct type.
+//
+// Writes: [Table.Put] replaces a row; [Table.Update] writes every field,
+// zero values included; [Table.UpdateFields] writes only the fields it
+// names, a patch. Each takes conditions, as the untyped writes do; a
+// condition on a column the row may lack should be Required (see
+// [tablekit.SingleColumnValue]), or a missing column passes it.
 package typed
 
 import (
 	"context"
 	"encoding"
+	"errors"
 	"fmt"
 	"iter"
 	"math"
@@ -169,6 +180,12 @@ func collect(t reflect.Type, index []int, offset uintptr, si *structInfo) error 
 			}
 		}
 		if !sf.IsExported() {
+			if tag != "" {
+				// A tag says the program meant the field to be stored;
+				// reflection cannot read an unexported field, so saying
+				// nothing would silently drop the column.
+				return invalid("typed: field %s of %v has the tag %q but is unexported, so it cannot be stored: export it, or tag it `tablekit:\"-\"`", sf.Name, t, tag)
+			}
 			continue
 		}
 		if name == "" {
@@ -208,9 +225,12 @@ func collect(t reflect.Type, index []int, offset uintptr, si *structInfo) error 
 
 func structValue(v any) (reflect.Value, *structInfo, error) {
 	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
+		return reflect.Value{}, nil, invalid("typed: nil value: want a struct or a non-nil pointer to one")
+	}
 	for rv.Kind() == reflect.Pointer {
 		if rv.IsNil() {
-			return reflect.Value{}, nil, invalid("typed: nil %T", v)
+			return reflect.Value{}, nil, invalid("typed: nil %T: want a struct or a non-nil pointer to one", v)
 		}
 		rv = rv.Elem()
 	}
@@ -314,6 +334,9 @@ func decode(f *field, base unsafe.Pointer, v tablekit.Value) error {
 	case kindFloat:
 		x, _ := v.Float()
 		if f.size == 4 {
+			if !math.IsInf(x, 0) && math.Abs(x) > math.MaxFloat32 { // reflect's OverflowFloat
+				return invalid("typed: field %s (column %q) of Go type %v cannot hold the stored Double %g (max %g)", f.name, f.column, f.typ, x, math.MaxFloat32)
+			}
 			*(*float32)(p) = float32(x)
 		} else {
 			*(*float64)(p) = x
@@ -534,10 +557,19 @@ func Of[T any](t *tablekit.Table) *Table[T] {
 	return &Table[T]{t: t, si: infoOf(reflect.TypeFor[T]())}
 }
 
-// Put replaces the row of v's key with v's columns.
+// Put replaces the row of v's key with v's columns: every mapped field's
+// value, zero values included, except nil pointers and empty omitempty
+// fields, whose columns the row then lacks. Each column is written as one
+// new version at the clock's now (milliseconds): two writes of a column in
+// the same millisecond leave one version, the later; to keep every step of
+// a history, give each step its own key or version (see the package
+// example "history").
 func (t *Table[T]) Put(ctx context.Context, v *T, opts ...tablekit.WriteOption) error {
 	if t.si.err != nil {
 		return t.si.err
+	}
+	if v == nil {
+		return invalid("typed: Put of a nil *%v", reflect.TypeFor[T]())
 	}
 	key, cols, err := marshal(reflect.ValueOf(v).Elem(), t.si)
 	if err != nil {
@@ -546,12 +578,19 @@ func (t *Table[T]) Put(ctx context.Context, v *T, opts ...tablekit.WriteOption) 
 	return t.t.PutRow(ctx, key, cols, opts...)
 }
 
-// Update writes v's present columns into the row of v's key, keeping the
-// row's other columns (nil pointers and empty omitempty fields are left
-// as they are).
+// Update writes into the row of v's key, creating it if absent, every
+// mapped field's value, zero values included: a field the program did not
+// set writes its zero (0, "", false) over the stored value. Only nil
+// pointers and empty omitempty fields leave their columns as they are, and
+// Update never deletes a column. The row's columns that T does not map are
+// kept. To change some columns from a partly filled struct, use
+// [Table.UpdateFields].
 func (t *Table[T]) Update(ctx context.Context, v *T, opts ...tablekit.WriteOption) error {
 	if t.si.err != nil {
 		return t.si.err
+	}
+	if v == nil {
+		return invalid("typed: Update of a nil *%v", reflect.TypeFor[T]())
 	}
 	key, cols, err := marshal(reflect.ValueOf(v).Elem(), t.si)
 	if err != nil {
@@ -563,6 +602,102 @@ func (t *Table[T]) Update(ctx context.Context, v *T, opts ...tablekit.WriteOptio
 	}
 	_, err = t.t.UpdateRow(ctx, key, changes, opts...)
 	return err
+}
+
+// UpdateFields is the partial update, a patch: in the row of v's key
+// (created if absent) it makes each named field's column what Put would
+// store for it, and leaves every other column as it is. A named field
+// whose Put would leave its column absent (a nil pointer, an empty
+// omitempty field) deletes the column. Name a field by its Go name or its
+// column; naming a key field, an unknown or ambiguous name, or no field is
+// an ErrInvalidArgument and writes nothing. With opts, the write is
+// conditional, as UpdateRow's:
+//
+//	// hits goes to 0 only if the program names it; status is set only while the row is "pending".
+//	err := pages.UpdateFields(ctx, &Page{URL: u, Status: "done"}, []string{"Status"},
+//		tablekit.IfMatch(tablekit.SingleColumnValue("status", tablekit.Equal, tablekit.String("pending")).Required()))
+//
+// Why a field list, not omitempty or pointer semantics: which fields a
+// write changes is then said at the call, not by how the struct was
+// declared or filled, so one struct type serves both whole-row writes and
+// patches, and a zero (hits = 0) can be written on purpose. AWS's
+// attributevalue omitempty cannot write a zero, and gocloud's docstore
+// Update also takes the fields to change (Mods) from the caller.
+func (t *Table[T]) UpdateFields(ctx context.Context, v *T, fields []string, opts ...tablekit.WriteOption) error {
+	if t.si.err != nil {
+		return t.si.err
+	}
+	if v == nil {
+		return invalid("typed: UpdateFields of a nil *%v", reflect.TypeFor[T]())
+	}
+	sv := reflect.ValueOf(v).Elem()
+	key, _, err := marshal(sv, &structInfo{keys: t.si.keys})
+	if err != nil {
+		return err
+	}
+	changes, err := t.si.patch(sv, fields)
+	if err != nil {
+		return err
+	}
+	_, err = t.t.UpdateRow(ctx, key, changes, opts...)
+	return err
+}
+
+// patch returns the changes of UpdateFields: one per named field.
+func (si *structInfo) patch(sv reflect.Value, fields []string) ([]tablekit.Change, error) {
+	if len(fields) == 0 {
+		return nil, invalid("typed: UpdateFields of %v names no field", sv.Type())
+	}
+	changes := make([]tablekit.Change, 0, len(fields))
+	done := make([]bool, len(si.attrs))
+	for _, name := range fields {
+		i, err := si.attrNamed(sv.Type(), name)
+		if err != nil {
+			return nil, err
+		}
+		if done[i] {
+			return nil, invalid("typed: UpdateFields of %v names field %s (column %q) twice", sv.Type(), si.attrs[i].name, si.attrs[i].column)
+		}
+		done[i] = true
+		f := &si.attrs[i]
+		val, ok, err := encode(f, sv)
+		switch {
+		case err != nil:
+			return nil, err
+		case ok:
+			changes = append(changes, tablekit.Put(f.column, val))
+		default:
+			changes = append(changes, tablekit.DeleteColumn(f.column))
+		}
+	}
+	return changes, nil
+}
+
+// attrNamed returns the index in si.attrs of the attribute field whose Go
+// name or column is name.
+func (si *structInfo) attrNamed(t reflect.Type, name string) (int, error) {
+	found := -1
+	for i := range si.attrs {
+		if f := &si.attrs[i]; f.name == name || f.column == name {
+			if found >= 0 {
+				return 0, invalid("typed: UpdateFields of %v: %q is ambiguous: fields %s (column %q) and %s (column %q)", t, name, si.attrs[found].name, si.attrs[found].column, f.name, f.column)
+			}
+			found = i
+		}
+	}
+	if found >= 0 {
+		return found, nil
+	}
+	for i := range si.keys {
+		if f := &si.keys[i]; f.name == name || f.column == name {
+			return 0, invalid("typed: UpdateFields of %v: field %s (column %q) is a key field: the key selects the row and cannot be updated", t, f.name, f.column)
+		}
+	}
+	names := make([]string, len(si.attrs))
+	for i := range si.attrs {
+		names[i] = si.attrs[i].name
+	}
+	return 0, invalid("typed: UpdateFields of %v: no field or column %q (fields: %s)", t, name, strings.Join(names, ", "))
 }
 
 // Get reads the row at key into a T; found is false when it does not exist.
@@ -619,24 +754,29 @@ func (t *Table[T]) values(rows iter.Seq2[tablekit.Row, error]) iter.Seq2[T, erro
 }
 
 // PutAll writes any number of values with [tablekit.Client.WriteAll] (the
-// table's client, db), returning one error per value, in order, and the
-// failures joined.
+// table's client, db), returning one error per value, in order (nil for a
+// value written), and the failures joined. A value that cannot be stored
+// (say a uint64 above MaxInt64) gets its error, naming the field, and is
+// not sent; the others are written.
 func PutAll[T any](ctx context.Context, db *tablekit.Client, t *Table[T], vs []T) ([]error, error) {
 	if t.si.err != nil {
 		return nil, t.si.err
 	}
-	ws := make([]tablekit.BatchWrite, len(vs))
+	errs := make([]error, len(vs))
+	ws := make([]tablekit.BatchWrite, 0, len(vs))
+	at := make([]int, 0, len(vs)) // at[j]: the value of ws[j]
 	for i := range vs {
 		key, cols, err := marshal(reflect.ValueOf(&vs[i]).Elem(), t.si)
 		if err != nil {
-			return nil, fmt.Errorf("value %d: %w", i, err)
+			errs[i] = fmt.Errorf("value %d: %w", i, err)
+			continue
 		}
-		ws[i] = tablekit.BatchPut(t.t.Name(), key, cols)
+		ws = append(ws, tablekit.BatchPut(t.t.Name(), key, cols))
+		at = append(at, i)
 	}
-	res, err := db.WriteAll(ctx, ws)
-	errs := make([]error, len(res))
-	for i, r := range res {
-		errs[i] = r.Err
+	res, _ := db.WriteAll(ctx, ws)
+	for j, r := range res {
+		errs[at[j]] = r.Err
 	}
-	return errs, err
+	return errs, errors.Join(errs...)
 }

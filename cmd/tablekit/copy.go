@@ -18,6 +18,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/base"
 )
 
 // checkpoint is the state of a copy, saved as JSON so that a copy run
@@ -60,7 +61,7 @@ func redactURL(raw string) string {
 		}
 		redacted := false
 		for name := range q {
-			if driver.SecretName(name) {
+			if base.SecretName(name) {
 				q[name], redacted = []string{"REDACTED"}, true
 			}
 		}

@@ -4,6 +4,11 @@
 // (category, sku). It lists a category in order, reads one product, and
 // updates a price only if it is what the caller last saw (an optimistic,
 // conditional write).
+//
+// Its filter and condition are Required: a row that lacks the column fails
+// them. Without Required a missing column passes (Tablestore's default),
+// so an unpriced hat would count as cheap, and a compare-and-set on a SKU
+// that does not exist would create it.
 package main
 
 import (
@@ -74,29 +79,47 @@ func run(ctx context.Context, db *tablekit.Client, out io.Writer) error {
 		return err
 	}
 
-	// Hats under 29, filtered by the store.
-	cheap, err := tbl.GetRange(ctx, start, end, tablekit.WithFilter(tablekit.SingleColumnValue("price", tablekit.Less, tablekit.Integer(29))))
+	// A hat not priced yet: a row without a price column.
+	if err := tbl.PutRow(ctx, key("hats", "beanie#draft"), []tablekit.Column{{Name: "description", Value: tablekit.String("Coming soon.")}}); err != nil {
+		return err
+	}
+	// Hats under 29, filtered by the store. Required: the unpriced hat
+	// lacks the column and is not listed (without Required it would be).
+	cheapFilter := tablekit.SingleColumnValue("price", tablekit.Less, tablekit.Integer(29)).Required()
+	cheap, err := tbl.GetRange(ctx, start, end, tablekit.WithFilter(cheapFilter))
 	if err != nil {
 		return err
 	}
 	check.Expect(len(cheap.Rows) == 2, "hats under 29: %d", len(cheap.Rows))
 	fmt.Fprintf(out, "hats under 29: %d\n", len(cheap.Rows))
 
-	// Compare-and-set a price: only if it is still 40.
+	// Compare-and-set a price: only if it is still 40. UpdateFields writes
+	// the named field alone (the struct's empty Description is not written).
+	is40 := tablekit.IfMatch(tablekit.SingleColumnValue("price", tablekit.Equal, tablekit.Integer(40)).Required())
+	setPrice := func(sku string, price int64) error {
+		return catalog.UpdateFields(ctx, &Product{Category: "shoes", SKU: sku, Price: price}, []string{"Price"}, is40)
+	}
 	k := key("shoes", "sneakers#brandA")
-	cas := tablekit.IfMatch(tablekit.SingleColumnValue("price", tablekit.Equal, tablekit.Integer(40)))
-	if _, err := tbl.UpdateRow(ctx, k, []tablekit.Change{tablekit.Put("price", tablekit.Integer(38))}, cas); err != nil {
+	if err := setPrice("sneakers#brandA", 38); err != nil {
 		return err
 	}
 	// A second writer who also saw 40 loses, and nothing is written.
-	_, stale := tbl.UpdateRow(ctx, k, []tablekit.Change{tablekit.Put("price", tablekit.Integer(45))}, cas)
+	stale := setPrice("sneakers#brandA", 45)
 	check.Expect(errors.Is(stale, tablekit.ErrConditionFailed), "second compare-and-set: %v", stale)
 	p, found, err := catalog.Get(ctx, k)
 	if err != nil {
 		return err
 	}
-	check.Expect(found && p.Price == 38, "price after CAS: %d", p.Price)
+	check.Expect(found && p.Price == 38 && p.Description == "Style and comfort.", "after CAS: %+v", p)
 	fmt.Fprintf(out, "sneakers#brandA price is now %d; the stale update got: %v\n", p.Price, stale)
+	// A compare-and-set on a SKU that does not exist fails too, and creates nothing.
+	missing := setPrice("boots#brandC", 38)
+	_, found, err = catalog.Get(ctx, key("shoes", "boots#brandC"))
+	if err != nil {
+		return err
+	}
+	check.Expect(errors.Is(missing, tablekit.ErrConditionFailed) && !found, "compare-and-set of a missing SKU: %v, created %v", missing, found)
+	fmt.Fprintf(out, "compare-and-set of a missing SKU: %v\n", missing)
 
 	// Bad input is refused with a typed error that names the problem.
 	err = tbl.PutRow(ctx, key("hats", "x"), []tablekit.Column{{Name: "price", Value: tablekit.Double(0)}, {Name: "bad-name", Value: tablekit.Integer(1)}})

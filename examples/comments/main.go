@@ -4,6 +4,11 @@
 // one column (the version is the comment's time), so the latest N comments
 // come back newest first in one read and a viewer pages back through older
 // ones by time range.
+//
+// A version is a millisecond: two comments stamped with the same
+// millisecond would be one version, the later; a service that can receive
+// two at once gives the second the next free millisecond, or keeps
+// comments in rows keyed by (video, time, id).
 package main
 
 import (
