@@ -248,13 +248,13 @@ func TestAdminFaults(t *testing.T) {
 // itself included.
 func TestAdminShortToken(t *testing.T) {
 	for _, tok := range []string{"x", strings.Repeat("y", MinAdminTokenLen-1)} {
-		if srv, err := NewServer(Options{AdminAddr: "127.0.0.1:0", AdminToken: tok}); err == nil {
+		if srv, err := NewServer(mem(Options{AdminAddr: "127.0.0.1:0", AdminToken: tok})); err == nil {
 			srv.Close()
 			t.Errorf("a %d-character admin token accepted", len(tok))
 		} else if !strings.Contains(err.Error(), "at least 16") {
 			t.Errorf("%d-character token: %v", len(tok), err)
 		}
-		srv, err := NewServer(Options{NoListen: true})
+		srv, err := NewServer(mem(Options{NoListen: true}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +268,7 @@ func TestAdminShortToken(t *testing.T) {
 			t.Errorf("AdminHandler with a %d-character token answered its own token %d, want 401", len(tok), rec.Code)
 		}
 	}
-	srv, err := NewServer(Options{AdminAddr: "127.0.0.1:0", AdminToken: strings.Repeat("z", MinAdminTokenLen)})
+	srv, err := NewServer(mem(Options{AdminAddr: "127.0.0.1:0", AdminToken: strings.Repeat("z", MinAdminTokenLen)}))
 	if err != nil {
 		t.Fatalf("a %d-character token refused: %v", MinAdminTokenLen, err)
 	}
@@ -280,7 +280,7 @@ func TestAdminShortToken(t *testing.T) {
 func TestAdminLoopbackOnly(t *testing.T) {
 	tok := "a-token-of-enough-length"
 	for _, addr := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.1:0", "example.com:0"} {
-		if srv, err := NewServer(Options{AdminAddr: addr, AdminToken: tok}); err == nil {
+		if srv, err := NewServer(mem(Options{AdminAddr: addr, AdminToken: tok})); err == nil {
 			srv.Close()
 			t.Errorf("AdminAddr %s accepted without AdminAllowRemote", addr)
 		} else if !strings.Contains(err.Error(), "not a loopback address") {
