@@ -113,7 +113,8 @@ type Capabilities struct {
 	AtomicWrite bool
 	// AutoIncrement: a key column may be auto-increment (SPEC §14).
 	AutoIncrement bool
-	// ChangeFeed: a table may record its writes in a change feed (SPEC §15).
+	// ChangeFeed: a table may record its writes in a change feed (SPEC §15;
+	// [ChangeFeeder]): the local and file engines.
 	ChangeFeed bool
 }
 
@@ -134,11 +135,13 @@ func CapabilitiesOf(b Backend) Capabilities {
 	_, c.BatchRead = b.(BatchReader)
 	_, c.BatchWrite = b.(BatchWriter)
 	_, c.LendingScan = b.(RangeScanner)
+	_, c.ChangeFeed = b.(ChangeFeeder)
 	if w, ok := b.(Wrapper); ok {
 		in := CapabilitiesOf(w.Unwrap())
 		c.BatchRead = c.BatchRead && in.BatchRead
 		c.BatchWrite = c.BatchWrite && in.BatchWrite
 		c.LendingScan = c.LendingScan && in.LendingScan
+		c.ChangeFeed = c.ChangeFeed && in.ChangeFeed
 	}
 	return c
 }

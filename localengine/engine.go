@@ -28,6 +28,7 @@ type table struct {
 	mu   sync.RWMutex
 	meta tablekit.TableMeta
 	rows btree.Map[string, *entry]
+	feed *feedLog // the change feed (feed.go); nil when never enabled
 }
 
 // entry is a stored row and its decoded key. Entries are never modified in
@@ -354,6 +355,7 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	if err != nil {
 		return nil, err
 	}
+	t.record(w, res)
 	if !keep {
 		if ok {
 			t.rows.Delete(k)

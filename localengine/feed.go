@@ -1,0 +1,203 @@
+package localengine
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/rowmodel"
+)
+
+// The change feed (SPEC §15): each table keeps an in-memory log of change
+// records, one shard per period the feed was enabled, appended under the
+// table's lock in the same critical section as the write, so that the feed
+// and the table never disagree. A record leaves the log when its commit
+// time is older than the retention (at the Now of later writes and reads),
+// or, to bound memory, when the table's log holds more than
+// MaxFeedRecords records: the oldest go first, and a reader behind them
+// gets tablekit.ErrTrimmed.
+
+// MaxFeedRecords bounds the records one table's feed keeps in memory,
+// whatever their age.
+const MaxFeedRecords = 1 << 20
+
+var _ tablekit.ChangeFeeder = (*Engine)(nil)
+
+// feedLog is a table's change feed; nil when never enabled.
+type feedLog struct {
+	enabled   bool
+	retention time.Duration
+	next      int // number of the next shard
+	shards    []*shardLog
+	count     int // records in every shard
+}
+
+type shardLog struct {
+	id      string
+	parents []string
+	ended   bool
+	endedAt int64
+	first   uint64 // sequence number of recs[0]; records are numbered from 1
+	recs    []tablekit.ChangeRecord
+}
+
+// record appends the change record of w, just applied, to the open shard
+// (the caller holds t.mu).
+func (t *table) record(w *tablekit.WriteRequest, res *tablekit.UpdateResult) {
+	f := t.feed
+	if f == nil || !f.enabled {
+		return
+	}
+	s := f.shards[len(f.shards)-1]
+	rec := rowmodel.ChangeOf(w, res)
+	rec.Shard = s.id
+	rec.Checkpoint = checkpoint(s.id, s.first+uint64(len(s.recs)))
+	s.recs = append(s.recs, rec)
+	f.count++
+	f.trim(w.Now)
+}
+
+// trim drops records older than the retention at now, and the oldest
+// beyond MaxFeedRecords, and shards ended and emptied.
+func (f *feedLog) trim(now int64) {
+	horizon := now - f.retention.Milliseconds()
+	for _, s := range f.shards {
+		n := 0
+		for n < len(s.recs) && (s.recs[n].CommitTime.UnixMilli() < horizon || f.count-n > MaxFeedRecords) {
+			n++
+		}
+		if n > 0 {
+			s.recs = slices.Delete(s.recs, 0, n)
+			s.first += uint64(n)
+			f.count -= n
+		}
+	}
+	f.shards = slices.DeleteFunc(f.shards, func(s *shardLog) bool {
+		return s.ended && len(s.recs) == 0 && s.endedAt < horizon
+	})
+}
+
+func (f *feedLog) status() *tablekit.ChangeFeedStatus {
+	st := &tablekit.ChangeFeedStatus{Enabled: f.enabled, Retention: f.retention}
+	for _, s := range f.shards {
+		st.Shards = append(st.Shards, tablekit.Shard{ID: s.id, Parents: slices.Clone(s.parents), Ended: s.ended})
+	}
+	return st
+}
+
+// checkpoint is "shard/seq": the records after sequence number seq.
+func checkpoint(shard string, seq uint64) tablekit.Checkpoint {
+	return tablekit.Checkpoint(shard + "/" + strconv.FormatUint(seq, 10))
+}
+
+// SetChangeFeed implements tablekit.ChangeFeeder.
+func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedRequest) (*tablekit.ChangeFeedStatus, error) {
+	t, err := e.table(ctx, req.Meta.Name)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, err := t.current(req.Meta); err != nil {
+		return nil, err
+	}
+	if t.feed == nil {
+		t.feed = &feedLog{}
+	}
+	f := t.feed
+	switch {
+	case req.Enabled && !f.enabled:
+		var parents []string
+		if n := len(f.shards); n > 0 {
+			parents = []string{f.shards[n-1].id}
+		}
+		f.shards = append(f.shards, &shardLog{id: t.meta.Incarnation + "-" + strconv.Itoa(f.next), parents: parents, first: 1})
+		f.next++
+		f.enabled, f.retention = true, req.Retention
+	case req.Enabled:
+		f.retention = req.Retention
+	case f.enabled:
+		s := f.shards[len(f.shards)-1]
+		s.ended, s.endedAt = true, req.Now
+		f.enabled = false
+	}
+	f.trim(req.Now)
+	return f.status(), nil
+}
+
+// DescribeChangeFeed implements tablekit.ChangeFeeder.
+func (e *Engine) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMeta) (*tablekit.ChangeFeedStatus, error) {
+	t, err := e.table(ctx, meta.Name)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if _, err := t.current(meta); err != nil {
+		return nil, err
+	}
+	if t.feed == nil {
+		return &tablekit.ChangeFeedStatus{}, nil
+	}
+	return t.feed.status(), nil
+}
+
+// ReadShard implements tablekit.ChangeFeeder.
+func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) (*tablekit.ReadShardResponse, error) {
+	t, err := e.table(ctx, req.Meta.Name)
+	if err != nil {
+		return nil, err
+	}
+	var after uint64
+	if req.From != "" {
+		id, seq, ok := strings.Cut(string(req.From), "/")
+		n, err := strconv.ParseUint(seq, 10, 64)
+		if !ok || err != nil || id != req.Shard {
+			return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: checkpoint %.64q is not one of shard %q", req.Meta.Name, req.From, req.Shard)
+		}
+		after = n
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, err := t.current(req.Meta); err != nil {
+		return nil, err
+	}
+	var s *shardLog
+	if t.feed != nil {
+		t.feed.trim(req.Now)
+		for _, x := range t.feed.shards {
+			if x.id == req.Shard {
+				s = x
+			}
+		}
+	}
+	if s == nil {
+		return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, tablekit.ErrTrimmed, "table %q: no shard %q in the change feed", req.Meta.Name, req.Shard)
+	}
+	if req.From == "" {
+		after = s.first - 1
+	}
+	if after+1 < s.first {
+		return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, tablekit.ErrTrimmed, "table %q: shard %q: records %d to %d were trimmed", req.Meta.Name, req.Shard, after+1, s.first-1)
+	}
+	end := s.first + uint64(len(s.recs))
+	if after >= end { // a checkpoint from the future
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: shard %q has no record %d", req.Meta.Name, req.Shard, after)
+	}
+	lo := int(after + 1 - s.first)
+	hi := min(len(s.recs), lo+max(req.Limit, 1))
+	out := &tablekit.ReadShardResponse{Records: make([]tablekit.ChangeRecord, hi-lo), Next: checkpoint(s.id, after)}
+	for i, r := range s.recs[lo:hi] {
+		r.Key = slices.Clone(r.Key)
+		r.Changes = slices.Clone(r.Changes)
+		out.Records[i] = r
+	}
+	if hi > lo {
+		out.Next = out.Records[hi-lo-1].Checkpoint
+	}
+	out.Ended = s.ended && hi == len(s.recs)
+	return out, nil
+}
