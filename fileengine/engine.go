@@ -91,10 +91,11 @@ type Engine struct {
 type table struct {
 	mu      sync.RWMutex
 	meta    tablekit.TableMeta
-	rows    string // the rows id (see codec.go): the Incarnation, or one of its own
-	prefix  []byte // rowsPrefix(rows)
-	top     []byte // the successor of prefix: the upper bound of every row
-	deleted bool   // set, under mu, when DeleteTable removed it
+	rows    string    // the rows id (see codec.go): the Incarnation, or one of its own
+	prefix  []byte    // rowsPrefix(rows)
+	top     []byte    // the successor of prefix: the upper bound of every row
+	deleted bool      // set, under mu, when DeleteTable removed it
+	feed    *fileFeed // the change feed (feed.go); nil when never enabled
 }
 
 // newTable returns the in-memory state of the table m describes, whose
@@ -269,7 +270,12 @@ func (e *Engine) load() error {
 			_ = it.Close()
 			return tablekit.WrapError(tablekit.ErrUnavailable, err, "fileengine: %q: table %q", e.dir, it.Key()[1:])
 		}
-		e.tables[m.Name] = newTable(m, rows)
+		t := newTable(m, rows)
+		if err := e.loadFeed(t); err != nil {
+			_ = it.Close()
+			return tablekit.WrapError(tablekit.ErrUnavailable, err, "fileengine: %q: table %q", e.dir, m.Name)
+		}
+		e.tables[m.Name] = t
 	}
 	if err := it.Close(); err != nil {
 		return storeError(err, "fileengine: open %q", e.dir)
@@ -532,6 +538,8 @@ func (e *Engine) DeleteTable(ctx context.Context, name string) error {
 	defer b.Close()
 	_ = b.DeleteRange(t.prefix, t.top, nil)
 	_ = b.Delete(metaKey(name), nil)
+	_ = b.DeleteRange(feedPrefix(t.rows), codec.PrefixSuccessor(feedPrefix(t.rows)), nil)
+	_ = b.Delete(feedStateKey(t.rows), nil)
 	if err := e.commit(b); err != nil {
 		return storeError(err, "table %q: delete", name)
 	}
@@ -611,7 +619,9 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	mu := &e.locks[e.stripe(k)]
 	mu.Lock()
 	defer mu.Unlock()
-	res, err := e.apply(b, t, w, k)
+	var tickets feedTickets
+	defer tickets.done()
+	res, err := e.apply(b, t, w, k, &tickets)
 	if err != nil {
 		return nil, err
 	}
@@ -629,7 +639,7 @@ var encPool = sync.Pool{New: func() any { return new([]byte) }}
 
 // apply runs w against its stored row (the caller holds t.mu shared and
 // the row's stripe) and adds what it writes to b.
-func (e *Engine) apply(b *pebble.Batch, t *table, w *tablekit.WriteRequest, k []byte) (*tablekit.UpdateResult, error) {
+func (e *Engine) apply(b *pebble.Batch, t *table, w *tablekit.WriteRequest, k []byte, tickets *feedTickets) (*tablekit.UpdateResult, error) {
 	// The engine's own options are authoritative; the request's may be a
 	// cached copy.
 	if w.Meta.Options != t.meta.Options || w.Meta.Generation != t.meta.Generation {
@@ -659,6 +669,7 @@ func (e *Engine) apply(b *pebble.Batch, t *table, w *tablekit.WriteRequest, k []
 	if err != nil {
 		return nil, err
 	}
+	t.record(b, w, res, tickets)
 	if !keep {
 		if cur != nil || w.Kind == tablekit.WriteDelete {
 			_ = b.Delete(k, nil)
@@ -738,6 +749,8 @@ func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 	}()
 	b := e.db.NewBatch()
 	defer b.Close()
+	var tickets feedTickets
+	defer tickets.done()
 	var applied []int
 	for i, w := range reqs {
 		if keys[i] == nil {
@@ -746,7 +759,7 @@ func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		res, err := e.apply(b, tabs[w.Meta.Name], w, keys[i])
+		res, err := e.apply(b, tabs[w.Meta.Name], w, keys[i], &tickets)
 		out[i] = tablekit.WriteResponse{Update: res, Err: err}
 		if err == nil {
 			applied = append(applied, i)
