@@ -91,11 +91,13 @@ type Engine struct {
 type table struct {
 	mu      sync.RWMutex
 	meta    tablekit.TableMeta
-	rows    string    // the rows id (see codec.go): the Incarnation, or one of its own
-	prefix  []byte    // rowsPrefix(rows)
-	top     []byte    // the successor of prefix: the upper bound of every row
-	deleted bool      // set, under mu, when DeleteTable removed it
-	feed    *fileFeed // the change feed (feed.go); nil when never enabled
+	rows    string // the rows id (see codec.go): the Incarnation, or one of its own
+	prefix  []byte // rowsPrefix(rows)
+	top     []byte // the successor of prefix: the upper bound of every row
+	deleted bool   // set, under mu, when DeleteTable removed it
+
+	// feed is the change feed (feed.go); nil when never enabled.
+	feed *fileFeed
 }
 
 // newTable returns the in-memory state of the table m describes, whose
