@@ -28,6 +28,8 @@ func init() {
 		{name: "count", args: "TABLE", summary: "count the rows of a range (--filter: those that pass it)", nargs: [2]int{1, 1}, flags: countCmd, help: filterHelp},
 		{name: "export", args: "TABLE", summary: "write a table, every version, as JSON lines", nargs: [2]int{1, 1}, flags: exportCmd},
 		{name: "import", args: "[TABLE]", summary: "write JSON lines (export's, or plain objects for an existing table) into a table", nargs: [2]int{0, 1}, flags: importCmd, creates: true, help: importHelp},
+		{name: "tail", args: "[URL] TABLE", summary: "print a table's change feed as JSON lines (--follow: wait for more; --checkpoint: resumable)", nargs: [2]int{1, 2}, flags: tailCmd, help: tailHelp},
+		{name: "feed", args: "TABLE [on|off]", summary: "show, enable or disable a table's change feed", nargs: [2]int{1, 2}, flags: feedCmd},
 		{name: "copy", args: "SRC_URL DST_URL", summary: "copy one table or all, every version and the options, resumable and verified", nargs: [2]int{2, 2}, flags: copyCmd},
 	}
 }

@@ -41,6 +41,9 @@ type tableCheckpoint struct {
 	Copied   bool                 `json:"copied"`
 	Verified bool                 `json:"verified"`
 	Checksum string               `json:"checksum,omitempty"`
+	// Feed is where copy --follow is in the source's change feed
+	// (follow.go); set, empty, before the bulk copy starts.
+	Feed tablekit.FeedPosition `json:"feed,omitempty"`
 }
 
 // redactURL is a URL as the checkpoint keeps it and messages show it:
@@ -150,6 +153,8 @@ type copyConfig struct {
 	quiet          bool
 	progress       io.Writer // nil: no progress line
 	argv           []string  // the command line, for the resume hint
+	follow         bool      // then apply the source's change feed (follow.go)
+	catchUp        bool      // follow only until caught up
 }
 
 func copyCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
@@ -162,9 +167,13 @@ func copyCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	batchRows := fs.Int("batch", tablekit.MaxBatchWrite, "rows per batch write")
 	maxRate := fs.Float64("max-rate", 0, "rows per second at most (default: no limit)")
 	quiet := fs.Bool("q", false, "print no summary")
+	follow, catchUp := followFlags(fs)
 	return func(ctx context.Context, args []string) error {
 		cfg := copyConfig{tables: tables, existing: *existing, verify: *verify, workers: *workers,
-			batch: *batchRows, maxRate: *maxRate, quiet: *quiet, argv: e.argv}
+			batch: *batchRows, maxRate: *maxRate, quiet: *quiet, argv: e.argv, follow: *follow || *catchUp, catchUp: *catchUp}
+		if cfg.follow {
+			cfg.verify = false // the source changes while it is copied
+		}
 		if cfg.workers < 1 || cfg.batch < 1 || cfg.batch > tablekit.MaxBatchWrite || cfg.maxRate < 0 {
 			return usagef("--workers must be ≥ 1, --batch 1-%d and --max-rate ≥ 0", tablekit.MaxBatchWrite)
 		}
@@ -185,7 +194,10 @@ func copyCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			return fmt.Errorf("destination: %w", err)
 		}
 		defer dst.Close()
-		return copyTables(ctx, src, dst, cp, cfg, e.stdout)
+		if err := copyTables(ctx, src, dst, cp, cfg, e.stdout); err != nil || !cfg.follow {
+			return err
+		}
+		return followTables(ctx, src, dst, cp, cfg, e.stdout)
 	}
 }
 
@@ -234,6 +246,13 @@ func copyTable(ctx context.Context, src, dst *tablekit.Client, name string, cp *
 		resumed := tc.Started
 		if resumed && !cfg.quiet {
 			fmt.Fprintf(out, "%s: resuming after %s (checkpoint %s)\n", name, plural(tc.Rows, "row"), cp.path)
+		}
+		if cfg.follow && !resumed {
+			// The feed's start comes before the first row is read, so
+			// nothing written during the copy is missed.
+			if err := startFeed(ctx, src, name, tc, cp); err != nil {
+				return err
+			}
 		}
 		cp.mu.Lock()
 		tc.Started = true
