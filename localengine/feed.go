@@ -52,10 +52,7 @@ func (t *table) record(w *tablekit.WriteRequest, res *tablekit.UpdateResult) {
 		return
 	}
 	s := f.shards[len(f.shards)-1]
-	rec := rowmodel.ChangeOf(w, res)
-	rec.Shard = s.id
-	rec.Checkpoint = checkpoint(s.id, s.first+uint64(len(s.recs)))
-	s.recs = append(s.recs, rec)
+	s.recs = append(s.recs, rowmodel.ChangeOf(w, res)) // Shard and Checkpoint are set when read
 	f.count++
 	f.trim(w.Now)
 }
@@ -193,6 +190,7 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 	for i, r := range s.recs[lo:hi] {
 		r.Key = slices.Clone(r.Key)
 		r.Changes = slices.Clone(r.Changes)
+		r.Shard, r.Checkpoint = s.id, checkpoint(s.id, s.first+uint64(lo+i))
 		out.Records[i] = r
 	}
 	if hi > lo {
