@@ -28,6 +28,13 @@
 // which programs never need. Requests carry the client clock's now, so a
 // [ManualClock] governs TTL and versions on every backend alike.
 //
+// A table may keep a change feed (SPEC §15; [Table.EnableChangeFeed]):
+// every committed write as a [ChangeRecord], read per shard from opaque
+// [Checkpoint]s ([Table.ReadShard]) or all shards in order
+// ([Table.FollowChangeFeed]), on the backends whose [Capabilities] say
+// ChangeFeed (the local and file engines); the others refuse it with
+// [ErrUnimplemented].
+//
 // SPEC.md pins what programs notice: a filter sees the cells a read
 // selects, before the projection; a row with nothing selected is found,
 // with no columns; concurrent Increments lose nothing; a stale Client never

@@ -19,6 +19,8 @@ import (
 //	'f'                                   the format record (formatValue)
 //	'm' name                              a table's metadata (JSON, metaRecord)
 //	'r' len(id) id codec.EncodeKey(key)   a row of the table whose rows id is id
+//	's' len(id) id                        the table's change feed state (feed.go)
+//	'c' len(id) id shard seq              a change record (feed.go)
 //
 // A table's rows id is its Incarnation; a table created without one (by a
 // caller other than the Client, which gives every table one) gets "-" and

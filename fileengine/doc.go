@@ -102,6 +102,16 @@
 // compactions in the background) and reads no clock: time comes with each
 // request, from the client's Clock.
 //
+// Change feed. The engine has one (tablekit.ChangeFeeder, SPEC §15; see
+// feed.go for the keys): a table's change record is written in the same
+// pebble batch as its row, so after a crash the feed and the table agree,
+// and a checkpoint stays valid across Close and Open. Each period the feed
+// is enabled is one shard (the next one's parent is the previous one);
+// records are kept on disk for the retention (24-168 h, by commit time at
+// the requests' clock) and deleted lazily, at most once a minute, by the
+// reads of the feed and by SetChangeFeed; nothing of the feed is held in
+// memory but its state.
+//
 // # Limits
 //
 // None beyond SPEC's but the disk's: a store holds what its file system

@@ -54,11 +54,21 @@
 // the new table), and writes use the table's current options, never the
 // request's cached copy.
 //
+// Change feed. The engine has one (tablekit.ChangeFeeder, SPEC §15): a
+// table's records are appended to an in-memory log under the table's lock,
+// in the same critical section as the write, so the feed and the table
+// never disagree. Each period the feed is enabled is one shard. Records
+// are kept for the retention (24-168 h, by commit time at the requests'
+// clock), trimmed on later writes and reads.
+//
 // # Limits
 //
 // None beyond SPEC's: the limit is the process's memory, which holds every
 // row (and every version MaxVersions keeps) for as long as the engine
-// lives.
+// lives. A table's change feed keeps at most [MaxFeedRecords] records
+// (about 200 bytes each plus their cells) whatever their age: beyond it the
+// oldest go first, before the retention, and a reader behind them gets
+// tablekit.ErrTrimmed.
 //
 // # Errors
 //

@@ -188,6 +188,13 @@
 //     full scan of its range).
 //   - Tables with an auto-increment primary-key column are refused by
 //     DescribeTable with ErrUnimplemented.
+//   - No change feed yet (SPEC §15): enabling one fails with
+//     ErrUnimplemented and Capabilities().ChangeFeed is false. Tablestore
+//     Stream would serve it (UpdateTable's StreamSpecification, ListStream,
+//     DescribeStream's shards with parents, GetShardIterator and
+//     GetStreamRecord, whose PUT/UPDATE/DELETE records carry the cell
+//     operations tablekit's changes are), and the Go SDK has the four
+//     calls; tstest does not serve them yet.
 //   - A client built elsewhere and given to [New] honours contexts
 //     (the call returns at once) but its HTTP requests are aborted only if
 //     its TableStoreConfig.Transport is a [ContextTransport].

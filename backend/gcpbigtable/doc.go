@@ -372,6 +372,17 @@
 //   - Garbage collection follows Bigtable's wall clock (see Garbage
 //     collection under Storage layout): programs whose versions do not
 //     follow it choose [GCVersionsOnly] or [GCOff].
+//   - No change feed (SPEC §15): enabling one fails with ErrUnimplemented
+//     and Capabilities().ChangeFeed is false. Bigtable has change streams,
+//     but the Go client (v1.57) only enables them
+//     (UpdateTableWithChangeStream) and has no reader, and bttest serves
+//     none. Adding it would take a ReadChangeStream reader on the raw
+//     bigtablepb stubs (ListChangeStreamPartitions as shards, continuation
+//     tokens as checkpoints, CloseStream's new partitions as children),
+//     decoding SetCell/DeleteCells/DeleteFamily of this layout into
+//     tablekit changes while dropping the bookkeeping family and GC
+//     deletes, and tests against recorded real traffic, there being no
+//     emulator.
 //
 // # Errors
 //

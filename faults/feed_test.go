@@ -1,0 +1,66 @@
+package faults_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/faults"
+	"github.com/tablekit/tablekit/localengine"
+)
+
+// plain is a backend with only the required methods: the local engine
+// seen through the Backend interface alone.
+type plain struct{ tablekit.Backend }
+
+// The wrapper forwards the change feed of a backend that has one, and
+// has none (refused before any call) over a backend without one.
+func TestWrapChangeFeed(t *testing.T) {
+	ctx := context.Background()
+	inj := faults.New(1)
+	for _, tc := range []struct {
+		name string
+		b    tablekit.Backend
+		feed bool
+	}{{"local", localengine.New(), true}, {"plain", plain{localengine.New()}, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := tablekit.NewClient(inj.Wrap(tc.b))
+			defer db.Close()
+			if got := db.Capabilities().ChangeFeed; got != tc.feed {
+				t.Fatalf("Capabilities().ChangeFeed = %v, want %v", got, tc.feed)
+			}
+			if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeInteger}}}); err != nil {
+				t.Fatal(err)
+			}
+			tbl := db.Table("t")
+			_, err := tbl.EnableChangeFeed(ctx, 0)
+			if !tc.feed {
+				if !errors.Is(err, tablekit.ErrUnimplemented) {
+					t.Fatalf("EnableChangeFeed over a backend without a feed: %v, want ErrUnimplemented", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tbl.PutRow(ctx, tablekit.Key("id", tablekit.Integer(1)), nil); err != nil {
+				t.Fatal(err)
+			}
+			shards, err := tbl.ListShards(ctx)
+			if err != nil || len(shards) != 1 {
+				t.Fatalf("ListShards: %v, %v", shards, err)
+			}
+			n := 0
+			for _, err := range tbl.ReadShard(ctx, shards[0].ID, "") {
+				if err != nil {
+					t.Fatal(err)
+				}
+				n++
+			}
+			if n != 1 {
+				t.Fatalf("%d records through the wrapper, want 1", n)
+			}
+		})
+	}
+}
