@@ -180,6 +180,9 @@ func testCrash(t *testing.T, noSync bool, cycles int) {
 		if err := db.CreateTable(ctx, tablekit.TableMeta{Name: crashTable, Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeString}}}); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := db.Table(crashTable).EnableChangeFeed(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -331,6 +334,7 @@ func verifyCrash(t *testing.T, dir string, opts *fileengine.Options, cycle int, 
 			t.Errorf("cycle %d: counter %d is missing, %d increments were acknowledged", cycle, w, n)
 		}
 	}
+	verifyFeedAgrees(t, db, cycle)
 	var missing []string
 	for _, k := range acked {
 		if !present[k] {
