@@ -6,6 +6,8 @@ import (
 	"iter"
 	"sync"
 	"time"
+
+	"github.com/tablekit/tablekit/observe"
 )
 
 // This file is SPEC §15, the change feed: a table whose feed is enabled
@@ -177,7 +179,9 @@ func (t *Table) DisableChangeFeed(ctx context.Context) error {
 	return err
 }
 
-func (t *Table) setFeed(ctx context.Context, op string, on bool, retention time.Duration) (ChangeFeedStatus, error) {
+func (t *Table) setFeed(ctx context.Context, op string, on bool, retention time.Duration) (_ ChangeFeedStatus, err error) {
+	ctx, ost := t.c.begin(ctx, op, t.name)
+	defer func() { ost.end(observe.Outcome{Err: err}) }()
 	f, err := t.feeder(op)
 	if err != nil {
 		return ChangeFeedStatus{}, err
@@ -196,8 +200,10 @@ func (t *Table) setFeed(ctx context.Context, op string, on bool, retention time.
 
 // ChangeFeed returns the table's feed status: enabled or not, its
 // retention, and its shards.
-func (t *Table) ChangeFeed(ctx context.Context) (ChangeFeedStatus, error) {
+func (t *Table) ChangeFeed(ctx context.Context) (_ ChangeFeedStatus, err error) {
 	const op = "ChangeFeed"
+	ctx, ost := t.c.begin(ctx, op, t.name)
+	defer func() { ost.end(observe.Outcome{Err: err}) }()
 	f, err := t.feeder(op)
 	if err != nil {
 		return ChangeFeedStatus{}, err
@@ -245,8 +251,10 @@ func (t *Table) ReadShard(ctx context.Context, shard string, from Checkpoint) it
 	}
 }
 
-func (t *Table) readPage(ctx context.Context, shard string, from Checkpoint) (*ReadShardResponse, error) {
+func (t *Table) readPage(ctx context.Context, shard string, from Checkpoint) (_ *ReadShardResponse, err error) {
 	const op = "ReadShard"
+	ctx, ost := t.c.begin(ctx, op, t.name)
+	defer func() { ost.end(observe.Outcome{Err: err}) }()
 	f, err := t.feeder(op)
 	if err != nil {
 		return nil, err
