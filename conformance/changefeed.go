@@ -20,6 +20,7 @@ func changeFeedCases() []testCase {
 		{"EveryKindOfWrite", testFeedKinds},
 		{"PerRowOrder16Writers", testFeedOrder},
 		{"ResumeFromEveryCheckpoint", testFeedResume},
+		{"ReaderDuringWrites", testFeedConcurrentReader},
 		{"Retention", testFeedRetention},
 		{"DisableEndsTheFeed", testFeedDisable},
 	}
@@ -308,4 +309,58 @@ func testFeedDisable(e *env) {
 		keys = append(keys, fmtKey(r.Key))
 	}
 	e.diff("records of both shards, parent first", []string{fmtKey(intKey(1)), fmtKey(intKey(3))}, keys)
+}
+
+// testFeedConcurrentReader: a reader that follows the feed page by page
+// from its checkpoints while 8 writers write misses no record, even of
+// writes still committing when it read past them.
+func testFeedConcurrentReader(e *env) {
+	t, ok := e.feedTable("feedlive")
+	if !ok {
+		return
+	}
+	shards, err := t.ListShards(e.ctx)
+	e.must("ListShards", err)
+	const writers, each = 8, 25
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if err := t.PutRow(e.ctx, intKey(int64(w*1000+i)), []tk.Column{col("c", iv(1), 0)}); err != nil {
+					e.t.Errorf("PutRow: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+	seen := map[string]int{}
+	var from tk.Checkpoint
+	read := func() {
+		for r, err := range t.ReadShard(e.ctx, shards[0].ID, from) {
+			if !e.ok("ReadShard during writes", err) {
+				return
+			}
+			seen[fmtKey(r.Key)]++
+			from = r.Checkpoint
+		}
+	}
+	for finished := false; !finished; {
+		select {
+		case <-done:
+			finished = true
+		default:
+		}
+		read() // after done, one last read catches up
+	}
+	for w := range writers {
+		for i := range each {
+			if k := fmtKey(intKey(int64(w*1000 + i))); seen[k] == 0 {
+				e.t.Errorf("the reader never saw the put of %s", k)
+			}
+		}
+	}
 }
