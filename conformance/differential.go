@@ -217,6 +217,10 @@ func runDifferential(t testing.TB, h Harness, o DifferentialOptions) (rep diffRe
 				t.Logf("differential: cleanup: DeleteTable %s: %v", tb.name, err)
 			}
 		}()
+		if err := errors.Join(enableFeed(ctx, ref, tb.name), enableFeed(ctx, sut, tb.name)); err != nil {
+			rep.Err = fmt.Errorf("differential: enabling the change feed of %s: %w", tb.name, err)
+			return rep
+		}
 	}
 	if _, err := sut2.DescribeTable(ctx, d.tables[0].name); err != nil {
 		rep.Err = fmt.Errorf("differential: the second backend cannot describe table %s, which the first created: %w\n%s", d.tables[0].name, err, notSharedHelp)
@@ -224,6 +228,9 @@ func runDifferential(t testing.TB, h Harness, o DifferentialOptions) (rep diffRe
 	}
 	start := time.Now()
 	rep.Err = d.run(ctx)
+	if rep.Err == nil {
+		rep.Err = d.compareFeeds(ctx, tablekit.CapabilitiesOf(b).ChangeFeed) // differential_feed.go
+	}
 	rep.Ran = min(len(d.trace), ops)
 	rep.Trace = d.trace
 	if rep.Err == nil {

@@ -475,6 +475,9 @@ func (o *recreateOp) run(ctx context.Context, s *side) any {
 	var out tableOutcome
 	out.PurgeErrs = []diffErr{outcomeErr(s.cl().DeleteTable(ctx, o.tb.name))}
 	out.Err = outcomeErr(s.cl().CreateTable(ctx, o.meta()))
+	if out.Err.Class == "" {
+		_ = enableFeed(ctx, s.cl(), o.tb.name) // differential_feed.go; compared at the end
+	}
 	m, err := s.cl().DescribeTable(ctx, o.tb.name)
 	out.DescribeErr = outcomeErr(err)
 	out.Options, out.Key = m.Options, m.Key
