@@ -45,7 +45,8 @@ import (
 //     passed in.
 //
 // Optional capabilities: [BatchReader], [BatchWriter] and [RangeScanner]
-// (native batches, a lending Scan), [NativeAccessor] ([Client.As]),
+// (native batches, a lending Scan), [AtomicWriter] (SPEC §13, refused
+// without it), [NativeAccessor] ([Client.As]),
 // [SystemNamer] (the telemetry name) and [CapabilityDeclarer]. An optional
 // method may answer [ErrSkip], "not supported here", and the Client takes
 // its fallback (GetRow per row, Write per write, GetRange pages), as
@@ -122,9 +123,9 @@ type Capabilities struct {
 	BatchWrite bool
 	// LendingScan: [Table.Scan] lends rows uncopied ([RangeScanner]).
 	LendingScan bool
-	// AtomicWrite: multi-row writes in one partition key (SPEC §13); none
-	// of the built-in backends has it yet. Absent, such a call is refused
-	// with ErrUnimplemented, never degraded; so for the two below.
+	// AtomicWrite: multi-row writes in one partition key (SPEC §13,
+	// [AtomicWriter]). Absent, such a call is refused with
+	// ErrUnimplemented, never degraded; so for the two below.
 	AtomicWrite bool
 	// AutoIncrement: a key column may be auto-increment (SPEC §14).
 	AutoIncrement bool
@@ -149,11 +150,13 @@ func CapabilitiesOf(b Backend) Capabilities {
 	_, c.BatchRead = b.(BatchReader)
 	_, c.BatchWrite = b.(BatchWriter)
 	_, c.LendingScan = b.(RangeScanner)
+	_, c.AtomicWrite = b.(AtomicWriter)
 	if w, ok := b.(Wrapper); ok {
 		in := CapabilitiesOf(w.Unwrap())
 		c.BatchRead = c.BatchRead && in.BatchRead
 		c.BatchWrite = c.BatchWrite && in.BatchWrite
 		c.LendingScan = c.LendingScan && in.LendingScan
+		c.AtomicWrite = c.AtomicWrite && in.AtomicWrite
 	}
 	return c
 }
