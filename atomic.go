@@ -125,15 +125,24 @@ func (c *Client) AtomicWrite(ctx context.Context, writes []BatchWrite) (out []Ba
 // AtomicWrite is [Client.AtomicWrite] on this table: a write's Table may
 // be left empty.
 func (t *Table) AtomicWrite(ctx context.Context, writes []BatchWrite) ([]BatchWriteResult, error) {
-	ws := make([]BatchWrite, len(writes))
-	for i, w := range writes {
-		if w.Table == "" {
-			w.Table = t.name
+	for i := range writes {
+		if writes[i].Table == "" { // name the table in a copy: writes is the caller's
+			ws := make([]BatchWrite, len(writes))
+			for j, w := range writes {
+				if w.Table == "" {
+					w.Table = t.name
+				}
+				ws[j] = w
+			}
+			return t.c.AtomicWrite(ctx, ws)
 		}
-		ws[i] = w
 	}
-	return t.c.AtomicWrite(ctx, ws)
+	return t.c.AtomicWrite(ctx, writes)
 }
+
+// smallAtomic is how many writes an atomic write checks for a row written
+// twice by comparing keys, rather than with a map.
+const smallAtomic = 16
 
 // atomicRequests validates an atomic write against m (the table's meta)
 // and builds its requests: each write as a single-row write is, then the
@@ -141,7 +150,10 @@ func (t *Table) AtomicWrite(ctx context.Context, writes []BatchWrite) ([]BatchWr
 // the write.
 func (c *Client) atomicRequests(m *TableMeta, writes []BatchWrite) ([]*WriteRequest, error) {
 	reqs := make([]*WriteRequest, len(writes))
-	seen := make(map[string]struct{}, len(writes))
+	var seen map[string]struct{}
+	if len(writes) > smallAtomic {
+		seen = make(map[string]struct{}, len(writes))
+	}
 	size := 0
 	for i := range writes {
 		w := &writes[i]
@@ -153,11 +165,19 @@ func (c *Client) atomicRequests(m *TableMeta, writes []BatchWrite) ([]*WriteRequ
 			return nil, &AtomicWriteError{Index: i, Err: invalid("key %v is not of partition key %s=%v, the first write's: an atomic write stays within one partition key",
 				w.Key, w.Key[0].Name, writes[0].Key[0].Value)}
 		}
-		id := string(encodeToken(token{key: w.Key}))
-		if _, dup := seen[id]; dup {
+		dup := false
+		if len(writes) <= smallAtomic { // a scan of the few before it beats a map
+			for j := range i {
+				dup = dup || writes[j].Key.Equal(w.Key)
+			}
+		} else {
+			id := string(encodeToken(token{key: w.Key}))
+			_, dup = seen[id]
+			seen[id] = struct{}{}
+		}
+		if dup {
 			return nil, &AtomicWriteError{Index: i, Err: invalid("row %v is written twice in one atomic write", w.Key)}
 		}
-		seen[id] = struct{}{}
 		if size += writeBytes(w.Key, w.Columns, w.Changes); size > MaxAtomicWriteSize {
 			return nil, &AtomicWriteError{Index: i, Err: invalid("the atomic write reaches %d bytes at this write; the limit is %d bytes", size, MaxAtomicWriteSize)}
 		}

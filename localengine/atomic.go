@@ -53,9 +53,12 @@ func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest)
 			c.Meta = m
 			w = &c
 		}
+		// As in Write, only an update and a condition read the stored row.
 		var cur *rowmodel.Row
-		if old, ok := t.rows.Get(keys[i]); ok {
-			cur = &old.row
+		if w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero() {
+			if old, ok := t.rows.Get(keys[i]); ok {
+				cur = &old.row
+			}
 		}
 		k, res, err := rowmodel.ApplyTo(&ents[i].row, cur, w)
 		if err != nil {
