@@ -24,6 +24,7 @@ func atomicCases() []testCase {
 		{"Limits", testAtomicLimits},
 		{"BadInput", testAtomicBadInput},
 		{"ConcurrentReader", testAtomicConcurrentReader},
+		{"Linearizable", testAtomicLinearizable},
 	}
 }
 
