@@ -137,7 +137,8 @@ type Rule struct {
 	// ErrUnavailable; the call itself succeeds. Only rows of Table count
 	// when Table is set. Times then counts rows, and Latency delays a call
 	// in which the rule hit a row. Zero means the rule acts on the whole
-	// call.
+	// call. On AtomicWrite, which succeeds or fails as one, a rule always
+	// acts on the call.
 	Rows float64
 }
 
