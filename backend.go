@@ -36,8 +36,9 @@ import (
 //   - Close. Called once, last; calls in flight may fail but never panic or
 //     corrupt. It releases all but a native client the caller passed in.
 //
-// Optional: [BatchReader], [BatchWriter], [RangeScanner], [NativeAccessor],
-// [SystemNamer], [CapabilityDeclarer]. An optional method may answer
+// Optional: [BatchReader], [BatchWriter], [RangeScanner], [AtomicWriter]
+// (SPEC §13, refused without it), [NativeAccessor], [SystemNamer],
+// [CapabilityDeclarer]. An optional method may answer
 // [ErrSkip] and the Client takes its fallback (GetRow per row, Write per
 // write, GetRange pages), so a wrapper ([Wrapper]; package faults) is one
 // type that forwards every optional method, answering ErrSkip where the
@@ -108,8 +109,9 @@ type Capabilities struct {
 	BatchWrite bool
 	// LendingScan: [Table.Scan] lends rows uncopied ([RangeScanner]).
 	LendingScan bool
-	// AtomicWrite: multi-row writes in one partition key (SPEC §13). No
-	// built-in backend has it, nor the two below, yet (ErrUnimplemented).
+	// AtomicWrite: multi-row writes in one partition key (SPEC §13,
+	// [AtomicWriter]); absent, they are refused (ErrUnimplemented), never
+	// degraded, and so for the two below.
 	AtomicWrite bool
 	// AutoIncrement: a key column may be auto-increment (SPEC §14).
 	AutoIncrement bool
@@ -134,11 +136,13 @@ func CapabilitiesOf(b Backend) Capabilities {
 	_, c.BatchRead = b.(BatchReader)
 	_, c.BatchWrite = b.(BatchWriter)
 	_, c.LendingScan = b.(RangeScanner)
+	_, c.AtomicWrite = b.(AtomicWriter)
 	if w, ok := b.(Wrapper); ok {
 		in := CapabilitiesOf(w.Unwrap())
 		c.BatchRead = c.BatchRead && in.BatchRead
 		c.BatchWrite = c.BatchWrite && in.BatchWrite
 		c.LendingScan = c.LendingScan && in.LendingScan
+		c.AtomicWrite = c.AtomicWrite && in.AtomicWrite
 	}
 	return c
 }
