@@ -194,7 +194,7 @@ type countingTransport struct {
 
 func newCountingTransport() *countingTransport {
 	c := &countingTransport{base: http.DefaultTransport, n: map[string]*atomic.Int64{}}
-	for _, op := range []string{"GetItem", "PutItem", "DeleteItem", "Query", "BatchWriteItem", "BatchGetItem", "UpdateItem", "Scan"} {
+	for _, op := range []string{"GetItem", "PutItem", "DeleteItem", "Query", "BatchWriteItem", "BatchGetItem", "UpdateItem", "Scan", "TransactWriteItems"} {
 		c.n[op] = new(atomic.Int64)
 	}
 	return c
