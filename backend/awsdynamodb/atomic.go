@@ -294,12 +294,14 @@ func (tx *atomicTx) canceled(ctx context.Context, tce *types.TransactionCanceled
 				return &tablekit.AtomicWriteError{Index: k, Err: inTable(err, table)}
 			}
 			return inTable(err, table)
-		default: // throttling and the like: the SDK's retries gave up
-			return tx.b.tableErr(ctx, tce, table, "TransactWriteItems")
+		case "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
+			return inTable(tablekit.WrapError(tablekit.ErrThrottled, tce, "TransactWriteItems canceled (%s)", code), table)
+		default:
+			return inTable(tablekit.WrapError(tablekit.ErrUnavailable, tce, "TransactWriteItems canceled (%s)", code), table)
 		}
 	}
 	if !race {
-		return tx.b.tableErr(ctx, tce, table, "TransactWriteItems")
+		return inTable(tablekit.WrapError(tablekit.ErrUnavailable, tce, "TransactWriteItems canceled without a reason"), table)
 	}
 	return nil
 }
