@@ -6,9 +6,11 @@
 //
 //	pip install 'moto[server]'
 //
-// mototest runs moto_server from PATH, or else python3 -m moto.server,
-// in memory, bound to 127.0.0.1 on a free port, in a process group of its
-// own that the cleanup kills whole. Clients use static credentials (any
+// mototest runs moto's server (what moto_server serves) with the Python
+// that has moto: python3 from PATH, or the interpreter of moto_server's
+// script. It serves in memory, bound to 127.0.0.1 on a free port, in a
+// process group of its own that the cleanup kills whole, and one request
+// at a time, because moto isolates transactions only then (see serve). Clients use static credentials (any
 // values), region [Region], and the endpoint as BaseEndpoint.
 //
 // One server per test:
@@ -22,14 +24,18 @@
 package mototest
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,30 +61,79 @@ var ErrNotInstalled = errors.New("mototest: moto's server is not installed")
 // process handling is not implemented (non-Unix).
 var ErrUnsupported = errors.New("mototest: not supported on " + runtime.GOOS)
 
-// command finds moto's server: moto_server on PATH, or python3 -m
-// moto.server when python3 can import it.
-func command() ([]string, error) {
-	if p, err := exec.LookPath("moto_server"); err == nil {
-		return []string{p}, nil
+// serve is the Python program mototest runs: moto's server (the WSGI
+// application moto_server serves, on werkzeug, threaded) with its requests
+// serialized. moto applies a TransactWriteItems item by item and undoes a
+// canceled one by restoring a copy of each table taken when it began
+// (moto/dynamodb/models: transact_write_items), so with requests running
+// concurrently a canceled transaction erases what other requests wrote
+// meanwhile and a reader can see half a transaction: DynamoDB isolates
+// transactions, and so does moto once no two requests overlap.
+const serve = `
+import sys, threading
+from werkzeug.serving import run_simple
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+app = DomainDispatcherApplication(create_backend_app)
+lock = threading.Lock()
+def serialized(environ, start_response):
+    with lock:
+        return list(app(environ, start_response))
+run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True)
+`
+
+// command finds a Python that has moto's server: python3 on PATH, or the
+// interpreter of moto_server's script (a pipx or virtualenv install).
+func command() (string, error) {
+	var tried []string
+	var candidates []string
+	if py, err := exec.LookPath("python3"); err == nil {
+		candidates = append(candidates, py)
+	} else {
+		tried = append(tried, "python3 is not in PATH")
 	}
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		return nil, fmt.Errorf("%w: neither moto_server nor python3 is in PATH", ErrNotInstalled)
+	if ms, err := exec.LookPath("moto_server"); err == nil {
+		if py := shebang(ms); py != "" {
+			candidates = append(candidates, py)
+		}
+	} else {
+		tried = append(tried, "moto_server is not in PATH")
 	}
-	if out, err := exec.Command(py, "-c", "import moto.server").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("%w: moto_server is not in PATH and python3 cannot import moto.server (%v: %.200s)", ErrNotInstalled, err, out)
+	for _, py := range candidates {
+		out, err := exec.Command(py, "-c", "import moto.server, werkzeug.serving").CombinedOutput()
+		if err == nil {
+			return py, nil
+		}
+		tried = append(tried, fmt.Sprintf("%s cannot import moto.server (%v: %.200s)", py, err, out))
 	}
-	return []string{py, "-m", "moto.server"}, nil
+	return "", fmt.Errorf("%w: %s", ErrNotInstalled, strings.Join(tried, "; "))
 }
 
-// spec is how moto is started with argv.
-func spec(argv []string) emuproc.Spec {
+// shebang returns the interpreter named on the first line of script when
+// it is a Python, or "".
+func shebang(script string) string {
+	f, err := os.Open(script)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(io.LimitReader(f, 512)).ReadString('\n')
+	if !strings.HasPrefix(line, "#!") {
+		return ""
+	}
+	fields := strings.Fields(line[2:])
+	if len(fields) == 0 || !strings.Contains(filepath.Base(fields[0]), "python") {
+		return ""
+	}
+	return fields[0]
+}
+
+// spec is how moto is started with the Python py.
+func spec(py string) emuproc.Spec {
 	return emuproc.Spec{
 		Name: "mototest: moto",
 		Command: func(port int) *exec.Cmd {
-			args := append(argv[1:len(argv):len(argv)], "-H", "127.0.0.1", "-p", strconv.Itoa(port))
-			cmd := exec.Command(argv[0], args...)
-			cmd.Env = append(os.Environ(), "AWS_DEFAULT_REGION="+Region, "AWS_REGION="+Region)
+			cmd := exec.Command(py, "-c", serve, "127.0.0.1", strconv.Itoa(port))
+			cmd.Env = append(os.Environ(), "AWS_DEFAULT_REGION="+Region, "AWS_REGION="+Region, "MOTO_PORT="+strconv.Itoa(port))
 			return cmd
 		},
 		// Werkzeug prints this once the socket is bound.
@@ -93,13 +148,13 @@ func launch() (*emuproc.Process, error) {
 	if !emuproc.Supported {
 		return nil, ErrUnsupported
 	}
-	argv, err := command()
+	py, err := command()
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), StartupTimeout)
 	defer cancel()
-	return emuproc.Launch(ctx, spec(argv))
+	return emuproc.Launch(ctx, spec(py))
 }
 
 // Start launches an in-memory moto server for tb on a free 127.0.0.1 port
