@@ -32,12 +32,10 @@ type Client struct {
 // ClientOption configures a Client.
 type ClientOption func(*Client)
 
-// WithClock makes versions, the version window and TTL follow c (tests
-// pass a [ManualClock]).
+// WithClock makes versions, the version window and TTL follow c.
 func WithClock(c Clock) ClientOption { return func(cl *Client) { cl.clock = c } }
 
-// WithMetaCacheTTL sets how long table metadata is cached (wall-clock time).
-// Zero or less disables the expiry.
+// WithMetaCacheTTL caches table metadata for d, wall-clock (≤ 0: no expiry).
 func WithMetaCacheTTL(d time.Duration) ClientOption { return func(cl *Client) { cl.cacheTTL = d } }
 
 // NewClient returns a Client over b. Closing the client closes b.
@@ -49,9 +47,9 @@ func NewClient(b Backend, opts ...ClientOption) *Client {
 	return c
 }
 
-// As sets *target to the backend's native client (or a part of it) when
-// the backend offers one of target's type, as each adapter documents (a
-// *dynamodb.Client, say): the escape hatch, bypassing validation.
+// As sets *target to the backend's native client (or a part of it) if it
+// offers one of target's type, as its adapter documents: the escape hatch,
+// bypassing validation.
 func (c *Client) As(target any) bool {
 	if a, ok := c.b.(NativeAccessor); ok {
 		return a.As(target)

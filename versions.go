@@ -5,8 +5,7 @@ import (
 	"time"
 )
 
-// Clock tells the time that versions, the version window and TTL follow
-// ([SystemClock] by default, a [ManualClock] in tests).
+// Clock is the time that versions and TTL follow (default: [SystemClock]).
 type Clock interface {
 	Now() time.Time
 }
@@ -68,5 +67,5 @@ func (r TimeRange) Contains(v int64) bool { return v >= r.Start && v < r.End }
 // the unit of [Column.Version], [PutAt], [DeleteVersion] and [Versions].
 func VersionAt(t time.Time) int64 { return t.UnixMilli() }
 
-// VersionTime returns the time of version v (milliseconds since the Unix epoch).
+// VersionTime returns the time of version v (Unix milliseconds).
 func VersionTime(v int64) time.Time { return time.UnixMilli(v) }
