@@ -43,12 +43,12 @@ func (e *AtomicWriteError) Error() string {
 func (e *AtomicWriteError) Unwrap() error { return e.Err }
 
 // AtomicWrite applies 1 to [MaxAtomicWrite] writes to distinct rows of one
-// table and partition key, all or nothing (SPEC §13); one result per write,
-// in order. If a write fails (its condition: ErrConditionFailed; another
-// table or partition key, a row twice, over [MaxAtomicWriteSize] bytes:
-// ErrInvalidArgument), nothing is written and the error is an
-// [*AtomicWriteError] naming it. Without [Capabilities.AtomicWrite]:
-// ErrUnimplemented, before any call.
+// table and partition key all or nothing (SPEC §13); one result per write, in
+// order. If a write fails (its condition: ErrConditionFailed; another table
+// or partition key, a row twice, over [MaxAtomicWriteSize] bytes:
+// ErrInvalidArgument), nothing is written and err is an [*AtomicWriteError]
+// naming it. No [Capabilities.AtomicWrite]: ErrUnimplemented, before any
+// call.
 func (c *Client) AtomicWrite(ctx context.Context, writes []BatchWrite) (out []BatchWriteResult, err error) {
 	const op = "AtomicWrite"
 	table := ""

@@ -12,10 +12,9 @@ import (
 // backend/driver help). For every method:
 //
 //   - Concurrency: safe for many goroutines and Clients, in any process.
-//   - Ownership: a request and all it points to (Meta is shared) is
-//     read-only and not kept; results are the caller's.
-//   - Time: the request's Now (the client clock, ms), not the backend's
-//     clock, decides TTL and increments.
+//   - Ownership: a request and all it points to (Meta is shared) are
+//     read-only, never kept; results are the caller's.
+//   - Time: the request's Now (client clock, ms) decides TTL and increments.
 //   - Stale metadata (SPEC §3, §5): Meta is the Client's cached copy. A
 //     backend keeping Incarnation refuses another one's request
 //     ([ErrTableNotFound] or driver.ErrStaleMeta); one applying Options
@@ -86,8 +85,8 @@ type BatchWriter interface {
 }
 
 // ErrSkip is an optional [Backend] method's "not supported here": nothing
-// done, the Client takes the fallback (as with database/sql's
-// driver.ErrSkip). It matches [ErrUnimplemented].
+// done, the Client falls back (database/sql's driver.ErrSkip). It is an
+// [ErrUnimplemented].
 var ErrSkip = fmt.Errorf("%w: optional backend method not supported here (use the fallback)", ErrUnimplemented)
 
 // Adding a capability touches a Capabilities field (and CapabilitiesOf), its
@@ -101,7 +100,7 @@ type Capabilities struct {
 	BatchRead     bool // BatchGetRow is one store call ([BatchReader])
 	BatchWrite    bool // BatchWriteRow is one store call ([BatchWriter])
 	LendingScan   bool // [Table.Scan] lends rows uncopied ([RangeScanner])
-	AtomicWrite   bool // SPEC §13 ([AtomicWriter])
+	AtomicWrite   bool // SPEC §13: all-or-nothing writes in one partition key ([AtomicWriter])
 	AutoIncrement bool // SPEC §14: a key column may be auto-increment
 	ChangeFeed    bool // SPEC §15: a table may record its writes in a change feed
 }

@@ -13,9 +13,8 @@ import (
 	"github.com/tablekit/tablekit/observe"
 )
 
-// Client is what programs call, safe for concurrent use: it validates each
-// request once, fills in defaults, and caches each table's schema and
-// options ([WithMetaCacheTTL]; stale entries are detected, SPEC §3).
+// Client is what programs call, safe for concurrent use; it validates
+// requests and caches table metadata ([WithMetaCacheTTL], SPEC §3).
 type Client struct {
 	b        Backend
 	clock    Clock
@@ -47,9 +46,8 @@ func NewClient(b Backend, opts ...ClientOption) *Client {
 	return c
 }
 
-// As sets *target to the backend's native client (or a part of it) if it
-// offers one of target's type, as its adapter documents: the escape hatch,
-// bypassing validation.
+// As sets *target to the backend's native client (or part of it) if it has
+// one of target's type, as its adapter documents; it bypasses validation.
 func (c *Client) As(target any) bool {
 	if a, ok := c.b.(NativeAccessor); ok {
 		return a.As(target)

@@ -25,8 +25,8 @@ var (
 	ErrInvalidPrimaryKey = fmt.Errorf("%w: primary key does not match the schema", ErrInvalidArgument)
 )
 
-// Error is every operation's error but a context's: Code is a portable
-// sentinel, Err the native error if any.
+// Error is each call's error but a context's: a portable Code, the native
+// Err.
 type Error struct {
 	Op    string // operation, e.g. "PutRow"
 	Table string // table name, if the operation has one

@@ -136,8 +136,9 @@ func (r RowExistence) String() string {
 	return "RowExistence(?)"
 }
 
-// Condition guards a write atomically (SPEC §9): the row meets Row and its
-// visible data pass Column, if set, or ErrConditionFailed: nothing written.
+// Condition guards a write (SPEC §9): the row must meet Row and its visible
+// data pass Column, if set, checked atomically; else ErrConditionFailed,
+// nothing written.
 type Condition struct {
 	Row    RowExistence
 	Column Filter
@@ -181,8 +182,7 @@ func filterString(f Filter) string {
 	return fmt.Sprint(f)
 }
 
-// String formats c as `ExpectExist && price >= Integer(10)`; the zero
-// Condition is `Ignore`.
+// String formats c as `ExpectExist && price >= Integer(10)`; zero: `Ignore`.
 func (c Condition) String() string {
 	switch {
 	case c.Column == nil:

@@ -217,9 +217,9 @@ func ResumeFrom(token []byte) RangeOption {
 	return rangeOpt(func(o *readOptions) { o.token = token })
 }
 
-// PageSize sets how many rows GetRange and Rows ask the backend for at a
-// time (1..MaxPageRows; default 1000 for Rows, Limit for GetRange): the
-// calls change, never the rows; Rows holds one page in memory.
+// PageSize sets how many rows each backend call of GetRange and Rows asks
+// for, 1..MaxPageRows (default 1000; GetRange: Limit); never the rows
+// returned.
 func PageSize(n int) RangeOption {
 	return rangeOpt(func(o *readOptions) { o.pageSize = n })
 }

@@ -19,10 +19,10 @@ type RangeScanner interface {
 }
 
 // Scan streams a range as [Table.Rows] does, lending rows uncopied where the
-// backend can ([RangeScanner]: the local and file engines): a yielded Row is
-// valid until the next iteration only; never modify it, [Row.Clone] one to
-// keep it. Built with -race or tag tablekit_scancheck, Scan panics if the
-// loop changed a row, and a kept row reads as [ScanPoison].
+// backend can ([RangeScanner]): a yielded Row is valid until the next
+// iteration only; never modify it, [Row.Clone] one to keep. Under -race or
+// tag tablekit_scancheck, Scan panics if the loop changed a row; a kept row
+// reads as [ScanPoison].
 func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	s, ok := t.c.b.(RangeScanner)
 	if !ok || !CapabilitiesOf(t.c.b).LendingScan {

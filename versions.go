@@ -63,8 +63,7 @@ type TimeRange struct {
 // Contains reports whether version v lies in the range.
 func (r TimeRange) Contains(v int64) bool { return v >= r.Start && v < r.End }
 
-// VersionAt returns the version of t: milliseconds since the Unix epoch,
-// the unit of [Column.Version], [PutAt], [DeleteVersion] and [Versions].
+// VersionAt returns t's version: Unix milliseconds, the unit of all versions.
 func VersionAt(t time.Time) int64 { return t.UnixMilli() }
 
 // VersionTime returns the time of version v (Unix milliseconds).
