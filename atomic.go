@@ -6,39 +6,26 @@ import (
 	"fmt"
 )
 
-// Limits of an atomic write (SPEC §13).
+// Limits of one AtomicWrite (SPEC §13): writes, and bytes of keys, column
+// names and values in all.
 const (
-	// MaxAtomicWrite is how many writes one AtomicWrite holds at most.
-	MaxAtomicWrite = 100
-	// MaxAtomicWriteSize is how many bytes (keys, column names and values,
-	// as [Operation] counts them) one AtomicWrite holds at most.
+	MaxAtomicWrite     = 100
 	MaxAtomicWriteSize = 4 << 20
 )
 
-// AtomicWriter is implemented by a backend that applies several writes to
-// rows of one partition key all or nothing (SPEC §13); it declares
-// [Capabilities.AtomicWrite]. Without it the Client refuses
-// [Client.AtomicWrite] with ErrUnimplemented, before any call: it never
-// degrades to a non-atomic batch.
+// AtomicWriter is a backend that makes atomic writes (SPEC §13,
+// [Capabilities.AtomicWrite]); without it [Client.AtomicWrite] is refused.
 type AtomicWriter interface {
-	// AtomicWrite applies every write or none, linearizably with the
-	// single-row operations. The Client has checked reqs: 1 to
-	// MaxAtomicWrite writes of one table, to distinct rows sharing the
-	// first key column's value, each well formed as Write's. Each write's
-	// condition is checked against its row as it is before the call. It
-	// returns one response per write, in order (Update: an update's
-	// increments; Err unset). When a write fails (its condition, an
-	// increment, stale metadata), nothing is written and err is an
-	// [*AtomicWriteError] with that write's Index. [ErrSkip]: not
-	// supported here, nothing done.
+	// AtomicWrite applies reqs (checked as for Client.AtomicWrite) all or
+	// none, linearizably, each condition checked against its row before
+	// the call; one response per write, in order, Err unset. A failed
+	// write (condition, increment, stale meta): nothing written, err an
+	// [*AtomicWriteError] with its Index. [ErrSkip]: nothing done.
 	AtomicWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
 }
 
-// AtomicWriteError is the error of an atomic write whose write Index
-// (0-based, in the order given) failed, so nothing was written: Err says
-// why (ErrConditionFailed for its condition, ErrInvalidArgument for a
-// write the Client refused). It is reachable with [errors.As]; errors.Is
-// sees through it to Err's code.
+// AtomicWriteError names the write (Index, 0-based) that failed an atomic
+// write, so nothing was written; errors.Is sees through it to Err's code.
 type AtomicWriteError struct {
 	Index int
 	Err   error
@@ -55,18 +42,13 @@ func (e *AtomicWriteError) Error() string {
 // Unwrap returns Err.
 func (e *AtomicWriteError) Unwrap() error { return e.Err }
 
-// AtomicWrite applies 1 to [MaxAtomicWrite] puts, updates and deletes to
-// distinct rows of one table that share one partition key (the value of
-// the first key column), all or nothing (SPEC §13): if a write's condition
-// fails, the call fails with ErrConditionFailed and an [*AtomicWriteError]
-// naming the write, and nothing is written. Writes are checked before any
-// call, as the single-row writes are; a write of another table or
-// partition key, a row twice, or more than [MaxAtomicWriteSize] bytes in
-// all is ErrInvalidArgument naming the write, and nothing is written. It
-// returns one result per write, in order, with an update's increments.
-//
-// A backend without atomic writes ([Capabilities.AtomicWrite] false) is
-// refused with ErrUnimplemented before any call.
+// AtomicWrite applies 1 to [MaxAtomicWrite] writes to distinct rows of one
+// table and partition key all or nothing (SPEC §13); one result per write, in
+// order. If a write fails (its condition: ErrConditionFailed; another table
+// or partition key, a row twice, over [MaxAtomicWriteSize] bytes:
+// ErrInvalidArgument), nothing is written and err is an [*AtomicWriteError]
+// naming it. No [Capabilities.AtomicWrite]: ErrUnimplemented, before any
+// call.
 func (c *Client) AtomicWrite(ctx context.Context, writes []BatchWrite) (out []BatchWriteResult, err error) {
 	const op = "AtomicWrite"
 	table := ""
@@ -122,8 +104,8 @@ func (c *Client) AtomicWrite(ctx context.Context, writes []BatchWrite) (out []Ba
 	return out, nil
 }
 
-// AtomicWrite is [Client.AtomicWrite] on this table: a write's Table may
-// be left empty.
+// AtomicWrite is [Client.AtomicWrite] on t; a write's Table may be left
+// empty.
 func (t *Table) AtomicWrite(ctx context.Context, writes []BatchWrite) ([]BatchWriteResult, error) {
 	for i := range writes {
 		if writes[i].Table == "" { // name the table in a copy: writes is the caller's
