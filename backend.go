@@ -6,45 +6,36 @@ import (
 	"strconv"
 )
 
-// Backend is for adapter authors: a store of SPEC.md tables, which applies
+// Backend is for adapter authors: a store of SPEC.md tables that applies
 // the well-formed requests a [Client] hands it with SPEC's semantics,
 // atomically per row (package conformance proves it; packages rowmodel and
-// backend/driver help).
+// backend/driver help). For every method:
 //
-// The contract, for every method:
-//
-//   - Concurrency. Safe for many goroutines and Clients, in any process.
-//   - Ownership. A request and all it points to (Meta, shared by the
-//     table's requests) is read-only and not kept; what a method returns is
-//     the caller's.
-//   - Time. Requests carry Now, the client clock's milliseconds; backends
-//     use it, not a clock of their own, for TTL and increments.
-//   - Metadata may be stale. Meta is the Client's cached copy. A backend
-//     that keeps Meta's Incarnation refuses a request of another one with
-//     [ErrTableNotFound] or an error matching driver.ErrStaleMeta, and one
-//     that applies Options itself (trims or hides versions) refuses, with
-//     driver.ErrStaleMeta, a write that would remove a version written under
-//     a newer Generation, or reveal one newer options hide (SPEC §5;
-//     rowmodel.Reveals, CheckGeneration); the Client reads and retries.
-//     A store that keeps schema and options itself (Tablestore) may report an
-//     empty Incarnation and Generation 0 and ignore both.
-//   - Errors. Context errors are returned as they are; anything else is an
-//     *Error whose Code is a portable sentinel, wrapping the native error
-//     (driver.Wrap): one native condition, one Code on every backend. Only
-//     [ErrThrottled] and [ErrUnavailable] say a retry may succeed. Messages
-//     quote no more than a short prefix of a key or value, never a secret.
-//   - Close. Called once, last; calls in flight may fail but never panic or
+//   - Concurrency: safe for many goroutines and Clients, in any process.
+//   - Ownership: a request and all it points to (Meta is shared) are
+//     read-only, never kept; results are the caller's.
+//   - Time: the request's Now (client clock, ms) decides TTL and increments.
+//   - Stale metadata (SPEC §3, §5): Meta is the Client's cached copy. A
+//     backend keeping Incarnation refuses another one's request
+//     ([ErrTableNotFound] or driver.ErrStaleMeta); one applying Options
+//     itself refuses, with driver.ErrStaleMeta, a write that would remove a
+//     version written under a newer Generation or reveal one newer options
+//     hide (rowmodel.Reveals, CheckGeneration). The Client reads and
+//     retries. A store keeping schema and options itself (Tablestore) may
+//     report Incarnation "" and Generation 0 and ignore both.
+//   - Errors: context errors as they are, else an *Error whose portable
+//     Code wraps the native error (driver.Wrap), one Code per native
+//     condition on every backend ([ErrThrottled] and [ErrUnavailable] alone
+//     are retryable); messages quote at most a short prefix of a key or
+//     value, never a secret.
+//   - Close: called once, last; calls in flight may fail, never panic or
 //     corrupt. It releases all but a native client the caller passed in.
 //
-// Optional: [BatchReader], [BatchWriter], [RangeScanner], [NativeAccessor],
-// [SystemNamer], [CapabilityDeclarer]. An optional method may answer
-// [ErrSkip] and the Client takes its fallback (GetRow per row, Write per
-// write, GetRange pages), so a wrapper ([Wrapper]; package faults) is one
-// type that forwards every optional method, answering ErrSkip where the
-// backend inside lacks it, and has that backend's [Capabilities]. Adding a
-// capability touches a Capabilities field (and [CapabilitiesOf]), its
-// interface, the Client's fallback or refusal ([ErrUnimplemented]), each
-// wrapper's forwarding method, the backends that have it, and conformance.
+// Optional: [BatchReader], [BatchWriter], [RangeScanner], [AtomicWriter],
+// [NativeAccessor], [SystemNamer], [CapabilityDeclarer]. An optional method
+// may answer [ErrSkip]: the Client falls back (GetRow per row, Write per
+// write, GetRange pages) or refuses, so a [Wrapper] (package faults) is one
+// type forwarding every optional method, ErrSkip where the inside lacks it.
 type Backend interface {
 	// CreateTable creates a table (meta is complete, with a new random
 	// Incarnation to store and report), or fails with ErrAlreadyExists.
@@ -56,14 +47,13 @@ type Backend interface {
 	ListTables(ctx context.Context) ([]string, error)
 	// UpdateTable replaces the options with req.Options if the table is
 	// still req.Meta's (another Incarnation: ErrTableNotFound; another
-	// Generation: ErrConditionFailed) and returns the new meta, whose
-	// Generation is req.Meta.Generation+1 where backends count them.
+	// Generation: ErrConditionFailed), returning the new meta,
+	// Generation+1 where counted.
 	UpdateTable(ctx context.Context, req *UpdateTableRequest) (*TableMeta, error)
 	// DeleteTable removes a table and its rows.
 	DeleteTable(ctx context.Context, table string) error
 
-	// GetRow returns the row, or nil when it does not exist or fails the
-	// filter.
+	// GetRow returns the row, or nil if it does not exist or fails the filter.
 	GetRow(ctx context.Context, req *GetRowRequest) (*Row, error)
 	// GetRange returns one page: at most req.Limit rows that exist and
 	// pass the filter, in order; fewer, even none, with Next set (after
@@ -94,39 +84,34 @@ type BatchWriter interface {
 	BatchWriteRow(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
 }
 
-// ErrSkip is an optional [Backend] method's "not supported here" (nothing
-// done; the Client takes the fallback), as database/sql's driver.ErrSkip is.
-// It matches [ErrUnimplemented] too.
+// ErrSkip is an optional [Backend] method's "not supported here": nothing
+// done, the Client falls back (database/sql's driver.ErrSkip). It is an
+// [ErrUnimplemented].
 var ErrSkip = fmt.Errorf("%w: optional backend method not supported here (use the fallback)", ErrUnimplemented)
 
-// Capabilities is for programs that choose a path before calling (SPEC
-// §13-§15): what a backend supports beyond the required methods.
+// Adding a capability touches a Capabilities field (and CapabilitiesOf), its
+// interface, the Client's fallback or refusal (ErrUnimplemented), each
+// wrapper's forwarding method, the backends that have it, and conformance.
+
+// Capabilities is what a backend supports beyond the required methods, for
+// programs choosing a path before calling; without AtomicWrite, AutoIncrement
+// or ChangeFeed those are refused ([ErrUnimplemented]), never degraded.
 type Capabilities struct {
-	// BatchRead: BatchGetRow is one store call ([BatchReader]).
-	BatchRead bool
-	// BatchWrite: BatchWriteRow is one store call ([BatchWriter]).
-	BatchWrite bool
-	// LendingScan: [Table.Scan] lends rows uncopied ([RangeScanner]).
-	LendingScan bool
-	// AtomicWrite: multi-row writes in one partition key (SPEC §13). No
-	// built-in backend has it, nor the two below, yet (ErrUnimplemented).
-	AtomicWrite bool
-	// AutoIncrement: a key column may be auto-increment (SPEC §14).
-	AutoIncrement bool
-	// ChangeFeed: a table may record its writes in a change feed (SPEC §15;
-	// [ChangeFeeder]): the local and file engines.
-	ChangeFeed bool
+	BatchRead     bool // BatchGetRow is one store call ([BatchReader])
+	BatchWrite    bool // BatchWriteRow is one store call ([BatchWriter])
+	LendingScan   bool // [Table.Scan] lends rows uncopied ([RangeScanner])
+	AtomicWrite   bool // SPEC §13: all-or-nothing writes in one partition key ([AtomicWriter])
+	AutoIncrement bool // SPEC §14: a key column may be auto-increment
+	ChangeFeed    bool // SPEC §15: a table may record its writes in a change feed ([ChangeFeeder])
 }
 
-// CapabilityDeclarer is implemented by a backend that declares its
-// [Capabilities] itself rather than let [CapabilitiesOf] derive them.
+// CapabilityDeclarer is a backend that states its [Capabilities] itself.
 type CapabilityDeclarer interface {
 	Capabilities() Capabilities
 }
 
 // CapabilitiesOf returns what b declares, or else what its optional
-// interfaces say (BatchRead for a [BatchReader], ...), for a [Wrapper] only
-// what the backend inside has as well.
+// interfaces say, for a [Wrapper] only what the backend inside has too.
 func CapabilitiesOf(b Backend) Capabilities {
 	if d, ok := b.(CapabilityDeclarer); ok {
 		return d.Capabilities()
@@ -135,54 +120,47 @@ func CapabilitiesOf(b Backend) Capabilities {
 	_, c.BatchRead = b.(BatchReader)
 	_, c.BatchWrite = b.(BatchWriter)
 	_, c.LendingScan = b.(RangeScanner)
+	_, c.AtomicWrite = b.(AtomicWriter)
 	_, c.ChangeFeed = b.(ChangeFeeder)
 	if w, ok := b.(Wrapper); ok {
 		in := CapabilitiesOf(w.Unwrap())
 		c.BatchRead = c.BatchRead && in.BatchRead
 		c.BatchWrite = c.BatchWrite && in.BatchWrite
 		c.LendingScan = c.LendingScan && in.LendingScan
+		c.AtomicWrite = c.AtomicWrite && in.AtomicWrite
 		c.ChangeFeed = c.ChangeFeed && in.ChangeFeed
 	}
 	return c
 }
 
-// NativeAccessor is implemented by a backend that offers its native
-// client to programs, through [Client.As].
+// NativeAccessor is a backend offering its native client through [Client.As].
 type NativeAccessor interface {
 	As(target any) bool
 }
 
-// Wrapper is implemented by a backend that wraps another (package faults,
-// a cache): Unwrap returns the backend inside.
+// Wrapper is a backend that wraps another (package faults, a cache).
 type Wrapper interface {
 	Unwrap() Backend
 }
 
-// SystemNamer is implemented by a backend that names its store for
-// telemetry ([observe.Operation]).
+// SystemNamer is a backend naming its store for telemetry
+// ([observe.Operation]).
 type SystemNamer interface {
 	SystemName() string
 }
 
 // ReadSpec is a read selection (SPEC §8), validated, defaults resolved.
 type ReadSpec struct {
-	// Columns is the projection (sorted, no key columns); nil: all.
-	Columns []string
-	// MaxVersions is how many versions per column to return, ≥ 1.
-	MaxVersions int
-	// TimeRange, if non-nil, limits versions to [Start, End).
-	TimeRange *TimeRange
-	// Filter, if non-nil, decides which rows are returned, on the cells
-	// selected before the projection (SPEC §8).
-	Filter Filter
+	Columns     []string   // the projection, sorted, no key columns; nil: all
+	MaxVersions int        // versions per column to return, ≥ 1
+	TimeRange   *TimeRange // if non-nil, only versions in [Start, End)
+	Filter      Filter     // if non-nil, tested before the projection (SPEC §8)
 }
 
 // UpdateTableRequest changes a table's options.
 type UpdateTableRequest struct {
-	// Meta is the table as the Client last read it (see UpdateTable).
-	Meta *TableMeta
-	// Options is complete: every field is set.
-	Options TableOptions
+	Meta    *TableMeta   // the table as the Client last read it
+	Options TableOptions // complete: every field set
 }
 
 // GetRowRequest reads one row.
@@ -222,10 +200,9 @@ type WriteRequest struct {
 	Meta *TableMeta
 	Kind WriteKind
 	Key  PrimaryKey
-	// Columns are a put's cells, versions set (none: a key-only row).
-	Columns []Column
-	// Changes are an update's, in order, versions set (Now for an
-	// Increment, whose version SPEC §8 decides).
+	// A put's cells, versions set (none: a key-only row), or an update's
+	// changes, in order, versions set (an Increment's: Now; see SPEC §8).
+	Columns   []Column
 	Changes   []Change
 	Condition Condition
 	Now       int64
@@ -250,14 +227,12 @@ func (w *WriteRequest) String() string {
 	return s
 }
 
-// UpdateResult reports what an update did: the new value of each
-// incremented column, in the order the increments were given.
+// UpdateResult holds an update's incremented columns' new values, in order.
 type UpdateResult struct {
 	Increments []Column
 }
 
-// WriteResponse is one result of BatchWriteRow: that row's own error, or
-// an update's increments.
+// WriteResponse is one write's result: its own error, or an update's increments.
 type WriteResponse struct {
 	Update *UpdateResult
 	Err    error
@@ -275,6 +250,5 @@ const (
 	MaxBatchWrite      = 200
 	MaxPageRows        = 5000
 	MaxPageSize        = 4 << 20
-	// MaxScanRows is how many stored rows a GetRange page examines at most.
-	MaxScanRows = 10000
+	MaxScanRows        = 10000 // stored rows a GetRange page examines at most
 )

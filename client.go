@@ -13,9 +13,8 @@ import (
 	"github.com/tablekit/tablekit/observe"
 )
 
-// Client is what programs call, safe for concurrent use: it validates each
-// request once, fills in defaults, and caches each table's schema and
-// options ([WithMetaCacheTTL]; stale entries are detected, SPEC §3).
+// Client is what programs call, safe for concurrent use; it validates
+// requests and caches table metadata ([WithMetaCacheTTL], SPEC §3).
 type Client struct {
 	b        Backend
 	clock    Clock
@@ -32,12 +31,10 @@ type Client struct {
 // ClientOption configures a Client.
 type ClientOption func(*Client)
 
-// WithClock makes versions, the version window and TTL follow c (tests
-// pass a [ManualClock]).
+// WithClock makes versions, the version window and TTL follow c.
 func WithClock(c Clock) ClientOption { return func(cl *Client) { cl.clock = c } }
 
-// WithMetaCacheTTL sets how long table metadata is cached (wall-clock time).
-// Zero or less disables the expiry.
+// WithMetaCacheTTL caches table metadata for d, wall-clock (≤ 0: no expiry).
 func WithMetaCacheTTL(d time.Duration) ClientOption { return func(cl *Client) { cl.cacheTTL = d } }
 
 // NewClient returns a Client over b. Closing the client closes b.
@@ -49,9 +46,8 @@ func NewClient(b Backend, opts ...ClientOption) *Client {
 	return c
 }
 
-// As sets *target to the backend's native client (or a part of it) when
-// the backend offers one of target's type, as each adapter documents (a
-// *dynamodb.Client, say): the escape hatch, bypassing validation.
+// As sets *target to the backend's native client (or part of it) if it has
+// one of target's type, as its adapter documents; it bypasses validation.
 func (c *Client) As(target any) bool {
 	if a, ok := c.b.(NativeAccessor); ok {
 		return a.As(target)

@@ -15,18 +15,17 @@
 // A URL scheme is available once its package is imported (localengine for
 // mem://, fileengine for file://, the packages under backend/ for the
 // clouds; package all imports every one). Package typed maps tagged
-// structs to rows (typed.Of[Order](orders)), and package faults injects
-// failures for tests.
+// structs to rows, and package faults injects failures for tests. [Client]
+// and [Table] validate every request once, fill in defaults, and wrap every
+// error in an [*Error] whose Code is a portable sentinel. Adapters build on
+// packages rowmodel and backend/driver, which programs never need.
 //
-// [Client] and [Table] validate every request once, fill in defaults, and
-// wrap every error in an [*Error] whose Code is a portable sentinel
-// ([ErrInvalidArgument], [ErrConditionFailed], ...). [Table.PrefixRange]
-// bounds a key prefix; the empty prefix is the whole table, so no bound
-// spells InfMin or InfMax per key column. [Backend] is the adapters'
-// contract, method by method (optional capabilities: [ErrSkip],
-// [Capabilities]); adapters build on packages rowmodel and backend/driver,
-// which programs never need. Requests carry the client clock's now, so a
-// [ManualClock] governs TTL and versions on every backend alike.
+// Requests carry the client clock's now, so a [ManualClock] governs TTL and
+// versions on the local and file engines, Bigtable and DynamoDB. Tablestore
+// evaluates time on the server: give its emulator the same clock
+// (tstest.Options.Clock, or tablestore-emulator -clock manual with
+// tstest.AdminClock); on the real service a ManualClock only stamps the
+// versions written.
 //
 // A table may keep a change feed (SPEC §15; [Table.EnableChangeFeed]):
 // every committed write as a [ChangeRecord], read per shard from opaque
@@ -35,8 +34,8 @@
 // ChangeFeed (the local and file engines); the others refuse it with
 // [ErrUnimplemented].
 //
-// SPEC.md pins what programs notice: a filter sees the cells a read
-// selects, before the projection; a row with nothing selected is found,
-// with no columns; concurrent Increments lose nothing; a stale Client never
-// corrupts a re-created or changed table (§3).
+// SPEC.md pins what programs notice: a filter sees the selected cells before
+// the projection; a row with nothing selected is found, without columns;
+// concurrent Increments lose nothing; a stale Client never corrupts a table
+// (§3).
 package tablekit

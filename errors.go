@@ -6,36 +6,27 @@ import (
 	"fmt"
 )
 
-// The portable errors of SPEC §12, matched with [errors.Is] (the native
-// error stays reachable with [errors.As]). Only ErrThrottled and
-// ErrUnavailable say that retrying the same call may succeed.
+// The portable errors of SPEC §12, for [errors.Is] ([errors.As] still reaches
+// the native error); only ErrThrottled and ErrUnavailable say a retry may
+// succeed.
 var (
-	// ErrInvalidArgument: the request breaks SPEC.md or a backend's limit.
-	ErrInvalidArgument = errors.New("invalid argument")
-	// ErrTableNotFound: the table does not exist.
-	ErrTableNotFound = errors.New("table not found")
-	// ErrAlreadyExists: CreateTable of a name that exists.
-	ErrAlreadyExists = errors.New("already exists")
-	// ErrConditionFailed: a write's condition did not hold; nothing was written.
-	ErrConditionFailed = errors.New("condition failed")
-	// ErrPermissionDenied: the store refused the credentials or the call.
-	ErrPermissionDenied = errors.New("permission denied")
-	// ErrThrottled: the store shed load; retry later, with backoff.
-	ErrThrottled = errors.New("throttled")
-	// ErrUnavailable: the store failed transiently; the call may have applied.
-	ErrUnavailable = errors.New("unavailable")
-	// ErrUnimplemented: the backend does not support the request.
-	ErrUnimplemented = errors.New("unimplemented")
-	// ErrClosed: the Client was closed before the call.
-	ErrClosed = errors.New("client is closed")
+	ErrInvalidArgument  = errors.New("invalid argument")  // breaks SPEC.md or a backend's limit
+	ErrTableNotFound    = errors.New("table not found")   // no table of that name
+	ErrAlreadyExists    = errors.New("already exists")    // CreateTable of an existing name
+	ErrConditionFailed  = errors.New("condition failed")  // nothing was written
+	ErrPermissionDenied = errors.New("permission denied") // credentials or call refused
+	ErrThrottled        = errors.New("throttled")         // load shed: retry later, with backoff
+	ErrUnavailable      = errors.New("unavailable")       // transient; the call may have applied
+	ErrUnimplemented    = errors.New("unimplemented")     // the backend does not support it
+	ErrClosed           = errors.New("client is closed")  // the Client was closed before the call
 
 	// ErrInvalidPrimaryKey is the ErrInvalidArgument of a key that does not
 	// match the table's schema (Tablestore's OTSInvalidPK).
 	ErrInvalidPrimaryKey = fmt.Errorf("%w: primary key does not match the schema", ErrInvalidArgument)
 )
 
-// Error is every operation's error but a context's: Code is a portable
-// sentinel, Err the native error if any.
+// Error is each call's error but a context's: a portable Code, the native
+// Err.
 type Error struct {
 	Op    string // operation, e.g. "PutRow"
 	Table string // table name, if the operation has one
@@ -44,7 +35,7 @@ type Error struct {
 	Err   error  // the underlying (often native) error, may be nil
 }
 
-// Error formats the error as "tablekit: Op table "T": code: msg: native error".
+// Error formats e as `tablekit: Op table "T": code: msg: native error`.
 func (e *Error) Error() string {
 	s := "tablekit: "
 	if e.Op != "" {

@@ -5,14 +5,10 @@ import (
 	"strings"
 )
 
-// Filter selects rows by their column values (SPEC §10). The implementations
-// are [ColumnFilter] and [CompositeFilter]; build them with
-// [SingleColumnValue], [And], [Or] and [Not]. A nil Filter passes every row.
-//
-// A row that lacks a filter's column passes it unless the filter is
-// [ColumnFilter.Required] (Tablestore's default, the opposite of DynamoDB's):
-// where the intent is "only rows that have this value", write
-// SingleColumnValue(...).Required().
+// Filter selects rows by column values (SPEC §10): a [ColumnFilter] or
+// [CompositeFilter] ([SingleColumnValue], [And], [Or], [Not]); nil passes
+// every row. A row lacking a filter's column passes it unless the filter is
+// [ColumnFilter.Required] (Tablestore's default, not DynamoDB's).
 type Filter interface {
 	isFilter()
 }
@@ -49,43 +45,29 @@ func (op CompareOp) String() string {
 	return "CompareOp(?)"
 }
 
-// ColumnFilter compares one attribute column with a constant.
-//
-// The zero values of the two flags are SPEC's defaults: a row that lacks the
-// column passes (PassIfMissing = true), and only the newest selected version
-// is tested (LatestVersionOnly = true). A cell whose type differs from
-// Value's never matches, for every operator, != included.
+// ColumnFilter compares one attribute column with a constant (a cell of
+// another type never matches, != included). Zero flags are SPEC's defaults: a
+// row lacking the column passes, only the newest selected version is tested.
 type ColumnFilter struct {
-	Column string
-	Op     CompareOp
-	Value  Value
-	// FilterIfMissing makes a row that lacks the column fail
-	// (SPEC's PassIfMissing = false; Tablestore's filter_if_missing).
-	FilterIfMissing bool
-	// AllVersions lets any selected visible version match
-	// (SPEC's LatestVersionOnly = false).
-	AllVersions bool
+	Column          string
+	Op              CompareOp
+	Value           Value
+	FilterIfMissing bool // a row lacking the column fails (SPEC's PassIfMissing = false)
+	AllVersions     bool // any selected version may match (SPEC's LatestVersionOnly = false)
 }
 
 func (ColumnFilter) isFilter() {}
 
-// SingleColumnValue returns the filter "column op v", which a row that lacks
-// the column passes (SPEC's default, Tablestore's): as a filter it keeps
-// such rows, and as a write condition ([IfMatch]) it lets the write go
-// ahead, creating the row if it is absent. Where the intent is "only if it
-// has this value", add [ColumnFilter.Required]:
-//
-//	tablekit.IfMatch(tablekit.SingleColumnValue("status", tablekit.Equal, tablekit.String("pending")).Required())
-//
-// Only the newest selected version is tested (see [ColumnFilter]).
+// SingleColumnValue returns the filter "column op v", which a row lacking the
+// column passes: a read keeps it, an [IfMatch] write goes ahead (creating the
+// row). For "only if it has this value", add [ColumnFilter.Required].
 func SingleColumnValue(column string, op CompareOp, v Value) ColumnFilter {
 	return ColumnFilter{Column: column, Op: op, Value: v}
 }
 
-// Required returns f with FilterIfMissing set: a row that lacks the
-// column fails f, so a filter drops it and a condition refuses the write
-// with ErrConditionFailed (a missing row lacks every column). Under [Not],
-// a row that lacks the column fails the inner filter and so passes.
+// Required returns f with FilterIfMissing set: a row lacking the column (a
+// missing row too) fails f, so a read drops it and a condition refuses the
+// write; under [Not] it passes.
 func (f ColumnFilter) Required() ColumnFilter {
 	f.FilterIfMissing = true
 	return f
@@ -114,7 +96,7 @@ func (op LogicOp) String() string {
 	return "LogicOp(?)"
 }
 
-// CompositeFilter combines filters: And and Or take one or more, Not exactly one.
+// CompositeFilter combines filters: And and Or one or more, Not exactly one.
 type CompositeFilter struct {
 	Op      LogicOp
 	Filters []Filter
@@ -154,9 +136,9 @@ func (r RowExistence) String() string {
 	return "RowExistence(?)"
 }
 
-// Condition guards a write: the row must meet Row and, when Column is set,
-// its visible data must pass Column. Both are checked atomically with the
-// write; a failed check returns ErrConditionFailed and writes nothing.
+// Condition guards a write (SPEC §9): the row must meet Row and its visible
+// data pass Column, if set, checked atomically; else ErrConditionFailed,
+// nothing written.
 type Condition struct {
 	Row    RowExistence
 	Column Filter
@@ -165,9 +147,8 @@ type Condition struct {
 // IsZero reports whether c checks nothing.
 func (c Condition) IsZero() bool { return c.Row == Ignore && c.Column == nil }
 
-// String formats f as Go-like source, for messages and test failures:
-// `price >= Integer(10)`, with `(if present)` when a missing column passes
-// and `(any version)` when every selected version may match.
+// String formats f as Go-like source, `price >= Integer(10)`, plus
+// `(if present)` when a missing column passes and `(any version)`.
 func (f ColumnFilter) String() string {
 	s := f.Column + " " + f.Op.String() + " " + f.Value.GoString()
 	if f.AllVersions {
@@ -201,8 +182,7 @@ func filterString(f Filter) string {
 	return fmt.Sprint(f)
 }
 
-// String formats c as `ExpectExist && price >= Integer(10)`; the zero
-// Condition is `Ignore`.
+// String formats c as `ExpectExist && price >= Integer(10)`; zero: `Ignore`.
 func (c Condition) String() string {
 	switch {
 	case c.Column == nil:

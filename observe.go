@@ -13,8 +13,7 @@ import (
 	"github.com/tablekit/tablekit/observe"
 )
 
-// WithObserver makes the client report every operation to o (see
-// [observe.Observer]). Without it, or with a nil o, nothing is observed.
+// WithObserver makes the client report every operation to o (nil: none).
 func WithObserver(o observe.Observer) ClientOption {
 	return func(cl *Client) {
 		cl.telemetry().obs = o

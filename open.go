@@ -16,12 +16,11 @@ const EnvURL = "TABLEKIT_URL"
 // Schemes returns the registered URL schemes, sorted.
 func Schemes() []string { return scheme.Names() }
 
-// OpenBackend opens the [Backend] that rawURL names, through the opener its
-// adapter package registered when imported (as database/sql drivers do).
-// ErrInvalidArgument: an empty URL, no scheme, an unregistered scheme, and,
-// for every scheme before its opener runs, user information, a fragment or
-// a parameter named like a credential (secret, token, …), which never
-// travels in a URL. Errors never show user information or the query.
+// OpenBackend opens the [Backend] that rawURL names, by the opener its
+// adapter package registered. ErrInvalidArgument: an empty URL, no or an
+// unknown scheme, or user information, a fragment or a credential-like
+// parameter (secret, token, …). Errors never show user information or the
+// query.
 func OpenBackend(ctx context.Context, rawURL string) (Backend, error) {
 	if rawURL == "" {
 		return nil, invalid("empty backend URL (set %s, for example to mem://)", EnvURL)

@@ -42,9 +42,7 @@ type Change struct {
 	Delta   int64 // Increment
 }
 
-// String formats c as the call that builds it: `Put("n", Integer(1))`,
-// `PutAt("n", Integer(1), 1700000000000)`, `DeleteVersion("n", 17)`,
-// `DeleteColumn("n")`, `Increment("n", 2)`.
+// String formats c as the call that builds it: `Increment("n", 2)`.
 func (c Change) String() string {
 	name := strconv.Quote(c.Column)
 	switch c.Kind {
@@ -63,10 +61,8 @@ func (c Change) String() string {
 	return fmt.Sprintf("Change(kind %d, %s)", c.Kind, name)
 }
 
-// Put writes value as a new version of column at the clock's now. A version
-// is a millisecond: two writes of a column in the same millisecond are one
-// version, the later; to keep both, give each its own version ([PutAt]) or
-// its own row.
+// Put writes value as a new version of column at now (a second write of it in
+// the same millisecond replaces the first; [PutAt] or two rows keep both).
 func Put(column string, value Value) Change {
 	return Change{Kind: ChangePut, Column: column, Value: value}
 }
@@ -86,21 +82,14 @@ func DeleteColumn(column string) Change {
 	return Change{Kind: ChangeDeleteColumn, Column: column}
 }
 
-// Increment adds delta to the column's latest visible Integer (absent counts
-// as 0) and writes the sum as a new version at now — or at the latest
-// version, replacing it, when that one is later than now — so the sum is
-// always the column's newest value and concurrent increments lose nothing.
+// Increment adds delta to the column's latest visible Integer (absent: 0),
+// written at max(now, its version) so concurrent increments lose nothing.
 func Increment(column string, delta int64) Change {
 	return Change{Kind: ChangeIncrement, Column: column, Delta: delta}
 }
 
-// WriteOption sets the condition of a write. [Condition], [RowExistence]
-// and [IfMatch] are WriteOptions, and they combine: column filters are
-// ANDed, and contradicting row expectations (ExpectExist with
-// ExpectNotExist) make the write fail with ErrInvalidArgument.
-//
-//	tbl.PutRow(ctx, key, cols, tablekit.ExpectNotExist)
-//	tbl.UpdateRow(ctx, key, changes, tablekit.ExpectExist, tablekit.IfMatch(f))
+// WriteOption sets a write's condition; [Condition], [RowExistence] and
+// [IfMatch] combine, filters ANDed (contradicting rows: ErrInvalidArgument).
 type WriteOption interface {
 	applyWrite(*Condition)
 }
@@ -137,9 +126,9 @@ func (m ifMatch) applyWrite(dst *Condition) {
 	}
 }
 
-// IfMatch makes the write conditional on the row's visible data passing f.
-// A row that lacks f's column, a missing row included, passes unless the
-// filter is [ColumnFilter.Required].
+// IfMatch makes the write conditional on the row's visible data passing f; a
+// row lacking f's column, even a missing row, passes unless f is
+// [ColumnFilter.Required].
 func IfMatch(f Filter) WriteOption { return ifMatch{f} }
 
 func writeCondition(opts []WriteOption) Condition {
@@ -185,9 +174,8 @@ type rangeOpt func(*readOptions)
 
 func (f rangeOpt) applyRange(o *readOptions) { f(o) }
 
-// Columns returns only the named attribute columns (key columns always come
-// back); Columns() with no names returns keys only. The option keeps a
-// sorted copy of names without repeats: names may change after the call.
+// Columns returns only the named attribute columns (key columns always
+// come back; no names: keys only). It copies names.
 func Columns(names ...string) ReadOption {
 	names = append(make([]string, 0, len(names)), names...) // non-nil: Columns() returns no attribute columns
 	slices.Sort(names)
@@ -201,21 +189,19 @@ func MaxVersions(n int) ReadOption {
 	return readOpt(func(o *readOptions) { o.maxVersions = n })
 }
 
-// Versions returns the versions in [start, end) milliseconds; with
-// MaxVersions too, the newest n within the range.
+// Versions selects versions in [start, end) ms (with MaxVersions: newest n).
 func Versions(start, end int64) ReadOption {
 	return readOpt(func(o *readOptions) { o.timeRange = &TimeRange{Start: start, End: end} })
 }
 
-// WithFilter returns only rows that pass f. A row that lacks f's column
-// passes unless the filter is [ColumnFilter.Required].
+// WithFilter returns only rows that pass f (a row lacking its column passes
+// unless f is [ColumnFilter.Required]).
 func WithFilter(f Filter) ReadOption {
 	return readOpt(func(o *readOptions) { o.filter = f })
 }
 
-// Limit returns at most n rows from GetRange (values above MaxPageRows act as
-// MaxPageRows), or stops Rows after n rows. Zero means no limit of the
-// caller's: GetRange then answers up to MaxPageRows rows.
+// Limit returns at most n rows from GetRange (0 or over MaxPageRows:
+// MaxPageRows), or stops Rows after n rows (0: no limit).
 func Limit(n int) RangeOption {
 	return rangeOpt(func(o *readOptions) { o.limit = n })
 }
@@ -231,10 +217,9 @@ func ResumeFrom(token []byte) RangeOption {
 	return rangeOpt(func(o *readOptions) { o.token = token })
 }
 
-// PageSize sets how many rows GetRange and Rows ask the backend for at a
-// time (1..MaxPageRows; default 1000 for Rows, the whole Limit for
-// GetRange). It changes the number and size of backend calls, never the
-// rows returned; Rows's memory use is bounded by one page.
+// PageSize sets how many rows each backend call of GetRange and Rows asks
+// for, 1..MaxPageRows (default 1000; GetRange: Limit); never the rows
+// returned.
 func PageSize(n int) RangeOption {
 	return rangeOpt(func(o *readOptions) { o.pageSize = n })
 }
@@ -246,8 +231,8 @@ type BatchGet struct {
 	Options []ReadOption
 }
 
-// BatchWrite is one write of a BatchWriteRow. Build it with [BatchPut],
-// [BatchUpdate] or [BatchDelete].
+// BatchWrite is one write of a batch: [BatchPut], [BatchUpdate] or
+// [BatchDelete].
 type BatchWrite struct {
 	Table     string
 	Key       PrimaryKey
@@ -257,8 +242,7 @@ type BatchWrite struct {
 	Condition Condition
 }
 
-// WriteKind is the kind of a write: of a [BatchWrite], and of the
-// [WriteRequest] a backend receives.
+// WriteKind is the kind of a [BatchWrite] and of a backend's [WriteRequest].
 type WriteKind uint8
 
 // The kinds of write.
@@ -296,7 +280,7 @@ func BatchDelete(table string, key PrimaryKey, opts ...WriteOption) BatchWrite {
 	return BatchWrite{Table: table, Key: key, Kind: WriteDelete, Condition: writeCondition(opts)}
 }
 
-// BatchGetResult is one result of BatchGetRow: Found tells whether the row exists.
+// BatchGetResult is one result of BatchGetRow; Found: the row exists.
 type BatchGetResult struct {
 	Row   Row
 	Found bool

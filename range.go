@@ -12,8 +12,7 @@ import (
 // [ResumeFrom] yields exactly the rows not yet returned.
 type RangeResult struct {
 	Rows []Row
-	// Next is nil when the range is exhausted (never after Limit rows).
-	Next []byte
+	Next []byte // nil when the range is exhausted (never after Limit rows)
 }
 
 // rangeCursor walks a range through backend pages.
@@ -185,9 +184,8 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 	return rows, nil
 }
 
-// GetRange reads rows from start (inclusive) toward end (exclusive), asking
-// the backend until Limit rows passed the filter or the range ends (bound a
-// selective filter over a large range with ctx). See [Table.PrefixRange].
+// GetRange reads from start toward end (exclusive) until Limit rows passed
+// the filter or the range ends (bound a selective filter with ctx).
 func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) (res RangeResult, err error) {
 	const op = "GetRange"
 	ctx, st := t.c.begin(ctx, op, t.name)

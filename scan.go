@@ -8,23 +8,21 @@ import (
 	"slices"
 )
 
-// RangeScanner is implemented by a backend that can lend a range's rows
-// without copying them out (the local and file engines), for [Table.Scan];
-// without it, or on [ErrSkip], Scan reads pages with GetRange.
+// RangeScanner is a backend that lends a range's rows uncopied, for
+// [Table.Scan]; without it, or on [ErrSkip], Scan reads GetRange pages.
 type RangeScanner interface {
 	// ScanRange hands fn, one by one, the rows GetRange would return for
-	// req, and returns the same Next. A Row is lent for fn's call only (fn
-	// neither modifies nor keeps it); fn returning false stops ScanRange at
-	// once, with a nil Next. The caller keeps next but never modifies it.
+	// req and returns the same Next; a Row is lent for fn's call only
+	// (not modified, not kept). fn returning false stops it at once, next
+	// nil. The caller never modifies next.
 	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(Row) bool) (next PrimaryKey, err error)
 }
 
-// Scan streams a range as [Table.Rows] does, without copying rows where the
-// backend can lend them ([RangeScanner]: the local and file engines, no
-// allocation per row): a yielded Row is valid until the next iteration
-// only, as bufio.Scanner's bytes are; never modify it, [Row.Clone] one to
-// keep it. Built with -race or the tablekit_scancheck tag, Scan panics if
-// the loop changed a row, and a kept row reads as [ScanPoison].
+// Scan streams a range as [Table.Rows] does, lending rows uncopied where the
+// backend can ([RangeScanner]): a yielded Row is valid until the next
+// iteration only; never modify it, [Row.Clone] one to keep. Under -race or
+// tag tablekit_scancheck, Scan panics if the loop changed a row; a kept row
+// reads as [ScanPoison].
 func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	s, ok := t.c.b.(RangeScanner)
 	if !ok || !CapabilitiesOf(t.c.b).LendingScan {

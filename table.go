@@ -19,8 +19,7 @@ type Table struct {
 // Name returns the table's name.
 func (t *Table) Name() string { return t.name }
 
-// PutRow replaces the row at key with cols (Version 0: now); with none it
-// is a key-only row.
+// PutRow replaces the row at key with cols (none: a key-only row).
 func (t *Table) PutRow(ctx context.Context, key PrimaryKey, cols []Column, opts ...WriteOption) error {
 	ctx, st := t.c.begin(ctx, "PutRow", t.name)
 	_, err := t.c.write(ctx, "PutRow", t.name, WritePut, key, cols, nil, writeCond(opts))
@@ -165,13 +164,11 @@ func readSpec(m *TableMeta, opts []ReadOption) (ReadSpec, *Error) {
 }
 
 // PrefixRange returns the bounds of the rows whose first len(prefix) key
-// columns equal prefix, for GetRange, Rows and Scan: prefix followed by
-// InfMin (start) and by InfMax (end) in the other columns. A nil prefix is
-// the whole table (as bigtable.PrefixRange("") is), so no bound is spelled
-// per key column; a whole key names its one row, end being its successor
-// (SPEC §8). prefix must name the first key columns in order, with values
-// of their types; otherwise the error is ErrInvalidPrimaryKey. Backward,
-// pass end as start and start as end (a whole key: read it forward).
+// columns equal prefix: prefix then InfMin (start) or InfMax (end) in the
+// other columns; nil is the whole table, a whole key its one row (SPEC §8). A
+// prefix not of the first key columns and their types is
+// ErrInvalidPrimaryKey. Backward, swap start and end (a whole key: read
+// forward).
 func (t *Table) PrefixRange(ctx context.Context, prefix PrimaryKey) (start, end PrimaryKey, err error) {
 	m, err := t.c.tableMeta(ctx, t.name)
 	if err != nil {
@@ -229,9 +226,8 @@ func successor(v Value) Value {
 	return InfMax
 }
 
-// PrefixRows streams every row whose first len(prefix) key columns equal
-// prefix (see [Table.PrefixRange]; nil streams the whole table), with the
-// options of [Table.Rows]; with [Backward] it walks them down.
+// PrefixRows streams the rows of prefix ([Table.PrefixRange]; nil: the whole
+// table) with [Table.Rows]'s options; [Backward] walks them down.
 func (t *Table) PrefixRows(ctx context.Context, prefix PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
 		start, end, err := t.PrefixRange(ctx, prefix)

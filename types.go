@@ -77,13 +77,13 @@ func Boolean(b bool) Value {
 // Binary returns a Binary value holding a copy of b (nil is empty).
 func Binary(b []byte) Value { return Value{typ: TypeBinary, str: string(b)} }
 
-// BinaryString returns a Binary value whose bytes are those of s, without a copy.
+// BinaryString returns a Binary value of the bytes of s, without a copy.
 func BinaryString(s string) Value { return Value{typ: TypeBinary, str: s} }
 
-// InfMin sorts below every value of every type. It is allowed only in range bounds.
+// InfMin sorts below every value; it is allowed only in range bounds.
 var InfMin = Value{typ: typeInfMin}
 
-// InfMax sorts above every value of every type. It is allowed only in range bounds.
+// InfMax sorts above every value; it is allowed only in range bounds.
 var InfMax = Value{typ: typeInfMax}
 
 // Type returns the type of v; the zero Value has type 0.
@@ -113,7 +113,8 @@ func (v Value) Float() (f float64, ok bool) { return math.Float64frombits(v.num)
 // Bool returns the boolean of a Boolean value; ok is false for other types.
 func (v Value) Bool() (b bool, ok bool) { return v.num == 1, v.typ == TypeBoolean }
 
-// Bytes returns a copy of the bytes of a Binary value; ok is false for other types.
+// Bytes returns a copy of a Binary value's bytes; ok is false for other
+// types.
 func (v Value) Bytes() (b []byte, ok bool) {
 	if v.typ != TypeBinary {
 		return nil, false
@@ -145,9 +146,8 @@ func (v Value) Size() int {
 // doubles in hex) a message quotes; SPEC §12 keeps messages short.
 const maxQuoted = 64
 
-// String formats v for people, without its type (7, click, 0x00ff, true,
-// InfMin), cutting a String at 64 bytes and a Binary at 32 with an
-// ellipsis; %#v ([Value.GoString]) gives the typed form messages use.
+// String formats v for people, untyped (7, click, 0x00ff, true, InfMin), a
+// String cut at 64 bytes and a Binary at 32; %#v gives the typed form.
 func (v Value) String() string {
 	switch v.typ {
 	case TypeString:
@@ -181,9 +181,8 @@ func cutString(s string) string {
 	return cut
 }
 
-// GoString formats v with its type, as %#v and messages do: String("a"),
-// Integer(7), Binary(0x00ff), InfMin; a long value is cut (at 64 or 32
-// bytes) and followed by its length, never echoed whole.
+// GoString formats v typed, as %#v and messages do: String("a"), InfMin; a
+// long value is cut as String cuts it and followed by its length.
 func (v Value) GoString() string {
 	switch v.typ {
 	case TypeString:
@@ -208,10 +207,10 @@ func (v Value) GoString() string {
 	return "Value(invalid)"
 }
 
-// Compare orders two values of the same type as SPEC §4 and §10 do: Integer
-// as signed 64-bit, Double numerically, String and Binary bytewise with a
-// proper prefix first, false before true; InfMin and InfMax below and
-// above everything; two types by type (filters never compare across types).
+// Compare orders values as SPEC §4 and §10 do: Integer and Double
+// numerically, String and Binary bytewise (a proper prefix first), false
+// before true, InfMin and InfMax below and above all, different types by
+// type.
 func Compare(a, b Value) int {
 	if a.typ == b.typ {
 		switch a.typ {
@@ -235,8 +234,8 @@ func Compare(a, b Value) int {
 	return cmp.Compare(a.typ, b.typ)
 }
 
-// Column is one cell: a name, a value and a version in Unix milliseconds
-// (0 in a write: the clock's now).
+// Column is one cell: name, value, and version in Unix ms (0 in a write:
+// now).
 type Column struct {
 	Name    string
 	Value   Value
@@ -288,30 +287,25 @@ type KeyColumn struct {
 	Type Type
 }
 
-// KeySchema is a table's primary key: 1–4 columns in order, the first being the partition key.
+// KeySchema is a table's primary key: 1–4 columns, first the partition key.
 type KeySchema []KeyColumn
 
 // TableOptions are a table's changeable options (SPEC §3), in whole
 // seconds; a zero field is the default in CreateTable, unchanged in
 // UpdateTable.
 type TableOptions struct {
-	// TTL is cells' time to live: NoExpiry (default) or ≥ MinTTL.
-	TTL time.Duration
-	// MaxVersions is how many versions of each column stay visible (≥ 1, default 1).
-	MaxVersions int
-	// MaxVersionOffset bounds a written version's distance from now (≥ 1 s).
-	MaxVersionOffset time.Duration
+	TTL              time.Duration // cells' lifetime: NoExpiry (default) or ≥ MinTTL
+	MaxVersions      int           // versions per column kept visible, ≥ 1
+	MaxVersionOffset time.Duration // how far from now a version may be written, ≥ 1 s
 }
 
 // Option defaults and limits (SPEC §3).
 const (
-	// NoExpiry is the TTL of cells that never expire: -1 s, SPEC's -1.
-	NoExpiry                time.Duration = -time.Second
+	NoExpiry                time.Duration = -time.Second // SPEC's TTL -1: never expire
 	MinTTL                  time.Duration = 86400 * time.Second
 	DefaultMaxVersions                    = 1
 	DefaultMaxVersionOffset time.Duration = 86400 * time.Second
-	// MaxOptionValue bounds MaxVersions, TTL and MaxVersionOffset (s).
-	MaxOptionValue = 1<<31 - 1
+	MaxOptionValue                        = 1<<31 - 1 // bounds each option (TTL in s)
 )
 
 // seconds returns d in whole seconds and whether it is a whole number of them.
@@ -323,16 +317,12 @@ func (o TableOptions) TTLSeconds() int64 { return int64(o.TTL / time.Second) }
 // MaxVersionOffsetSeconds returns MaxVersionOffset in seconds.
 func (o TableOptions) MaxVersionOffsetSeconds() int64 { return int64(o.MaxVersionOffset / time.Second) }
 
-// TableMeta describes a table: name, key schema, options, and versions.
+// TableMeta describes a table (SPEC §3); Incarnation is "" and Generation 0
+// where the store keeps the schema and applies the options itself.
 type TableMeta struct {
-	Name    string
-	Key     KeySchema
-	Options TableOptions
-
-	// Incarnation identifies this creation of the table (SPEC §3); set by
-	// CreateTable, empty where the store keeps the schema itself.
-	Incarnation string
-	// Generation counts option changes: 1 when created, +1 per
-	// UpdateTable; 0 where the store applies the options itself.
-	Generation int64
+	Name        string
+	Key         KeySchema
+	Options     TableOptions
+	Incarnation string // this creation's id, set by CreateTable
+	Generation  int64  // 1 when created, +1 per UpdateTable
 }

@@ -5,8 +5,7 @@ import (
 	"time"
 )
 
-// Clock tells the time that versions, the version window and TTL follow
-// ([SystemClock] by default, a [ManualClock] in tests).
+// Clock is the time that versions and TTL follow (default: [SystemClock]).
 type Clock interface {
 	Now() time.Time
 }
@@ -64,9 +63,8 @@ type TimeRange struct {
 // Contains reports whether version v lies in the range.
 func (r TimeRange) Contains(v int64) bool { return v >= r.Start && v < r.End }
 
-// VersionAt returns the version of t: milliseconds since the Unix epoch,
-// the unit of [Column.Version], [PutAt], [DeleteVersion] and [Versions].
+// VersionAt returns t's version: Unix milliseconds, the unit of all versions.
 func VersionAt(t time.Time) int64 { return t.UnixMilli() }
 
-// VersionTime returns the time of version v (milliseconds since the Unix epoch).
+// VersionTime returns the time of version v (Unix milliseconds).
 func VersionTime(v int64) time.Time { return time.UnixMilli(v) }

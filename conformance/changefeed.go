@@ -18,6 +18,7 @@ func changeFeedCases() []testCase {
 	return []testCase{
 		{"Refused", testFeedRefused},
 		{"EveryKindOfWrite", testFeedKinds},
+		{"AtomicWrite", testFeedAtomic},
 		{"PerRowOrder16Writers", testFeedOrder},
 		{"ResumeFromEveryCheckpoint", testFeedResume},
 		{"ReaderDuringWrites", testFeedConcurrentReader},
@@ -363,4 +364,43 @@ func testFeedConcurrentReader(e *env) {
 			}
 		}
 	}
+}
+
+// testFeedAtomic: an atomic write (SPEC §13) makes one record per row, and
+// a failed one none.
+func testFeedAtomic(e *env) {
+	if !tk.CapabilitiesOf(e.b).AtomicWrite {
+		e.t.Skip("the backend has no atomic writes (Capabilities.AtomicWrite is false)")
+	}
+	if !tk.CapabilitiesOf(e.b).ChangeFeed {
+		e.t.Skip("the backend has no change feed (Capabilities.ChangeFeed is false)")
+	}
+	now := e.now()
+	schema := tk.KeySchema{{Name: "pk", Type: tk.TypeInteger}, {Name: "sk", Type: tk.TypeInteger}}
+	t := e.create("feedatomic", schema, tk.TableOptions{})
+	if _, err := t.EnableChangeFeed(e.ctx, 0); err != nil {
+		e.t.Fatalf("EnableChangeFeed: %v", err)
+	}
+	k := func(sk int64) tk.PrimaryKey { return tk.Key("pk", iv(1)).Add("sk", iv(sk)) }
+	_, err := t.AtomicWrite(e.ctx, []tk.BatchWrite{
+		tk.BatchPut(t.Name(), k(1), []tk.Column{col("a", iv(1), 0)}),
+		tk.BatchUpdate(t.Name(), k(2), []tk.Change{tk.Increment("n", 3)}),
+		tk.BatchDelete(t.Name(), k(3)),
+	})
+	e.must("AtomicWrite", err)
+	_, err = t.AtomicWrite(e.ctx, []tk.BatchWrite{
+		tk.BatchPut(t.Name(), k(4), []tk.Column{col("a", iv(4), 0)}),
+		tk.BatchPut(t.Name(), k(1), []tk.Column{col("a", iv(9), 0)}, tk.ExpectNotExist),
+	})
+	e.wantErr("AtomicWrite whose second write's condition fails", err, tk.ErrConditionFailed)
+	got := map[string]bool{}
+	for _, r := range e.readAll(t) {
+		got[fmtRecord(r)] = true
+	}
+	want := map[string]bool{
+		fmt.Sprintf("Put %s @%d [PutAt(\"a\", Integer(1), %d)]", fmtKey(k(1)), now, now):    true,
+		fmt.Sprintf("Update %s @%d [PutAt(\"n\", Integer(3), %d)]", fmtKey(k(2)), now, now): true,
+		fmt.Sprintf("Delete %s @%d []", fmtKey(k(3)), now):                                  true,
+	}
+	e.diff("records of an atomic write of 3 rows, then of a failed one", want, got)
 }

@@ -200,6 +200,7 @@ func runDifferential(t testing.TB, h Harness, o DifferentialOptions) (rep diffRe
 		seed:   seed,
 		ops:    ops,
 	}
+	d.atomic = ref.Capabilities().AtomicWrite && sut.Capabilities().AtomicWrite
 	uniq := "diff_" + strconv.FormatInt(time.Now().UnixNano(), 36) + strconv.FormatInt(diffTableSeq.Add(1), 36)
 	d.tables = newDiffTables(uniq)
 	d.missing = uniq + "_missing"
@@ -295,6 +296,7 @@ type differ struct {
 	errs     map[string]int
 	seed     int64
 	ops      int
+	atomic   bool // both sides have atomic writes: the mix has them (differential_atomic.go)
 }
 
 type cursorState struct {
@@ -451,6 +453,9 @@ func (d *differ) summary() string {
 }
 
 func opName(op operation) string {
+	if bw, ok := op.(*batchWriteOp); ok && bw.atomic {
+		return "atomicWrite"
+	}
 	s := fmt.Sprintf("%T", op)
 	s = strings.TrimPrefix(s, "*conformance.")
 	return strings.TrimSuffix(s, "Op")

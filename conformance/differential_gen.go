@@ -297,6 +297,9 @@ func (d *differ) pickOp() operation {
 	case r < 77:
 		return d.genBatchGet()
 	case r < 85:
+		if d.atomic && r >= 81 {
+			return d.genAtomicWrite()
+		}
 		return d.genBatchWrite()
 	case r < 91:
 		return d.genAdvance()

@@ -325,6 +325,7 @@ type batchWriteOp struct {
 	through
 	writes []batchWriteEntry
 	now    int64
+	atomic bool // Client.AtomicWrite, not BatchWriteRow
 }
 
 func (o *batchWriteOp) String() string {
@@ -340,7 +341,11 @@ func (o *batchWriteOp) String() string {
 			parts[i] = fmt.Sprintf("Delete %s %s%s", shortName(bw.tb), shortKey(w.Key), fmtCond(w.Condition))
 		}
 	}
-	return "BatchWriteRow [" + strings.Join(parts, "; ") + "]"
+	name := "BatchWriteRow"
+	if o.atomic {
+		name = "AtomicWrite"
+	}
+	return name + " [" + strings.Join(parts, "; ") + "]"
 }
 
 func (o *batchWriteOp) run(ctx context.Context, s *side) any {
@@ -348,7 +353,13 @@ func (o *batchWriteOp) run(ctx context.Context, s *side) any {
 	for i, bw := range o.writes {
 		ws[i] = bw.w
 	}
-	res, err := s.cl().BatchWriteRow(ctx, ws)
+	var res []tablekit.BatchWriteResult
+	var err error
+	if o.atomic {
+		res, err = s.cl().AtomicWrite(ctx, ws)
+	} else {
+		res, err = s.cl().BatchWriteRow(ctx, ws)
+	}
 	out := batchWriteOutcome{Err: outcomeErr(err)}
 	for _, r := range res {
 		out.Results = append(out.Results, writeOutcome{Err: outcomeErr(r.Err), Increments: outcomeCells(r.Increments)})

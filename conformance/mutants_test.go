@@ -49,6 +49,7 @@ var mutants = map[string]string{
 	"trimWithCachedOptions": "S3_CrossClient/MaxVersionsRaised",
 	"scanClaimedSkips":      "S13_Capabilities/Claimed",
 	"batchReadUndeclared":   "S13_Capabilities/Absent",
+	"atomicPartial":         "S13_AtomicWrite/AllOrNothing",
 	// Not a backend bug: a harness whose backends share no storage and
 	// that does not implement SharedStore must fail, never skip.
 	"notShared": "S3_CrossClient/RecreatedSameSchema",
@@ -216,7 +217,25 @@ func (b *mutant) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, f
 // Capabilities is what the mutant's methods offer, but for
 // batchReadUndeclared, which hides BatchRead while BatchGetRow works.
 func (b *mutant) Capabilities() tablekit.Capabilities {
-	return tablekit.Capabilities{BatchRead: b.m != "batchReadUndeclared", BatchWrite: true, LendingScan: true}
+	return tablekit.Capabilities{BatchRead: b.m != "batchReadUndeclared", BatchWrite: true, LendingScan: true, AtomicWrite: true}
+}
+
+// AtomicWrite is the local engine's, but for atomicPartial: the bug of a
+// backend that degrades an atomic write to writes one at a time, which
+// leaves those before a failing condition written.
+func (b *mutant) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
+	if b.m != "atomicPartial" {
+		return b.Backend.(tablekit.AtomicWriter).AtomicWrite(b.ctx(ctx), reqs)
+	}
+	out := make([]tablekit.WriteResponse, len(reqs))
+	for i, r := range reqs {
+		res, err := b.Backend.Write(ctx, r)
+		if err != nil {
+			return nil, &tablekit.AtomicWriteError{Index: i, Err: err}
+		}
+		out[i].Update = res
+	}
+	return out, nil
 }
 
 func (b *mutant) UpdateTable(ctx context.Context, r *tablekit.UpdateTableRequest) (*tablekit.TableMeta, error) {

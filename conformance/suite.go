@@ -80,6 +80,7 @@ func sections() []section {
 		{"S12_BadInput", badInputCases()},
 		{"S12_Context", contextCases()},
 		{"S13_Capabilities", capabilityCases()},
+		{"S13_AtomicWrite", atomicCases()},
 		{"S15_ChangeFeed", changeFeedCases()},
 	}
 }

@@ -27,7 +27,7 @@
 // are the exception when calls race for the last hits.
 //
 // The wrapper is one type with every optional method (BatchReader,
-// BatchWriter, RangeScanner, As); each answers tablekit.ErrSkip (or false)
+// BatchWriter, RangeScanner, AtomicWriter, As); each answers tablekit.ErrSkip (or false)
 // where the wrapped backend lacks it, and the wrapper's capabilities are
 // the wrapped backend's, so the Client takes the same paths with and
 // without it, and faults reach those paths
@@ -63,11 +63,12 @@ const (
 	OpWrite // PutRow, UpdateRow and DeleteRow
 	OpBatchGetRow
 	OpBatchWriteRow
+	OpAtomicWrite // AtomicWrite, decided as one call (by its table and first key)
 
 	// OpReads are the row reads.
 	OpReads = OpGetRow | OpGetRange | OpBatchGetRow
 	// OpWrites are the row writes.
-	OpWrites = OpWrite | OpBatchWriteRow
+	OpWrites = OpWrite | OpBatchWriteRow | OpAtomicWrite
 	// OpTables are the table operations.
 	OpTables = OpCreateTable | OpDescribeTable | OpListTables | OpUpdateTable | OpDeleteTable
 	// OpAll is every operation.
@@ -75,7 +76,7 @@ const (
 )
 
 var opNames = [...]string{"CreateTable", "DescribeTable", "ListTables", "UpdateTable", "DeleteTable",
-	"GetRow", "GetRange", "Write", "BatchGetRow", "BatchWriteRow"}
+	"GetRow", "GetRange", "Write", "BatchGetRow", "BatchWriteRow", "AtomicWrite"}
 
 // String returns the operation's name, or the names of a set joined by "|".
 func (o Op) String() string {
@@ -136,7 +137,8 @@ type Rule struct {
 	// ErrUnavailable; the call itself succeeds. Only rows of Table count
 	// when Table is set. Times then counts rows, and Latency delays a call
 	// in which the rule hit a row. Zero means the rule acts on the whole
-	// call.
+	// call. On AtomicWrite, which succeeds or fails as one, a rule always
+	// acts on the call.
 	Rows float64
 }
 
@@ -514,6 +516,22 @@ func (w *backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 		},
 		func(res *tablekit.WriteResponse, err error) { *res = tablekit.WriteResponse{Err: err} },
 		func(res tablekit.WriteResponse) bool { return res.Err != nil })
+}
+
+// AtomicWrite is the wrapped backend's, with the faults of OpAtomicWrite,
+// decided for the whole call (an atomic write fails as one: per-row rules
+// do not apply); tablekit.ErrSkip when it has none. A lost answer comes
+// after the writes were applied.
+func (w *backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
+	aw, ok := w.b.(tablekit.AtomicWriter)
+	if !ok {
+		return nil, tablekit.ErrSkip
+	}
+	table, first := "", ""
+	if len(reqs) > 0 {
+		table, first = reqs[0].Meta.Name, reqs[0].Key.String()
+	}
+	return do(ctx, w, OpAtomicWrite, table, first, func() ([]tablekit.WriteResponse, error) { return aw.AtomicWrite(ctx, reqs) })
 }
 
 // ScanRange is the wrapped backend's, with the faults of OpGetRange: the

@@ -43,7 +43,9 @@
 // at a time and evaluates rows, filters included, unlocked: however long
 // a scan is, or however slow its filter, writers wait for one batch, not
 // for the scan. A range read is consistent per row, not across rows
-// (SPEC §11). It starts no goroutines, reads no clock (time comes with
+// (SPEC §11); an atomic write (SPEC §13) holds the lock alone while it
+// checks and applies all of its rows. It starts no goroutines, reads no
+// clock (time comes with
 // each request, from the client's Clock), and holds nothing after Close.
 //
 // Everything it returns is the caller's: rows, key parts and cells are new

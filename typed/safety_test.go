@@ -108,7 +108,7 @@ func TestTaggedUnexportedFieldIsAnError(t *testing.T) {
 		opt    int    `tablekit:",omitempty"`
 		plain  int    // untagged: not stored, as encoding/json does
 	}
-	_, _, err := typed.Marshal(secretive{ID: "a", secret: "s"})
+	_, _, err := typed.Marshal(secretive{ID: "a", secret: "s", opt: 1, plain: 2})
 	wantInvalid(t, "tagged unexported field", err, "secret", "unexported")
 
 	type untagged struct {
@@ -126,7 +126,7 @@ func TestTaggedUnexportedFieldIsAnError(t *testing.T) {
 		Seq   int64  `tablekit:"seq,key"`
 		total int    `tablekit:"total"`
 	}
-	wantInvalid(t, "typed.Of of a tagged unexported field", typed.Of[R](tbl).Put(context.Background(), &R{ID: "a"}), "total")
+	wantInvalid(t, "typed.Of of a tagged unexported field", typed.Of[R](tbl).Put(context.Background(), &R{ID: "a", total: 1}), "total")
 }
 
 // PutAll with one value that cannot be stored: one error per value, in

@@ -157,6 +157,23 @@
 // sends it again split by table, then by row, so that each row gets its
 // own error, as SPEC §8 wants.
 //
+// Atomic writes (SPEC §13). The adapter is a tablekit.AtomicWriter and
+// declares Capabilities.AtomicWrite: a Client.AtomicWrite is one
+// BatchWriteRow with IsAtomic=true (Tablestore applies the rows of one
+// table and one partition key all or nothing; the Client has checked
+// that they are). A failed write fails every row of the answer; the
+// adapter reports the failing row's error as a *tablekit.AtomicWriteError
+// with its index: the first failed row whose message is not tstest's
+// "Not applied: the atomic batch failed at row N" of a row that did not
+// fail itself. If a server words every failed row alike, that is the
+// first row, which may name the wrong write (the real service's wording
+// of a failed atomic batch is not recorded in ../shared/fidelity). An
+// atomic write with a condition or an increment is not sent again after
+// an attempt whose outcome is unknown (ErrUnavailable). A tstest server
+// whose Backend has no atomic writes refuses is_atomic with
+// OTSParameterInvalid, which the adapter reports as ErrInvalidArgument.
+// Local transactions are not used.
+//
 // The SDK panics on some inputs (values of unknown Go types, a nil
 // condition): the adapter builds every SDK request from validated
 // tablekit values and always sets a condition, and turns any panic inside

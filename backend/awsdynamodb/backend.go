@@ -66,6 +66,12 @@ type Options struct {
 	// Concurrency bounds how many DynamoDB calls one batch operation runs
 	// at once (default DefaultConcurrency).
 	Concurrency int
+	// NoTransactions is for DynamoDB-compatible stores without
+	// TransactWriteItems (dynalite): the backend then declares no atomic
+	// writes (Capabilities.AtomicWrite false), so the Client refuses them
+	// with ErrUnimplemented before any call (SPEC §13). On DynamoDB and
+	// moto leave it false.
+	NoTransactions bool
 }
 
 // options is the checked form of Options the backend keeps.
@@ -75,6 +81,8 @@ type options struct {
 	prefix      string
 	metaTable   string
 	concurrency int
+	// noTransactions: Options.NoTransactions.
+	noTransactions bool
 }
 
 // Backend is a tablekit.Backend on Amazon DynamoDB. It is safe for
@@ -136,7 +144,7 @@ func New(client *dynamodb.Client, opts *Options) (*Backend, error) {
 
 // newBackend checks the adapter's own options and builds the Backend.
 func newBackend(client *dynamodb.Client, opts *Options) (*Backend, error) {
-	o := options{shards: opts.Shards, shardsFor: opts.ShardsFunc, prefix: opts.TablePrefix, metaTable: opts.MetaTable, concurrency: opts.Concurrency}
+	o := options{shards: opts.Shards, shardsFor: opts.ShardsFunc, prefix: opts.TablePrefix, metaTable: opts.MetaTable, concurrency: opts.Concurrency, noTransactions: opts.NoTransactions}
 	if o.shards == 0 {
 		o.shards = DefaultShards
 	}

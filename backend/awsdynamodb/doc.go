@@ -1,7 +1,8 @@
 // Package awsdynamodb is for programs that keep tablekit tables in Amazon
 // DynamoDB or a DynamoDB-compatible server such as dynalite: the tablekit
 // backend built on github.com/aws/aws-sdk-go-v2/service/dynamodb, which
-// passes the whole conformance suite on dynalite.
+// passes the whole conformance suite on dynalite (without atomic writes)
+// and on moto (with them).
 //
 //	be, err := awsdynamodb.Open(ctx, nil) // default AWS configuration and credential chain
 //	// or awsdynamodb.Open(ctx, &awsdynamodb.Options{Region: "eu-west-1", Endpoint: "http://127.0.0.1:8000"})
@@ -213,8 +214,22 @@
 // condition and reads again. Each single-row operation is therefore atomic
 // and linearizable and no concurrent update is lost
 // (TestConcurrentOneCallUpdatesLoseNothing races one-call updates with
-// increments on one row). No DynamoDB transactions are used (dynalite has
-// none).
+// increments on one row). Single-row writes use no DynamoDB transactions.
+//
+// Atomic writes (SPEC §13, tablekit.Client.AtomicWrite) are one
+// TransactWriteItems: writes that need no read (puts and deletes that are
+// unconditional, or conditioned on existence only, without TTL) go in at
+// once, conditioned as their one-call forms; the others are read with one
+// consistent BatchGetItem, computed with rowmodel.Apply and conditioned on
+// the revision read. A failed SPEC condition is returned for its write
+// before anything is sent; a transaction canceled by another writer is
+// read and sent again (at most 64 times). A write that could bring a
+// hidden version back into view carries a ConditionCheck on the table's
+// metadata item (its incarnation and options Generation), so no UpdateTable
+// can slip in between. A store without TransactWriteItems (dynalite) needs
+// [Options.NoTransactions] (?transactions=false): the backend then declares
+// no atomic writes and the Client refuses them. The adapter's tests of
+// atomic writes, and a second run of the conformance suite, use moto.
 //
 // BatchGetRow groups keys per table in BatchGetItem calls of at most 100;
 // BatchWriteRow sends unconditional puts and deletes in BatchWriteItem calls
@@ -308,7 +323,11 @@
 // larger one is optimistic, not refused). DynamoDB allows one TTL change
 // per table per hour, so raising TTL within an hour of CreateTable fails
 // with the SDK's error (see Native TTL under Semantics). A table's shard
-// count is fixed at CreateTable.
+// count is fixed at CreateTable. An atomic write is a DynamoDB
+// transaction: at most 100 writes (SPEC's limit too) and 4 MB of items
+// (DynamoDB counts whole items, so an update of a large row counts the
+// row); past that it is ErrInvalidArgument naming the write, nothing
+// written.
 //
 // No change feed yet (SPEC §15): enabling one fails with ErrUnimplemented
 // and Capabilities().ChangeFeed is false. DynamoDB Streams would serve it:

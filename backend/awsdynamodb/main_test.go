@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/awsdynamodb"
 	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
+	"github.com/tablekit/tablekit/internal/testkit/mototest"
 )
 
 // endpoint is the dynalite every test and benchmark of the package shares.
@@ -37,6 +39,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if stop != nil {
 		stop()
+	}
+	if moto.stop != nil {
+		moto.stop()
 	}
 	os.Exit(code)
 }
@@ -88,10 +93,52 @@ func newClient(tb testing.TB, hc aws.HTTPClient, fns ...func(*dynamodb.Options))
 }
 
 // newBackend opens the adapter on dynalite with opts (nil for the
-// defaults); their AWS and Endpoint are set here.
+// defaults); their AWS and Endpoint are set here, and NoTransactions
+// (dynalite has no TransactWriteItems).
 func newBackend(tb testing.TB, opts ...*awsdynamodb.Options) *awsdynamodb.Backend {
 	tb.Helper()
 	ep := needDynalite(tb)
+	var o awsdynamodb.Options
+	if len(opts) > 0 && opts[0] != nil {
+		o = *opts[0]
+	}
+	cfg := awsConfig(nil)
+	o.AWS, o.Endpoint, o.NoTransactions = &cfg, ep, true
+	b, err := awsdynamodb.Open(context.Background(), &o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// moto is the moto server the tests of atomic writes share, started by
+// the first of them (dynalite has no TransactWriteItems).
+var moto struct {
+	once     sync.Once
+	endpoint string
+	err      error
+	stop     func()
+}
+
+// needMoto returns the shared moto endpoint, starting moto on first use;
+// it skips (fails under CI=true) when moto is not installed.
+func needMoto(tb testing.TB) string {
+	tb.Helper()
+	moto.once.Do(func() { moto.endpoint, moto.stop, moto.err = mototest.Launch() })
+	switch {
+	case errors.Is(moto.err, mototest.ErrNotInstalled), errors.Is(moto.err, mototest.ErrUnsupported):
+		mototest.Missing(tb)
+	case moto.err != nil:
+		tb.Fatal(moto.err)
+	}
+	return moto.endpoint
+}
+
+// newMotoBackend opens the adapter on moto with opts (nil for the
+// defaults); their AWS and Endpoint are set here.
+func newMotoBackend(tb testing.TB, opts ...*awsdynamodb.Options) *awsdynamodb.Backend {
+	tb.Helper()
+	ep := needMoto(tb)
 	var o awsdynamodb.Options
 	if len(opts) > 0 && opts[0] != nil {
 		o = *opts[0]
@@ -147,7 +194,7 @@ type countingTransport struct {
 
 func newCountingTransport() *countingTransport {
 	c := &countingTransport{base: http.DefaultTransport, n: map[string]*atomic.Int64{}}
-	for _, op := range []string{"GetItem", "PutItem", "DeleteItem", "Query", "BatchWriteItem", "BatchGetItem", "UpdateItem", "Scan"} {
+	for _, op := range []string{"GetItem", "PutItem", "DeleteItem", "Query", "BatchWriteItem", "BatchGetItem", "UpdateItem", "Scan", "TransactWriteItems"} {
 		c.n[op] = new(atomic.Int64)
 	}
 	return c

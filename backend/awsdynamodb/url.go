@@ -20,7 +20,9 @@ import (
 // config; one of them must give it), endpoint ([Options.Endpoint], for
 // dynalite, DynamoDB Local or LocalStack), shards ([Options.Shards],
 // 1..MaxShards), table_prefix ([Options.TablePrefix]), meta_table
-// ([Options.MetaTable]) and concurrency ([Options.Concurrency]). The URL
+// ([Options.MetaTable]), concurrency ([Options.Concurrency]) and
+// transactions (true by default; false sets [Options.NoTransactions], for
+// dynalite, which has no TransactWriteItems). The URL
 // has no host or path; anything else, user information, and a parameter
 // that looks like a credential are ErrInvalidArgument errors.
 const Scheme = "dynamodb"
@@ -36,6 +38,8 @@ func openURL(ctx context.Context, u *url.URL) (tablekit.Backend, error) {
 		TablePrefix: p.String("table_prefix", ""),
 		MetaTable:   p.String("meta_table", ""),
 		Concurrency: p.Int("concurrency", 0, 1, 1024),
+		// transactions=false: a store without TransactWriteItems.
+		NoTransactions: !p.Bool("transactions", true),
 	}
 	if err := p.Done(); err != nil {
 		return nil, err

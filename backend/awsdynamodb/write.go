@@ -147,32 +147,7 @@ func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (
 			}
 			confirmed = true
 		}
-		names := map[string]string{}
-		vals := map[string]types.AttributeValue{}
-		var cond string
-		switch rev := itemRevision(got.Item); {
-		case len(got.Item) == 0:
-			cond = "attribute_not_exists(#k)"
-			names["#k"] = attrKey
-		case rev == nil:
-			cond = "attribute_not_exists(#r)"
-			names["#r"] = attrRevision
-		default:
-			// The revision, and the count of one-call updates since (none
-			// when the item has no .u): either changes with every write.
-			cond = "#r = :r AND "
-			names["#r"], names["#u"] = attrRevision, attrUpdates
-			vals[":r"] = rev
-			if u, ok := got.Item[attrUpdates]; ok {
-				cond += "#u = :u"
-				vals[":u"] = u
-			} else {
-				cond += "attribute_not_exists(#u)"
-			}
-		}
-		if len(vals) == 0 {
-			vals = nil
-		}
+		cond, names, vals := revisionCond(got.Item)
 		if next == nil {
 			if len(got.Item) == 0 {
 				return res, nil // nothing stored, nothing to store

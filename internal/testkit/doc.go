@@ -8,6 +8,10 @@
 //   - benchstat: what interleaved benchmarks measure and report with
 //     (Median, ProcessCPU).
 //   - dynalitetest: starts dynalite, the DynamoDB emulator, for tests.
+//   - emuproc: what the emulator harnesses share (free port, process
+//     group, output, readiness probe, the CI=true rule).
+//   - mototest: starts moto's server, the DynamoDB emulator with
+//     transactions, for tests.
 //   - rangebench: the filtered-range benchmark every backend runs.
 //   - urltest: the checks the URL openers' tests share.
 //

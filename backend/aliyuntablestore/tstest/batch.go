@@ -155,11 +155,11 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 	if err := unmarshal(body, &req); err != nil {
 		return nil, err
 	}
-	if req.GetIsAtomic() {
-		return nil, unsupported("Atomic BatchWriteRow (is_atomic)")
-	}
 	if req.TransactionId != nil {
 		return nil, unsupported("Local transactions (transaction_id)")
+	}
+	if req.GetIsAtomic() {
+		return s.atomicBatchWriteRow(ctx, &req)
 	}
 	n := 0
 	for _, t := range req.Tables {

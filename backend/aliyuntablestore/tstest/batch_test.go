@@ -170,10 +170,6 @@ func TestBatchWriteRow(t *testing.T) {
 	}
 	_, err = e.c.BatchWriteRow(dup)
 	wantOTS(t, err, 400, "OTSParameterInvalid", "The input parameter is invalid.")
-	atomic := &tablestore.BatchWriteRowRequest{IsAtomic: true}
-	atomic.AddRowChange(p)
-	_, err = e.c.BatchWriteRow(atomic)
-	wantOTS(t, err, 400, "OTSParameterInvalid", "Atomic BatchWriteRow (is_atomic) is not supported by the tablekit Tablestore emulator.")
 }
 
 // TestBatchOrderOnWire checks on the wire that results come back in

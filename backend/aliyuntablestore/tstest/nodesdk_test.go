@@ -289,7 +289,7 @@ func TestNodeSDKOverBackends(t *testing.T) {
 	t.Run("dynamodb", func(t *testing.T) {
 		ep := dynalitetest.Start(t)
 		urltest.AWSEnv(t) // static credentials for the emulator's AWS SDK (dynalite takes any)
-		emu := startEmulator(t, "-backend", "dynamodb://?region="+dynalitetest.Region+"&endpoint="+ep)
+		emu := startEmulator(t, "-backend", "dynamodb://?region="+dynalitetest.Region+"&endpoint="+ep+"&transactions=false")
 		runProbe(t, node, emu)
 	})
 }

@@ -1,24 +1,19 @@
 package dynalitetest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/tablekit/tablekit/internal/testkit/emuproc"
 )
 
 const (
@@ -53,13 +48,9 @@ var flags = []string{
 	"--updateTableMs", "0",
 }
 
-const (
-	maxPortAttempts = 5
-	waitDelay       = 2 * time.Second
-	outputLimit     = 1 << 20
-)
+const maxPortAttempts = 5
 
-var errPortInUse = errors.New("port already in use")
+var errPortInUse = emuproc.ErrPortInUse
 
 // Start launches an in-memory dynalite for tb on a free 127.0.0.1 port and
 // returns its endpoint ("http://127.0.0.1:<port>"), to be used as the AWS
@@ -74,7 +65,7 @@ func Start(tb testing.TB) (endpoint string) {
 	if s == nil { // only reachable with a testing.TB whose Skip/Fatal return
 		return ""
 	}
-	return s.endpoint
+	return s.Endpoint
 }
 
 func startServer(tb testing.TB) *server {
@@ -91,16 +82,7 @@ func startServer(tb testing.TB) *server {
 		tb.Fatal(err)
 		return nil
 	}
-	tb.Cleanup(func() {
-		if s.stop() {
-			tb.Errorf("dynalitetest: dynalite at %s exited while the test was running (%v); output:\n%s",
-				s.endpoint, s.waitErr, s.out.String())
-			return
-		}
-		if tb.Failed() {
-			tb.Logf("dynalite output (%s):\n%s", s.endpoint, s.out.String())
-		}
-	})
+	s.Cleanup(tb, "dynalitetest: dynalite")
 	return s
 }
 
@@ -114,12 +96,7 @@ func Launch() (endpoint string, stop func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	return s.endpoint, func() {
-		if s.stop() {
-			fmt.Fprintf(os.Stderr, "dynalitetest: dynalite at %s had exited before stop (%v); output:\n%s",
-				s.endpoint, s.waitErr, s.out.String())
-		}
-	}, nil
+	return s.Endpoint, s.StopFunc("dynalitetest: dynalite"), nil
 }
 
 // Missing reports that dynalite is not available: it fails tb when the CI
@@ -137,26 +114,11 @@ func missing(tb testing.TB, err error) {
 	if root, rerr := repoRoot(); rerr == nil {
 		where += " (" + root + ")"
 	}
-	msg := fmt.Sprintf("%v; install it by running `%s` at %s", err, InstallCommand, where)
-	if os.Getenv("CI") == "true" {
-		tb.Fatal(msg)
-	} else {
-		tb.Skip(msg)
-	}
+	emuproc.Missing(tb, err, fmt.Sprintf("`%s` at %s", InstallCommand, where))
 }
 
 // server is one running dynalite process.
-type server struct {
-	endpoint string
-	pid      int
-	out      *logBuffer
-
-	done    chan struct{} // closed once the process has been waited for
-	waitErr error         // valid after done is closed
-
-	stopOnce    sync.Once
-	exitedEarly bool
-}
+type server = emuproc.Process
 
 func launch() (*server, error) {
 	root, err := repoRoot()
@@ -167,7 +129,7 @@ func launch() (*server, error) {
 }
 
 func launchIn(root string) (*server, error) {
-	if !supported {
+	if !emuproc.Supported {
 		return nil, ErrUnsupported
 	}
 	bin := filepath.Join(root, "node_modules", ".bin", "dynalite")
@@ -180,169 +142,52 @@ func launchIn(root string) (*server, error) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), StartupTimeout)
 	defer cancel()
-	var err error
-	for range maxPortAttempts {
-		var port int
-		port, err = freePort()
-		if err != nil {
-			return nil, err
-		}
-		var s *server
-		s, err = startOnce(ctx, root, bin, port)
-		if err == nil {
-			return s, nil
-		}
-		if !errors.Is(err, errPortInUse) {
-			return nil, err
-		}
-	}
-	return nil, fmt.Errorf("dynalitetest: giving up after %d port collisions: %w", maxPortAttempts, err)
+	return emuproc.Launch(ctx, spec(root, bin))
 }
 
-// freePort asks the kernel for a free loopback port. It is closed again
-// before dynalite binds it, so another process may take it in between;
-// startOnce detects that (EADDRINUSE) and launchIn retries.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("dynalitetest: finding a free port: %w", err)
+// spec is how dynalite is started from root.
+func spec(root, bin string) emuproc.Spec {
+	return emuproc.Spec{
+		Name: "dynalitetest: dynalite",
+		Command: func(port int) *exec.Cmd {
+			args := append([]string{"--host", "127.0.0.1", "--port", strconv.Itoa(port)}, flags...)
+			cmd := exec.Command(bin, args...)
+			cmd.Dir = root
+			// Later duplicates win in exec.Cmd.Env: pin the values dynalite puts
+			// into ARNs, whatever the developer's environment says.
+			cmd.Env = append(os.Environ(),
+				"AWS_REGION="+Region,
+				"AWS_DEFAULT_REGION="+Region,
+				"AWS_ACCOUNT_ID="+AccountID,
+			)
+			return cmd
+		},
+		// dynalite prints this from its listen callback, i.e. once it owns
+		// the port.
+		Listening: listeningRE,
+		InUse:     "EADDRINUSE",
+		Region:    Region,
+		Attempts:  maxPortAttempts,
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		return 0, fmt.Errorf("dynalitetest: finding a free port: %w", err)
+}
+
+// freePort asks the kernel for a free loopback port; startOnce detects
+// that another process took it meanwhile (EADDRINUSE) and launchIn retries.
+func freePort() (int, error) {
+	port, err := emuproc.FreePort()
+	if err != nil {
+		return 0, fmt.Errorf("dynalitetest: %w", err)
 	}
 	return port, nil
 }
 
 func startOnce(ctx context.Context, root, bin string, port int) (*server, error) {
-	out := &logBuffer{limit: outputLimit}
-	listening := &listenWatcher{out: out, port: make(chan int, 1)}
-
-	args := append([]string{"--host", "127.0.0.1", "--port", strconv.Itoa(port)}, flags...)
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = root
-	// Later duplicates win in exec.Cmd.Env: pin the values dynalite puts
-	// into ARNs, whatever the developer's environment says.
-	cmd.Env = append(os.Environ(),
-		"AWS_REGION="+Region,
-		"AWS_DEFAULT_REGION="+Region,
-		"AWS_ACCOUNT_ID="+AccountID,
-	)
-	cmd.Stdout = listening
-	cmd.Stderr = out
-	cmd.SysProcAttr = sysProcAttr()
-	cmd.WaitDelay = waitDelay
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("dynalitetest: starting %s: %w", bin, err)
-	}
-	s := &server{
-		endpoint: "http://127.0.0.1:" + strconv.Itoa(port),
-		pid:      cmd.Process.Pid,
-		out:      out,
-		done:     make(chan struct{}),
-	}
-	go func() {
-		s.waitErr = cmd.Wait()
-		close(s.done)
-	}()
-
-	fail := func(format string, a ...any) (*server, error) {
-		s.stop()
-		return nil, fmt.Errorf("dynalitetest: dynalite on port %d: %s; output:\n%s",
-			port, fmt.Sprintf(format, a...), out.String())
-	}
-
-	// dynalite prints "Dynalite listening at: http://127.0.0.1:<port>"
-	// from its listen callback, i.e. once it owns the port. Waiting for it
-	// (rather than only probing) guarantees we are not talking to some
-	// other process that grabbed the port after freePort released it.
-	select {
-	case got := <-listening.port:
-		if got != port {
-			return fail("listening on port %d instead", got)
-		}
-	case <-s.done:
-		if strings.Contains(out.String(), "EADDRINUSE") {
-			s.stop()
-			return nil, fmt.Errorf("dynalitetest: port %d: %w", port, errPortInUse)
-		}
-		return fail("exited during startup (%v)", s.waitErr)
-	case <-ctx.Done():
-		return fail("not listening after %v", StartupTimeout)
-	}
-
-	// Then make sure the API itself answers.
-	var perr error
-	for {
-		if perr = listTables(ctx, s.endpoint); perr == nil {
-			return s, nil
-		}
-		select {
-		case <-s.done:
-			return fail("exited during startup (%v)", s.waitErr)
-		case <-ctx.Done():
-			return fail("ListTables still failing after %v: %v", StartupTimeout, perr)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return emuproc.StartOn(ctx, spec(root, bin), port)
 }
 
-// stop kills the process group and waits for dynalite to exit. It reports
-// whether dynalite had already exited on its own before stop was called.
-// dynalite is in-memory, so there is nothing to shut down gracefully:
-// SIGKILL is immediate and cannot be ignored.
-func (s *server) stop() (exitedEarly bool) {
-	s.stopOnce.Do(func() {
-		select {
-		case <-s.done:
-			s.exitedEarly = true
-			return
-		default:
-		}
-		killGroup(s.pid)
-		<-s.done
-	})
-	return s.exitedEarly
-}
-
-// probeClient talks to dynalite without proxies or kept-alive connections.
-var probeClient = &http.Client{
-	Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
-	Timeout:   5 * time.Second,
-}
-
-// listTables makes a DynamoDB ListTables call. dynalite requires the shape
-// of a SigV4 Authorization header but does not verify the signature.
+// listTables makes a DynamoDB ListTables call.
 func listTables(ctx context.Context, endpoint string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint+"/", strings.NewReader("{}"))
-	if err != nil {
-		return err
-	}
-	now := time.Now().UTC()
-	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.ListTables")
-	req.Header.Set("X-Amz-Date", now.Format("20060102T150405Z"))
-	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=dynalitetest/"+now.Format("20060102")+
-		"/"+Region+"/dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=0")
-	resp, err := probeClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("ListTables: HTTP %d: %s", resp.StatusCode, body)
-	}
-	var out struct {
-		TableNames *[]string
-	}
-	if err := json.Unmarshal(body, &out); err != nil || out.TableNames == nil {
-		return fmt.Errorf("ListTables: unexpected response: %s", body)
-	}
-	return nil
+	return emuproc.ProbeDynamoDB(ctx, endpoint, Region)
 }
 
 // repoRoot is the nearest directory at or above the working directory (for
@@ -382,69 +227,4 @@ func repoRoot() (string, error) {
 	return "", errors.New("dynalitetest: cannot find the repository root (no go.mod at or above the working directory)")
 }
 
-// logBuffer collects dynalite's output, keeping the last limit bytes.
-type logBuffer struct {
-	mu        sync.Mutex
-	buf       []byte
-	limit     int
-	truncated bool
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if over := len(b.buf) - b.limit; over > 0 {
-		b.buf = append(b.buf[:0], b.buf[over:]...)
-		b.truncated = true
-	}
-	return len(p), nil
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.truncated {
-		return "[earlier output truncated]\n" + string(b.buf)
-	}
-	return string(b.buf)
-}
-
 var listeningRE = regexp.MustCompile(`Dynalite listening at: https?://[^\s]*:(\d+)`)
-
-// listenWatcher copies dynalite's stdout into out and reports the port of
-// the first "Dynalite listening at" line.
-type listenWatcher struct {
-	out  *logBuffer
-	port chan int // buffered, receives at most one value
-
-	line  []byte // written by exec's copying goroutine only
-	found bool
-}
-
-func (w *listenWatcher) Write(p []byte) (int, error) {
-	w.out.Write(p)
-	if w.found {
-		return len(p), nil
-	}
-	w.line = append(w.line, p...)
-	for {
-		i := bytes.IndexByte(w.line, '\n')
-		if i < 0 {
-			break
-		}
-		if m := listeningRE.FindSubmatch(w.line[:i]); m != nil {
-			if port, err := strconv.Atoi(string(m[1])); err == nil {
-				w.found = true
-				w.line = nil
-				w.port <- port
-				break
-			}
-		}
-		w.line = w.line[i+1:]
-	}
-	if len(w.line) > 4096 { // no newline in sight; don't grow forever
-		w.line = w.line[len(w.line)-4096:]
-	}
-	return len(p), nil
-}

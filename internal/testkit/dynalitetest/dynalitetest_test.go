@@ -40,9 +40,9 @@ func TestStartRoundTrip(t *testing.T) {
 	t.Run("server", func(t *testing.T) {
 		begin := time.Now()
 		s := startServer(t)
-		t.Logf("dynalite answered ListTables at %s after %v", s.endpoint, time.Since(begin))
-		pid, endpoint = s.pid, s.endpoint
-		roundTrip(t, newClient(s.endpoint))
+		t.Logf("dynalite answered ListTables at %s after %v", s.Endpoint, time.Since(begin))
+		pid, endpoint = s.Pid, s.Endpoint
+		roundTrip(t, newClient(s.Endpoint))
 	})
 	if pid == 0 {
 		t.Skip("dynalite did not start")
@@ -197,7 +197,7 @@ func TestPortCollision(t *testing.T) {
 	defer cancel()
 	s, err := startOnce(ctx, root, bin, port)
 	if err == nil {
-		s.stop()
+		s.Stop()
 		t.Fatalf("dynalite started on port %d, which was taken", port)
 	}
 	if !errors.Is(err, errPortInUse) {

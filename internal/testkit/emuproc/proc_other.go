@@ -1,6 +1,6 @@
 //go:build !unix
 
-package dynalitetest
+package emuproc
 
 import (
 	"os"

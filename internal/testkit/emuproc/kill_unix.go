@@ -1,12 +1,12 @@
 //go:build unix
 
-package dynalitetest
+package emuproc
 
 import "syscall"
 
 const supported = true
 
-// killGroup SIGKILLs dynalite's process group (its pgid is its pid, see
+// killGroup SIGKILLs the server's process group (its pgid is its pid, see
 // sysProcAttr).
 func killGroup(pid int) {
 	_ = syscall.Kill(-pid, syscall.SIGKILL)

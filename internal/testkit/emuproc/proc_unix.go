@@ -1,12 +1,12 @@
 //go:build unix && !linux
 
-package dynalitetest
+package emuproc
 
 import "syscall"
 
-// sysProcAttr puts dynalite in its own process group so stop can kill the
+// sysProcAttr puts the server in its own process group so stop can kill the
 // whole group. Without Linux's Pdeathsig, a test binary killed before its
-// cleanups run leaves dynalite running.
+// cleanups run leaves the server running.
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

@@ -1,8 +1,8 @@
-package dynalitetest
+package emuproc
 
 import "syscall"
 
-// sysProcAttr puts dynalite in its own process group (so stop can kill the
+// sysProcAttr puts the server in its own process group (so stop can kill the
 // whole group) and has the kernel SIGKILL it if the test binary dies without
 // running cleanups (go test -timeout panic, SIGKILL, ...).
 //

@@ -1,0 +1,201 @@
+// Package mototest is for tablekit's own tests only: it runs moto's server
+// (moto_server), a Python implementation of AWS APIs whose DynamoDB has
+// TransactWriteItems, which dynalite lacks, as a local emulator.
+//
+// moto is a Python package; install it with
+//
+//	pip install 'moto[server]'
+//
+// mototest runs moto's server (what moto_server serves) with the Python
+// that has moto: python3 from PATH, or the interpreter of moto_server's
+// script. It serves in memory, bound to 127.0.0.1 on a free port, in a
+// process group of its own that the cleanup kills whole, and one request
+// at a time, because moto isolates transactions only then (see serve). Clients use static credentials (any
+// values), region [Region], and the endpoint as BaseEndpoint.
+//
+// One server per test:
+//
+//	endpoint := mototest.Start(t)
+//
+// One server per package, from TestMain: [Launch], and [Missing] in the
+// tests when it returned ErrNotInstalled (as with dynalitetest). A missing
+// moto skips the test, or fails it when the CI environment variable is
+// "true"; both messages name the install command.
+package mototest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/internal/testkit/emuproc"
+)
+
+const (
+	// Region is the region clients should use.
+	Region = "us-east-1"
+	// InstallCommand installs moto's server.
+	InstallCommand = "pip install 'moto[server]'"
+)
+
+// StartupTimeout bounds how long Start and Launch wait for moto to answer
+// a ListTables call, port retries included (moto imports slowly).
+var StartupTimeout = 60 * time.Second
+
+// ErrNotInstalled is returned (wrapped) by Launch when neither moto_server
+// nor python3 with the moto.server module can be found.
+var ErrNotInstalled = errors.New("mototest: moto's server is not installed")
+
+// ErrUnsupported is returned (wrapped) by Launch on platforms where the
+// process handling is not implemented (non-Unix).
+var ErrUnsupported = errors.New("mototest: not supported on " + runtime.GOOS)
+
+// serve is the Python program mototest runs: moto's server (the WSGI
+// application moto_server serves, on werkzeug, threaded) with its requests
+// serialized. moto applies a TransactWriteItems item by item and undoes a
+// canceled one by restoring a copy of each table taken when it began
+// (moto/dynamodb/models: transact_write_items), so with requests running
+// concurrently a canceled transaction erases what other requests wrote
+// meanwhile and a reader can see half a transaction: DynamoDB isolates
+// transactions, and so does moto once no two requests overlap.
+const serve = `
+import sys, threading
+from werkzeug.serving import run_simple
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+app = DomainDispatcherApplication(create_backend_app)
+lock = threading.Lock()
+def serialized(environ, start_response):
+    with lock:
+        return list(app(environ, start_response))
+run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True)
+`
+
+// command finds a Python that has moto's server: python3 on PATH, or the
+// interpreter of moto_server's script (a pipx or virtualenv install).
+func command() (string, error) {
+	var tried []string
+	var candidates []string
+	if py, err := exec.LookPath("python3"); err == nil {
+		candidates = append(candidates, py)
+	} else {
+		tried = append(tried, "python3 is not in PATH")
+	}
+	if ms, err := exec.LookPath("moto_server"); err == nil {
+		if py := shebang(ms); py != "" {
+			candidates = append(candidates, py)
+		}
+	} else {
+		tried = append(tried, "moto_server is not in PATH")
+	}
+	for _, py := range candidates {
+		out, err := exec.Command(py, "-c", "import moto.server, werkzeug.serving").CombinedOutput()
+		if err == nil {
+			return py, nil
+		}
+		tried = append(tried, fmt.Sprintf("%s cannot import moto.server (%v: %.200s)", py, err, out))
+	}
+	return "", fmt.Errorf("%w: %s", ErrNotInstalled, strings.Join(tried, "; "))
+}
+
+// shebang returns the interpreter named on the first line of script when
+// it is a Python, or "".
+func shebang(script string) string {
+	f, err := os.Open(script)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(io.LimitReader(f, 512)).ReadString('\n')
+	if !strings.HasPrefix(line, "#!") {
+		return ""
+	}
+	fields := strings.Fields(line[2:])
+	if len(fields) == 0 || !strings.Contains(filepath.Base(fields[0]), "python") {
+		return ""
+	}
+	return fields[0]
+}
+
+// spec is how moto is started with the Python py.
+func spec(py string) emuproc.Spec {
+	return emuproc.Spec{
+		Name: "mototest: moto",
+		Command: func(port int) *exec.Cmd {
+			cmd := exec.Command(py, "-c", serve, "127.0.0.1", strconv.Itoa(port))
+			cmd.Env = append(os.Environ(), "AWS_DEFAULT_REGION="+Region, "AWS_REGION="+Region, "MOTO_PORT="+strconv.Itoa(port))
+			return cmd
+		},
+		// Werkzeug prints this once the socket is bound.
+		Listening: regexp.MustCompile(`Running on https?://[^\s]*:(\d+)`),
+		InUse:     "Address already in use",
+		Region:    Region,
+		Attempts:  5,
+	}
+}
+
+func launch() (*emuproc.Process, error) {
+	if !emuproc.Supported {
+		return nil, ErrUnsupported
+	}
+	py, err := command()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), StartupTimeout)
+	defer cancel()
+	return emuproc.Launch(ctx, spec(py))
+}
+
+// Start launches an in-memory moto server for tb on a free 127.0.0.1 port
+// and returns its endpoint ("http://127.0.0.1:<port>"). The server is
+// killed with its process group when tb's cleanups run; its output is
+// logged if tb fails. A missing moto skips tb, or fails it under CI=true.
+func Start(tb testing.TB) (endpoint string) {
+	tb.Helper()
+	p, err := launch()
+	switch {
+	case errors.Is(err, ErrNotInstalled), errors.Is(err, ErrUnsupported):
+		missing(tb, err)
+		return ""
+	case err != nil:
+		tb.Fatal(err)
+		return ""
+	}
+	p.Cleanup(tb, "mototest: moto")
+	return p.Endpoint
+}
+
+// Launch starts an in-memory moto server not tied to a test, for TestMain.
+// stop kills it and waits for it to exit; it is safe to call more than
+// once. If moto is not installed, err wraps ErrNotInstalled.
+func Launch() (endpoint string, stop func(), err error) {
+	p, err := launch()
+	if err != nil {
+		return "", nil, err
+	}
+	return p.Endpoint, p.StopFunc("mototest: moto"), nil
+}
+
+// Missing reports that moto is not available: it fails tb when the CI
+// environment variable is "true" and skips it otherwise, naming the
+// install command in both cases.
+func Missing(tb testing.TB) {
+	tb.Helper()
+	missing(tb, ErrNotInstalled)
+}
+
+func missing(tb testing.TB, err error) {
+	tb.Helper()
+	emuproc.Missing(tb, err, "`"+InstallCommand+"`")
+}

@@ -1,0 +1,45 @@
+package typed
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/tablekit/tablekit"
+)
+
+// PutWrite is v's Put as a [tablekit.BatchWrite] of the table, for an
+// atomic write that mixes values of several types (an order and its
+// lines, each a struct of its own, in one table):
+//
+//	o, _ := orders.PutWrite(&order, tablekit.ExpectNotExist)
+//	l, _ := lines.PutWrite(&line)
+//	_, err := db.AtomicWrite(ctx, []tablekit.BatchWrite{o, l})
+func (t *Table[T]) PutWrite(v *T, opts ...tablekit.WriteOption) (tablekit.BatchWrite, error) {
+	if t.si.err != nil {
+		return tablekit.BatchWrite{}, t.si.err
+	}
+	key, cols, err := marshal(reflect.ValueOf(v).Elem(), t.si)
+	if err != nil {
+		return tablekit.BatchWrite{}, err
+	}
+	return tablekit.BatchPut(t.t.Name(), key, cols, opts...), nil
+}
+
+// PutAtomic puts every value of vs, rows of one partition key (SPEC §13),
+// all or nothing with [tablekit.Table.AtomicWrite]; opts guard every put.
+// A failed condition is ErrConditionFailed with a
+// [*tablekit.AtomicWriteError] whose Index is the value's in vs, and
+// nothing is written.
+func (t *Table[T]) PutAtomic(ctx context.Context, vs []T, opts ...tablekit.WriteOption) error {
+	ws := make([]tablekit.BatchWrite, len(vs))
+	for i := range vs {
+		w, err := t.PutWrite(&vs[i], opts...)
+		if err != nil {
+			return fmt.Errorf("value %d: %w", i, err)
+		}
+		ws[i] = w
+	}
+	_, err := t.t.AtomicWrite(ctx, ws)
+	return err
+}
