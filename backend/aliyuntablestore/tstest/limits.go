@@ -4,7 +4,6 @@ package tstest
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -527,15 +526,7 @@ func (p bodyPart) writeTo(w io.Writer) error {
 		_, err := w.Write(p.b)
 		return err
 	}
-	if _, err := w.Write(binary.LittleEndian.AppendUint32(nil, plainbuffer.Header)); err != nil {
-		return err
-	}
-	for _, r := range p.rows {
-		if err := plainbuffer.WriteRow(w, r); err != nil {
-			return err
-		}
-	}
-	return nil
+	return plainbuffer.WriteRows(w, p.rows)
 }
 
 // rowsAnswer returns the rows field (GetRowResponse.Row,

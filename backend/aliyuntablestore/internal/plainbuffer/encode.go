@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 )
 
 // EncodeRows encodes a block: the header, then each row with its checksums.
@@ -28,11 +29,25 @@ func EncodeRow(r Row) []byte {
 }
 
 // WriteRow writes to w the bytes of r in a block (EncodeRow's answer
-// after its 4-byte header), holding only some 36 KiB at a time: STRING
-// and BLOB values are written from where they are, not copied, so the
-// memory it uses does not grow with the row. It panics like EncodeRows
-// and returns w's first error.
+// after its 4-byte header), holding only some 40 KiB at a time: STRING
+// and BLOB values longer than inlineValue are written from where they
+// are, not copied, so the memory it uses does not grow with the row. It
+// panics like EncodeRows and returns w's first error.
 func WriteRow(w io.Writer, r Row) error {
+	return writeRows(w, []Row{r}, false)
+}
+
+// WriteRows writes to w what EncodeRows encodes, holding only some 40
+// KiB at a time whatever the rows' number and size (see WriteRow): the
+// rows are encoded into one buffer, reused, which w gets when it holds
+// streamBuffer bytes, so that many small rows make few writes. It panics
+// like EncodeRows and returns w's first error.
+func WriteRows(w io.Writer, rows []Row) error {
+	return writeRows(w, rows, true)
+}
+
+func writeRows(w io.Writer, rows []Row, header bool) error {
+	bp := streamBufs.Get().(*[]byte)
 	var err error
 	flush := func(b, value []byte) []byte {
 		if err == nil && len(b) > 0 {
@@ -43,14 +58,42 @@ func WriteRow(w io.Writer, r Row) error {
 		}
 		return b[:0]
 	}
-	b := appendRow(make([]byte, 0, streamBuffer+4<<10), &r, flush)
+	b := (*bp)[:0]
+	if header {
+		b = binary.LittleEndian.AppendUint32(b, Header)
+	}
+	for i := range rows {
+		b = appendRow(b, &rows[i], flush)
+		if len(b) >= streamBuffer {
+			b = flush(b, nil)
+		}
+		if err != nil {
+			break
+		}
+	}
 	flush(b, nil)
+	if cap(b) <= streamBufSize {
+		*bp = b[:0]
+		streamBufs.Put(bp)
+	}
 	return err
 }
 
 // streamBuffer is how many bytes appendRow with a flush func lets its
-// buffer hold before flushing it.
-const streamBuffer = 32 << 10
+// buffer hold before flushing it. STRING and BLOB values of at most
+// inlineValue bytes are copied into the buffer (a write each would cost
+// more than the copy); longer ones are passed to flush.
+const (
+	streamBuffer  = 32 << 10
+	inlineValue   = 4 << 10
+	streamBufSize = streamBuffer + inlineValue + 4<<10
+)
+
+// streamBufs holds writeRows's buffers (*[]byte of cap streamBufSize).
+var streamBufs = sync.Pool{New: func() any {
+	b := make([]byte, 0, streamBufSize)
+	return &b
+}}
 
 // RowSize is the number of bytes of r in a block (EncodeRow's answer has
 // the 4-byte header too), computed without encoding it.
@@ -104,8 +147,8 @@ func EncodeValueNoLengthPrefix(v Value) []byte {
 	return appendValue(nil, &v)
 }
 
-// appendRow appends r to b. With flush set, STRING and BLOB values are
-// not appended: flush gets the bytes so far and the value, and returns
+// appendRow appends r to b. With flush set, STRING and BLOB values longer
+// than inlineValue are not appended: flush gets the bytes so far and the value, and returns
 // the buffer to go on with; it also gets the buffer once it holds
 // streamBuffer bytes.
 func appendRow(b []byte, r *Row, flush func(b, value []byte) []byte) []byte {
@@ -158,9 +201,9 @@ func appendCell(b []byte, c *Cell, flush func(b, value []byte) []byte) ([]byte, 
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.Name)))
 	b = append(b, c.Name...)
 	crc := crc8Bytes(0, b[len(b)-len(c.Name):])
-	if v := c.Value; v != nil && flush != nil && (v.Type == TypeString || v.Type == TypeBlob) {
+	if v := c.Value; v != nil && flush != nil && (v.Type == TypeString || v.Type == TypeBlob) && len(v.Bytes) > inlineValue {
 		// What appendValue appends, with the bytes passed to flush.
-		checkLen(len(v.Bytes)+5, v.Type.String()+" value")
+		checkValueLen(len(v.Bytes)+5, v.Type)
 		b = append(b, tagCellValue)
 		b = binary.LittleEndian.AppendUint32(b, uint32(5+len(v.Bytes)))
 		b = append(b, byte(v.Type))
@@ -191,6 +234,14 @@ func appendCell(b []byte, c *Cell, flush func(b, value []byte) []byte) ([]byte, 
 	return append(b, tagCellChecksum, crc), crc
 }
 
+// checkValueLen is checkLen for a value of type t, naming it only when
+// it panics (not a string built for each value).
+func checkValueLen(n int, t ValueType) {
+	if n > math.MaxInt32 {
+		checkLen(n, t.String()+" value")
+	}
+}
+
 // appendValue appends the type byte and payload of v. The cell checksum
 // covers exactly these bytes.
 func appendValue(b []byte, v *Value) []byte {
@@ -208,7 +259,7 @@ func appendValue(b []byte, v *Value) []byte {
 		}
 	case TypeString, TypeBlob:
 		// The cell value length (type + int32 + bytes) must fit too.
-		checkLen(len(v.Bytes)+5, v.Type.String()+" value")
+		checkValueLen(len(v.Bytes)+5, v.Type)
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(v.Bytes)))
 		b = append(b, v.Bytes...)
 	case TypeInfMin, TypeInfMax, TypeAutoIncrement:

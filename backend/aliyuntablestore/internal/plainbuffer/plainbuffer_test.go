@@ -207,6 +207,13 @@ func checkRoundTrip(t *testing.T, rows []Row) {
 	if !bytes.Equal(streamed.Bytes(), b) {
 		t.Fatalf("WriteRow differs from EncodeRows:\n got %x\nwant %x", streamed.Bytes(), b)
 	}
+	streamed.Reset()
+	if err := WriteRows(&streamed, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(streamed.Bytes(), b) {
+		t.Fatalf("WriteRows differs from EncodeRows:\n got %x\nwant %x", streamed.Bytes(), b)
+	}
 	if len(rows) == 1 {
 		r, err := DecodeRow(b)
 		if err != nil || !sameRow(r, rows[0]) {
@@ -695,5 +702,62 @@ func TestWriteRowStreams(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<10 {
 		t.Errorf("WriteRow of a %d MiB row allocated %d bytes", len(want)>>20, n)
+	}
+}
+
+// countingWriter counts the writes it gets.
+type countingWriter struct{ writes, bytes int }
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.writes++
+	c.bytes += len(p)
+	return len(p), nil
+}
+
+// TestWriteRowsSmallRows: WriteRows writes a block of many small rows in
+// a few writes from one reused buffer: neither a buffer nor a write per
+// row or per value (a GetRange answer of 100 rows was once encoded with
+// a 36 KiB buffer per row and a write per STRING value, and its memory
+// and time grew with its rows).
+func TestWriteRowsSmallRows(t *testing.T) {
+	var rows []Row
+	for i := range 1000 {
+		rows = append(rows, Row{
+			PrimaryKey: []Cell{{Name: "pk", Value: StringValue(fmt.Sprintf("key%05d", i))}},
+			Columns: []Cell{
+				{Name: "name", Value: StringValue("some name")},
+				{Name: "blob", Value: BlobValue(bytes.Repeat([]byte{'b'}, 100))},
+				{Name: "n", Value: IntegerValue(int64(i))},
+			},
+		})
+	}
+	want := EncodeRows(rows)
+	var got bytes.Buffer
+	if err := WriteRows(&got, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatal("WriteRows differs from EncodeRows")
+	}
+	var c countingWriter
+	if err := WriteRows(&c, rows); err != nil {
+		t.Fatal(err)
+	}
+	if most := len(want)/streamBuffer + 1; c.writes > most || c.bytes != len(want) {
+		t.Errorf("WriteRows of %d rows (%d bytes) made %d writes of %d bytes; want at most %d writes", len(rows), len(want), c.writes, c.bytes, most)
+	}
+	WriteRows(io.Discard, rows) // the buffer is in the pool
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 10 {
+		if err := WriteRows(io.Discard, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	// At most a new buffer each time (a GC may empty the pool), never
+	// one per row.
+	if n := after.TotalAlloc - before.TotalAlloc; n > 10*(streamBufSize+4<<10) {
+		t.Errorf("10 WriteRows of %d rows allocated %d bytes", len(rows), n)
 	}
 }
