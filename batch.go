@@ -65,11 +65,20 @@ func (c *Client) batchGet(ctx context.Context, reqs []*GetRowRequest) ([]GetRowR
 			return res, err
 		}
 	}
-	out := make([]GetRowResponse, len(reqs))
+	return perRow(ctx, reqs, func(ctx context.Context, q *GetRowRequest, r *GetRowResponse) error {
+		r.Row, r.Err = c.b.GetRow(ctx, q)
+		return r.Err
+	})
+}
+
+// perRow is the batch calls' one fallback loop: a call per request, a few
+// at a time, each result keeping its own error; only a context error ends
+// the whole batch.
+func perRow[Q, R any](ctx context.Context, reqs []*Q, call func(context.Context, *Q, *R) error) ([]R, error) {
+	out := make([]R, len(reqs))
 	err := base.Parallel(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
-		out[i].Row, out[i].Err = c.b.GetRow(ctx, reqs[i])
-		if isContextErr(out[i].Err) {
-			return out[i].Err
+		if err := call(ctx, reqs[i], &out[i]); isContextErr(err) {
+			return err
 		}
 		return nil
 	})
@@ -174,18 +183,10 @@ func (c *Client) batchWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteR
 			return res, err
 		}
 	}
-	out := make([]WriteResponse, len(reqs))
-	err := base.Parallel(ctx, len(reqs), batchParallelism, func(ctx context.Context, i int) error {
-		out[i].Update, out[i].Err = c.b.Write(ctx, reqs[i])
-		if isContextErr(out[i].Err) {
-			return out[i].Err
-		}
-		return nil
+	return perRow(ctx, reqs, func(ctx context.Context, q *WriteRequest, r *WriteResponse) error {
+		r.Update, r.Err = c.b.Write(ctx, q)
+		return r.Err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // prepareBatch is the shared front of the batch calls: it checks the
