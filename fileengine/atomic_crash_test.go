@@ -1,17 +1,14 @@
 package fileengine_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -194,55 +191,5 @@ func runAtomicCrashChild(t *testing.T, dir string, cycle int, d time.Duration) [
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestAtomicCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), atomicCrashEnv+"="+dir)
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan struct{})
-	done := make(chan struct{})
-	var lines, other []string
-	go func() {
-		defer close(done)
-		r := bufio.NewReader(stdout)
-		for {
-			l, err := r.ReadString('\n')
-			if err != nil { // a line cut by the kill was never acknowledged
-				_, _ = io.Copy(io.Discard, r)
-				return
-			}
-			l = strings.TrimSuffix(l, "\n")
-			switch {
-			case l == "ACK READY":
-				close(ready)
-			case strings.HasPrefix(l, "ACK "):
-				lines = append(lines, l[4:])
-			default:
-				other = append(other, l)
-			}
-		}
-	}()
-	select {
-	case <-ready:
-		time.Sleep(d)
-	case <-done:
-	case <-time.After(30 * time.Second):
-	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	<-done
-	_ = cmd.Wait()
-	for _, l := range other {
-		if strings.HasPrefix(l, "ERROR") || strings.HasPrefix(l, "OPEN FAILED") {
-			t.Errorf("cycle %d: child: %s", cycle, l)
-		}
-	}
-	select {
-	case <-ready:
-	default:
-		t.Fatalf("cycle %d: the child never became ready: %q", cycle, other)
-	}
-	return lines
+	return killChild(t, cmd, cycle, d)
 }

@@ -231,6 +231,14 @@ func runCrashChild(t *testing.T, dir string, cycle int, noSync bool, d time.Dura
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, crashCycleEnv+"="+strconv.Itoa(cycle), crashSyncEnv+"="+strconv.FormatBool(noSync))
+	return killChild(t, cmd, cycle, d)
+}
+
+// killChild starts cmd, a crash child that prints "ACK READY" and then
+// "ACK <line>" per acknowledged write, kills it with SIGKILL about d after it
+// is ready, and returns its acknowledged lines (without "ACK ").
+func killChild(t *testing.T, cmd *exec.Cmd, cycle int, d time.Duration) []string {
+	t.Helper()
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
