@@ -6,36 +6,21 @@ import (
 	"strconv"
 )
 
-// Backend is for adapter authors: a store of SPEC.md tables that applies
-// the well-formed requests a [Client] hands it with SPEC's semantics,
-// atomically per row (package conformance proves it; packages rowmodel and
-// backend/driver help). For every method:
+// Backend is for adapter authors: a store applying the well-formed requests
+// of a [Client] with SPEC.md's semantics, atomically per row (package
+// conformance proves it; rowmodel and backend/driver help). Every method is
+// safe for concurrent use; requests (Meta is shared) are read-only and
+// never kept; req.Now (client clock, ms) decides TTL and increments.
+// Meta is the Client's cached copy: refuse a request of another
+// Incarnation, or a write that another Generation's options would change,
+// with driver.ErrStaleMeta (SPEC §3, §5); the Client re-reads and retries.
+// Errors: ctx's as they are, else an [*Error] whose Code wraps the native
+// error (driver.Wrap), quoting no secret. Close is called once, last.
 //
-//   - Concurrency: safe for many goroutines and Clients, in any process.
-//   - Ownership: a request and all it points to (Meta is shared) are
-//     read-only, never kept; results are the caller's.
-//   - Time: the request's Now (client clock, ms) decides TTL and increments.
-//   - Stale metadata (SPEC §3, §5): Meta is the Client's cached copy. A
-//     backend keeping Incarnation refuses another one's request
-//     ([ErrTableNotFound] or driver.ErrStaleMeta); one applying Options
-//     itself refuses, with driver.ErrStaleMeta, a write that would remove a
-//     version written under a newer Generation or reveal one newer options
-//     hide (rowmodel.Reveals, CheckGeneration). The Client reads and
-//     retries. A store keeping schema and options itself (Tablestore) may
-//     report Incarnation "" and Generation 0 and ignore both.
-//   - Errors: context errors as they are, else an *Error whose portable
-//     Code wraps the native error (driver.Wrap), one Code per native
-//     condition on every backend ([ErrThrottled] and [ErrUnavailable] alone
-//     are retryable); messages quote at most a short prefix of a key or
-//     value, never a secret.
-//   - Close: called once, last; calls in flight may fail, never panic or
-//     corrupt. It releases all but a native client the caller passed in.
-//
-// Optional: [BatchReader], [BatchWriter], [RangeScanner], [AtomicWriter],
-// [NativeAccessor], [SystemNamer], [CapabilityDeclarer]. An optional method
-// may answer [ErrSkip]: the Client falls back (GetRow per row, Write per
-// write, GetRange pages) or refuses, so a [Wrapper] (package faults) is one
-// type forwarding every optional method, ErrSkip where the inside lacks it.
+// Optional interfaces ([BatchReader], [BatchWriter], [RangeScanner],
+// [AtomicWriter], [ChangeFeeder], [NativeAccessor], [SystemNamer],
+// [CapabilityDeclarer]) may answer [ErrSkip]: the Client falls back or
+// refuses.
 type Backend interface {
 	// CreateTable creates a table (meta is complete, with a new random
 	// Incarnation to store and report), or fails with ErrAlreadyExists.
@@ -66,6 +51,23 @@ type Backend interface {
 
 	Close() error
 }
+
+// Backend contract details for adapter maintainers (not in go doc):
+//   - Stale metadata: a backend keeping Incarnation refuses another one's
+//     request with ErrTableNotFound or driver.ErrStaleMeta; one applying
+//     Options itself refuses a write that would remove a version written
+//     under a newer Generation or reveal one newer options hide
+//     (rowmodel.Reveals, CheckGeneration). A store keeping schema and
+//     options itself (Tablestore) may report Incarnation "" and Generation
+//     0 and ignore both.
+//   - Errors: one Code per native condition on every backend (ErrThrottled
+//     and ErrUnavailable alone are retryable); messages quote at most a
+//     short prefix of a key or value.
+//   - Close: calls in flight may fail, never panic or corrupt; it releases
+//     all but a native client the caller passed in.
+//   - Optional methods: the Client's fallbacks are GetRow per row, Write per
+//     write, GetRange pages, so a Wrapper (package faults) is one type
+//     forwarding every optional method, ErrSkip where the inside lacks it.
 
 // BatchReader is implemented by a backend whose store reads many rows in
 // one call; without it, or on [ErrSkip], the Client calls GetRow per row.
