@@ -175,7 +175,8 @@ type rangeOpt func(*readOptions)
 func (f rangeOpt) applyRange(o *readOptions) { f(o) }
 
 // Columns returns only the named attribute columns (key columns always
-// come back; no names: keys only). It copies names.
+// come back, and a row with none of them is still found; no names: keys
+// only). It copies names.
 func Columns(names ...string) ReadOption {
 	names = append(make([]string, 0, len(names)), names...) // non-nil: Columns() returns no attribute columns
 	slices.Sort(names)
