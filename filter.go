@@ -58,9 +58,8 @@ type ColumnFilter struct {
 
 func (ColumnFilter) isFilter() {}
 
-// SingleColumnValue returns the filter "column op v", which a row lacking the
-// column passes: a read keeps it, an [IfMatch] write goes ahead (creating the
-// row). For "only if it has this value", add [ColumnFilter.Required].
+// SingleColumnValue returns the filter "column op v" (a row lacking column
+// passes: see [Filter]).
 func SingleColumnValue(column string, op CompareOp, v Value) ColumnFilter {
 	return ColumnFilter{Column: column, Op: op, Value: v}
 }

@@ -126,9 +126,8 @@ func (m ifMatch) applyWrite(dst *Condition) {
 	}
 }
 
-// IfMatch makes the write conditional on the row's visible data passing f; a
-// row lacking f's column, even a missing row, passes unless f is
-// [ColumnFilter.Required].
+// IfMatch makes the write conditional on the row's visible data passing f
+// (a missing row too: see [Filter]).
 func IfMatch(f Filter) WriteOption { return ifMatch{f} }
 
 func writeCondition(opts []WriteOption) Condition {
@@ -195,8 +194,7 @@ func Versions(start, end int64) ReadOption {
 	return readOpt(func(o *readOptions) { o.timeRange = &TimeRange{Start: start, End: end} })
 }
 
-// WithFilter returns only rows that pass f (a row lacking its column passes
-// unless f is [ColumnFilter.Required]).
+// WithFilter returns only rows that pass f.
 func WithFilter(f Filter) ReadOption {
 	return readOpt(func(o *readOptions) { o.filter = f })
 }

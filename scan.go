@@ -18,11 +18,9 @@ type RangeScanner interface {
 	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(Row) bool) (next PrimaryKey, err error)
 }
 
-// Scan streams a range as [Table.Rows] does, lending rows uncopied where the
-// backend can ([RangeScanner]): a yielded Row is valid until the next
-// iteration only; never modify it, [Row.Clone] one to keep. Under -race or
-// tag tablekit_scancheck, Scan panics if the loop changed a row; a kept row
-// reads as [ScanPoison].
+// Scan is [Table.Rows] lending rows uncopied ([RangeScanner]): a Row is
+// valid until the next iteration; never modify it, [Row.Clone] one to keep
+// (checked under -race or tag tablekit_scancheck: see [ScanPoison]).
 func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	s, ok := t.c.b.(RangeScanner)
 	if !ok || !CapabilitiesOf(t.c.b).LendingScan {

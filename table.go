@@ -163,12 +163,9 @@ func readSpec(m *TableMeta, opts []ReadOption) (ReadSpec, *Error) {
 	return resolveRead(m, o)
 }
 
-// PrefixRange returns the bounds of the rows whose first len(prefix) key
-// columns equal prefix: prefix then InfMin (start) or InfMax (end) in the
-// other columns; nil is the whole table, a whole key its one row (SPEC §8). A
-// prefix not of the first key columns and their types is
-// ErrInvalidPrimaryKey. Backward, swap start and end (a whole key: read
-// forward).
+// PrefixRange returns the bounds of the rows whose leading key columns equal
+// prefix (nil: the whole table; SPEC §8), else ErrInvalidPrimaryKey.
+// Backward, swap start and end (a whole key: read forward).
 func (t *Table) PrefixRange(ctx context.Context, prefix PrimaryKey) (start, end PrimaryKey, err error) {
 	m, err := t.c.tableMeta(ctx, t.name)
 	if err != nil {
