@@ -8,13 +8,10 @@ import (
 	"slices"
 )
 
-// RangeScanner is a backend that lends a range's rows uncopied, for
-// [Table.Scan]; without it, or on [ErrSkip], Scan reads GetRange pages.
+// RangeScanner lends a range's rows uncopied, for [Table.Scan].
 type RangeScanner interface {
-	// ScanRange hands fn, one by one, the rows GetRange would return for
-	// req and returns the same Next; a Row is lent for fn's call only
-	// (not modified, not kept). fn returning false stops it at once, next
-	// nil. The caller never modifies next.
+	// ScanRange hands fn the rows GetRange would return, each lent for the
+	// call, and returns its Next; fn returning false stops it (next nil).
 	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(Row) bool) (next PrimaryKey, err error)
 }
 
