@@ -21,9 +21,8 @@ const (
 	MaxFeedRetention     = 168 * time.Hour
 )
 
-// Checkpoint is an opaque position in one shard, after a record; "" is the
-// shard's start. Printable ASCII, at most 256 bytes, storable; valid across
-// restarts while its records are retained (SPEC §15).
+// Checkpoint is an opaque, storable position in a shard ("": its start),
+// ASCII, ≤ 256 bytes, valid while its records are retained (SPEC §15).
 type Checkpoint string
 
 // ChangeRecord is one committed write of one row (SPEC §15).
@@ -66,13 +65,11 @@ type ChangeFeedStatus struct {
 	Shards    []Shard
 }
 
-// ChangeFeeder is a backend with a change feed (SPEC §15,
-// [Capabilities].ChangeFeed): while enabled it records each row of every
-// committed write in the same atomic step as the row. Disabling ends the
-// open shard; re-enabling opens a child of the last. ReadShard returns up
-// to req.Limit records after req.From, Next after them (or req.From), Ended
-// once past an ended shard's end; a trimmed From: ErrInvalidArgument
-// wrapping ErrTrimmed.
+// ChangeFeeder is a backend's change feed (SPEC §15): it records each row
+// of a committed write atomically with it; disabling ends the open shard,
+// enabling opens a child. ReadShard returns Next (req.From if no records)
+// and Ended past an ended shard's end; a trimmed From: an [ErrInvalidArgument]
+// wrapping [ErrTrimmed].
 type ChangeFeeder interface {
 	SetChangeFeed(ctx context.Context, req *SetChangeFeedRequest) (*ChangeFeedStatus, error)
 	DescribeChangeFeed(ctx context.Context, meta *TableMeta) (*ChangeFeedStatus, error)
