@@ -13,8 +13,7 @@ const (
 	MaxAtomicWriteSize = 4 << 20
 )
 
-// AtomicWriter is a backend that makes atomic writes (SPEC §13,
-// [Capabilities.AtomicWrite]); without it [Client.AtomicWrite] is refused.
+// AtomicWriter is a backend making [Client.AtomicWrite]'s writes (SPEC §13).
 type AtomicWriter interface {
 	// AtomicWrite applies checked reqs all or none, linearizably; one
 	// response per write, Err unset; on failure an [*AtomicWriteError].

@@ -58,7 +58,7 @@ type Shard struct {
 	Ended   bool
 }
 
-// ChangeFeedStatus is a table's feed; Shards are the retained ones, oldest first.
+// ChangeFeedStatus is a table's feed, retained Shards oldest first.
 type ChangeFeedStatus struct {
 	Enabled   bool
 	Retention time.Duration
@@ -67,9 +67,8 @@ type ChangeFeedStatus struct {
 
 // ChangeFeeder is a backend's change feed (SPEC §15): it records each row
 // of a committed write atomically with it; disabling ends the open shard,
-// enabling opens a child. ReadShard returns Next (req.From if no records)
-// and Ended past an ended shard's end; a trimmed From: an [ErrInvalidArgument]
-// wrapping [ErrTrimmed].
+// enabling opens a child. ReadShard returns Next (req.From if none), Ended
+// past an ended shard's end, [ErrTrimmed] (in ErrInvalidArgument) if trimmed.
 type ChangeFeeder interface {
 	SetChangeFeed(ctx context.Context, req *SetChangeFeedRequest) (*ChangeFeedStatus, error)
 	DescribeChangeFeed(ctx context.Context, meta *TableMeta) (*ChangeFeedStatus, error)
@@ -245,10 +244,9 @@ type FollowOptions struct {
 // FeedPosition maps shard ID to checkpoint (JSON-able); absent: the start.
 type FeedPosition map[string]Checkpoint
 
-// FollowChangeFeed calls fn with every record after pos, each shard after
-// its parents: in order, one at a time per shard, shards concurrently; at
-// least once across restarts. It returns ctx's error, fn's error, or nil
-// when UntilCaughtUp.
+// FollowChangeFeed calls fn with each record after pos, shards after their
+// parents, in order one at a time per shard (shards concurrently), at least
+// once; it returns ctx's or fn's error, or nil when UntilCaughtUp.
 func (t *Table) FollowChangeFeed(ctx context.Context, pos FeedPosition, opts FollowOptions, fn func(ChangeRecord) error) error {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 4

@@ -1,9 +1,7 @@
-// Package tablekit is for Go programs that keep Tablestore-style
-// wide-column tables and want one API on Google Bigtable, Alibaba Cloud
-// Tablestore, AWS DynamoDB and an embedded store; its [Backend] contract is
-// for the authors of those stores' adapters. Typed keys, versioned cells,
-// TTL, conditions, filters, ordered ranges and batches behave the same on
-// each (SPEC.md; package conformance tests every backend against it).
+// Package tablekit gives Go programs one API for Tablestore-style
+// wide-column tables on Google Bigtable, Alibaba Cloud Tablestore, AWS
+// DynamoDB and an embedded store, behaving the same on each (SPEC.md,
+// checked by package conformance); [Backend] is for adapter authors.
 //
 // A program opens a backend by URL and uses a [Client]:
 //

@@ -47,8 +47,8 @@ func (t *Table) DeleteRow(ctx context.Context, key PrimaryKey, opts ...WriteOpti
 	return err
 }
 
-// GetRow reads the row at key. found is false when the row does not exist
-// (or fails the filter); that is not an error.
+// GetRow reads the row at key; found is false (no error) if it is absent or
+// fails the filter.
 func (t *Table) GetRow(ctx context.Context, key PrimaryKey, opts ...ReadOption) (row Row, found bool, err error) {
 	ctx, st := t.c.begin(ctx, "GetRow", t.name)
 	r, err := t.c.getRow(ctx, t.name, key, opts)
