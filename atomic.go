@@ -20,8 +20,7 @@ type AtomicWriter interface {
 	AtomicWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
 }
 
-// AtomicWriteError names the failed write (Index, 0-based) of an atomic
-// write; errors.Is sees through it.
+// AtomicWriteError names the failed write (0-based); errors.Is sees through.
 type AtomicWriteError struct {
 	Index int
 	Err   error

@@ -217,7 +217,7 @@ type UpdateResult struct {
 	Increments []Column
 }
 
-// WriteResponse is one write's result: its own error, or an update's increments.
+// WriteResponse is one write's error, or an update's increments.
 type WriteResponse struct {
 	Update *UpdateResult
 	Err    error

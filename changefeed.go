@@ -75,8 +75,7 @@ type ChangeFeeder interface {
 	ReadShard(ctx context.Context, req *ReadShardRequest) (*ReadShardResponse, error)
 }
 
-// ErrTrimmed: records after the checkpoint are no longer retained (were
-// missed); start over from a copy (Tablestore's OTSTrimmedDataAccess).
+// ErrTrimmed: records were missed (OTSTrimmedDataAccess); start from a copy.
 var ErrTrimmed = errors.New("change feed: records after the checkpoint are no longer retained")
 
 // SetChangeFeedRequest is a [ChangeFeeder.SetChangeFeed] request.

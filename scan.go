@@ -15,9 +15,8 @@ type RangeScanner interface {
 	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(Row) bool) (next PrimaryKey, err error)
 }
 
-// Scan is [Table.Rows] lending rows uncopied ([RangeScanner]): a Row is
-// valid until the next iteration; never modify it, [Row.Clone] one to keep
-// (checked under -race or tag tablekit_scancheck: see [ScanPoison]).
+// Scan is [Table.Rows] lending rows: a Row is valid until the next
+// iteration; never modify it, [Row.Clone] one to keep (see [ScanPoison]).
 func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	s, ok := t.c.b.(RangeScanner)
 	if !ok || !CapabilitiesOf(t.c.b).LendingScan {
@@ -173,7 +172,8 @@ func (rc *rangeCursor) scan(ctx context.Context, s RangeScanner, want int, yield
 	return n, false, nil
 }
 
-// ScanPoison is what a kept [Table.Scan] row reads as, in a checking build.
+// ScanPoison is what a kept [Table.Scan] row reads as under -race or tag
+// tablekit_scancheck, which also panic if the loop changed a row.
 const ScanPoison = "tablekit: Row used after its Scan iteration"
 
 // yieldScanned yields r (and err). In a checking build it yields a copy
