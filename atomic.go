@@ -13,19 +13,14 @@ const (
 	MaxAtomicWriteSize = 4 << 20
 )
 
-// AtomicWriter is a backend that makes atomic writes (SPEC §13,
-// [Capabilities.AtomicWrite]); without it [Client.AtomicWrite] is refused.
+// AtomicWriter is a backend making [Client.AtomicWrite]'s writes (SPEC §13).
 type AtomicWriter interface {
-	// AtomicWrite applies reqs (checked as for Client.AtomicWrite) all or
-	// none, linearizably, each condition checked against its row before
-	// the call; one response per write, in order, Err unset. A failed
-	// write (condition, increment, stale meta): nothing written, err an
-	// [*AtomicWriteError] with its Index. [ErrSkip]: nothing done.
+	// AtomicWrite applies checked reqs all or none, linearizably; one
+	// response per write, Err unset; on failure an [*AtomicWriteError].
 	AtomicWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
 }
 
-// AtomicWriteError names the write (Index, 0-based) that failed an atomic
-// write, so nothing was written; errors.Is sees through it to Err's code.
+// AtomicWriteError names the failed write (0-based); errors.Is sees through.
 type AtomicWriteError struct {
 	Index int
 	Err   error
@@ -42,13 +37,10 @@ func (e *AtomicWriteError) Error() string {
 // Unwrap returns Err.
 func (e *AtomicWriteError) Unwrap() error { return e.Err }
 
-// AtomicWrite applies 1 to [MaxAtomicWrite] writes to distinct rows of one
-// table and partition key all or nothing (SPEC §13); one result per write, in
-// order. If a write fails (its condition: ErrConditionFailed; another table
-// or partition key, a row twice, over [MaxAtomicWriteSize] bytes:
-// ErrInvalidArgument), nothing is written and err is an [*AtomicWriteError]
-// naming it. No [Capabilities.AtomicWrite]: ErrUnimplemented, before any
-// call.
+// AtomicWrite applies writes to distinct rows of one table and partition key
+// all or nothing, within SPEC §13's limits; if one fails, nothing is written
+// and err is an [*AtomicWriteError] naming it. No [Capabilities.AtomicWrite]:
+// ErrUnimplemented.
 func (c *Client) AtomicWrite(ctx context.Context, writes []BatchWrite) (out []BatchWriteResult, err error) {
 	const op = "AtomicWrite"
 	table := ""

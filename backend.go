@@ -6,96 +6,84 @@ import (
 	"strconv"
 )
 
-// Backend is for adapter authors: a store of SPEC.md tables that applies
-// the well-formed requests a [Client] hands it with SPEC's semantics,
-// atomically per row (package conformance proves it; packages rowmodel and
-// backend/driver help). For every method:
-//
-//   - Concurrency: safe for many goroutines and Clients, in any process.
-//   - Ownership: a request and all it points to (Meta is shared) are
-//     read-only, never kept; results are the caller's.
-//   - Time: the request's Now (client clock, ms) decides TTL and increments.
-//   - Stale metadata (SPEC §3, §5): Meta is the Client's cached copy. A
-//     backend keeping Incarnation refuses another one's request
-//     ([ErrTableNotFound] or driver.ErrStaleMeta); one applying Options
-//     itself refuses, with driver.ErrStaleMeta, a write that would remove a
-//     version written under a newer Generation or reveal one newer options
-//     hide (rowmodel.Reveals, CheckGeneration). The Client reads and
-//     retries. A store keeping schema and options itself (Tablestore) may
-//     report Incarnation "" and Generation 0 and ignore both.
-//   - Errors: context errors as they are, else an *Error whose portable
-//     Code wraps the native error (driver.Wrap), one Code per native
-//     condition on every backend ([ErrThrottled] and [ErrUnavailable] alone
-//     are retryable); messages quote at most a short prefix of a key or
-//     value, never a secret.
-//   - Close: called once, last; calls in flight may fail, never panic or
-//     corrupt. It releases all but a native client the caller passed in.
-//
-// Optional: [BatchReader], [BatchWriter], [RangeScanner], [AtomicWriter],
-// [NativeAccessor], [SystemNamer], [CapabilityDeclarer]. An optional method
-// may answer [ErrSkip]: the Client falls back (GetRow per row, Write per
-// write, GetRange pages) or refuses, so a [Wrapper] (package faults) is one
-// type forwarding every optional method, ErrSkip where the inside lacks it.
+// Backend is for adapter authors: a store applying a [Client]'s checked
+// requests with SPEC.md's semantics, atomically per row (package conformance
+// proves it). Methods are concurrency-safe; requests are read-only, never
+// kept; req.Now (ms) decides TTL and increments. Refuse a request of a stale
+// Meta (another Incarnation, or Generation whose options differ) with
+// driver.ErrStaleMeta (SPEC §3, §5). Errors: ctx's as is, else an [*Error]
+// wrapping the native one (driver.Wrap). Close is called once, last.
+// Optional interfaces below may answer [ErrSkip] (the Client falls back).
 type Backend interface {
-	// CreateTable creates a table (meta is complete, with a new random
-	// Incarnation to store and report), or fails with ErrAlreadyExists.
+	// CreateTable stores meta (with a new Incarnation) or ErrAlreadyExists.
 	CreateTable(ctx context.Context, meta *TableMeta) error
-	// DescribeTable returns the table's meta exactly as created or last
-	// updated, with its current Incarnation and Generation.
+	// DescribeTable returns the meta as created or last updated.
 	DescribeTable(ctx context.Context, table string) (*TableMeta, error)
 	// ListTables returns every table's name, in any order.
 	ListTables(ctx context.Context) ([]string, error)
-	// UpdateTable replaces the options with req.Options if the table is
-	// still req.Meta's (another Incarnation: ErrTableNotFound; another
-	// Generation: ErrConditionFailed), returning the new meta,
-	// Generation+1 where counted.
+	// UpdateTable sets req.Options if req.Meta is current (another
+	// Incarnation: ErrTableNotFound; Generation: ErrConditionFailed).
 	UpdateTable(ctx context.Context, req *UpdateTableRequest) (*TableMeta, error)
 	// DeleteTable removes a table and its rows.
 	DeleteTable(ctx context.Context, table string) error
 
 	// GetRow returns the row, or nil if it does not exist or fails the filter.
 	GetRow(ctx context.Context, req *GetRowRequest) (*Row, error)
-	// GetRange returns one page: at most req.Limit rows that exist and
-	// pass the filter, in order; fewer, even none, with Next set (after
-	// examining MaxScanRows rows, say). Next is nil only at the end.
+	// GetRange returns up to req.Limit rows passing the filter, in order;
+	// fewer (even none) with Next set is fine; Next is nil only at the end.
 	GetRange(ctx context.Context, req *GetRangeRequest) (*GetRangeResponse, error)
-	// Write applies one put, update or delete atomically, its condition
-	// checked against the row as it is then (a failed condition or
-	// increment writes nothing), and returns an update's increments.
+	// Write applies one write atomically, condition included (failing:
+	// nothing written), returning an update's increments.
 	Write(ctx context.Context, req *WriteRequest) (*UpdateResult, error)
 
 	Close() error
 }
 
-// BatchReader is implemented by a backend whose store reads many rows in
-// one call; without it, or on [ErrSkip], the Client calls GetRow per row.
+// Backend contract details for adapter maintainers (not in go doc):
+//   - Stale metadata: a backend keeping Incarnation refuses another one's
+//     request with ErrTableNotFound or driver.ErrStaleMeta; one applying
+//     Options itself refuses a write that would remove a version written
+//     under a newer Generation or reveal one newer options hide
+//     (rowmodel.Reveals, CheckGeneration). A store keeping schema and
+//     options itself (Tablestore) may report Incarnation "" and Generation
+//     0 and ignore both.
+//   - Errors: one Code per native condition on every backend (ErrThrottled
+//     and ErrUnavailable alone are retryable); messages quote at most a
+//     short prefix of a key or value.
+//   - Close: calls in flight may fail, never panic or corrupt; it releases
+//     all but a native client the caller passed in.
+//   - Optional methods: the Client's fallbacks are GetRow per row, Write per
+//     write, GetRange pages, so a Wrapper (package faults) is one type
+//     forwarding every optional method, ErrSkip where the inside lacks it;
+//     CapabilitiesOf of a Wrapper reports only what the inside has too.
+//   - Time: Now is the client clock's; an Increment's version is Now.
+//   - ScanRange: rows lent to fn are not modified or kept by either side;
+//     the caller never modifies next. GetRange may stop early (after
+//     MaxScanRows examined rows, say) with Next set.
+
+// BatchReader reads many rows in one store call (else: GetRow per row).
 type BatchReader interface {
-	// BatchGetRow returns one result per request (of any tables), in
-	// order, each with its own error; err fails the whole call.
+	// BatchGetRow returns one result per request, in order; err fails all.
 	BatchGetRow(ctx context.Context, reqs []*GetRowRequest) ([]GetRowResponse, error)
 }
 
-// BatchWriter is implemented by a backend whose store writes many rows in
-// one call; without it, or on [ErrSkip], the Client calls Write per write.
+// BatchWriter writes many rows in one store call (else: Write per write).
 type BatchWriter interface {
-	// BatchWriteRow applies each write as Write would and returns one
-	// result per write, in order; err fails the whole call. No two
-	// requests address one row, so any order or parallelism is fine.
+	// BatchWriteRow applies each write as Write would (rows distinct, any
+	// order); one result per write, in order; err fails all.
 	BatchWriteRow(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
 }
 
-// ErrSkip is an optional [Backend] method's "not supported here": nothing
-// done, the Client falls back (database/sql's driver.ErrSkip). It is an
-// [ErrUnimplemented].
+// ErrSkip is an optional [Backend] method's "not supported here, nothing
+// done" (an [ErrUnimplemented]); the Client falls back.
 var ErrSkip = fmt.Errorf("%w: optional backend method not supported here (use the fallback)", ErrUnimplemented)
 
 // Adding a capability touches a Capabilities field (and CapabilitiesOf), its
 // interface, the Client's fallback or refusal (ErrUnimplemented), each
 // wrapper's forwarding method, the backends that have it, and conformance.
 
-// Capabilities is what a backend supports beyond the required methods, for
-// programs choosing a path before calling; without AtomicWrite, AutoIncrement
-// or ChangeFeed those are refused ([ErrUnimplemented]), never degraded.
+// Capabilities is what a backend supports beyond the required methods; the
+// SPEC §13-15 features absent are refused ([ErrUnimplemented]), not degraded.
 type Capabilities struct {
 	BatchRead     bool // BatchGetRow is one store call ([BatchReader])
 	BatchWrite    bool // BatchWriteRow is one store call ([BatchWriter])
@@ -110,8 +98,7 @@ type CapabilityDeclarer interface {
 	Capabilities() Capabilities
 }
 
-// CapabilitiesOf returns what b declares, or else what its optional
-// interfaces say, for a [Wrapper] only what the backend inside has too.
+// CapabilitiesOf returns what b declares or its optional interfaces show.
 func CapabilitiesOf(b Backend) Capabilities {
 	if d, ok := b.(CapabilityDeclarer); ok {
 		return d.Capabilities()
@@ -197,13 +184,11 @@ type GetRangeResponse struct {
 
 // WriteRequest is one put, update or delete of the row at Key.
 type WriteRequest struct {
-	Meta *TableMeta
-	Kind WriteKind
-	Key  PrimaryKey
-	// A put's cells, versions set (none: a key-only row), or an update's
-	// changes, in order, versions set (an Increment's: Now; see SPEC §8).
-	Columns   []Column
-	Changes   []Change
+	Meta      *TableMeta
+	Kind      WriteKind
+	Key       PrimaryKey
+	Columns   []Column // a put's, versions set (none: a key-only row)
+	Changes   []Change // an update's, in order, versions set
 	Condition Condition
 	Now       int64
 }
@@ -232,7 +217,7 @@ type UpdateResult struct {
 	Increments []Column
 }
 
-// WriteResponse is one write's result: its own error, or an update's increments.
+// WriteResponse is one write's error, or an update's increments.
 type WriteResponse struct {
 	Update *UpdateResult
 	Err    error

@@ -88,9 +88,8 @@ func perRow[Q, R any](ctx context.Context, reqs []*Q, call func(context.Context,
 	return out, nil
 }
 
-// BatchWriteRow applies up to MaxBatchWrite writes across tables, each atomic
-// on its own row (the batch is not), same-row ones in order; one result per
-// write, in order.
+// BatchWriteRow applies up to MaxBatchWrite writes, each atomic on its row
+// (the batch is not), same-row ones in order; one result per write.
 func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) (out []BatchWriteResult, err error) {
 	const op = "BatchWriteRow"
 	ctx, st := c.beginBatch(ctx, op, batchTable(c, writes, func(w BatchWrite) string { return w.Table }), len(writes))

@@ -14,49 +14,28 @@ import (
 // records every committed write, one [ChangeRecord] per row written, in
 // shards a reader follows from opaque [Checkpoint]s.
 
-// Retention bounds of a change feed (SPEC §15): a feed keeps its records
-// at least DefaultFeedRetention; Tablestore's Stream allows 1-168 h, and
-// SPEC requires at least 24 h, so 24-168 h in whole hours is portable.
+// Retention bounds of a change feed, in whole hours (SPEC §15).
 const (
 	DefaultFeedRetention = 24 * time.Hour
 	MinFeedRetention     = 24 * time.Hour
 	MaxFeedRetention     = 168 * time.Hour
 )
 
-// Checkpoint is a position in one shard of a change feed: reading from it
-// returns the records after it. The empty Checkpoint is the start of the
-// shard (its oldest retained record). A checkpoint is opaque printable
-// ASCII of at most 256 bytes, safe to store in a file or a table; it stays
-// valid across restarts of the reader and of the backend's process (for
-// backends that persist, as the file engine does) for as long as the
-// records after it are retained, and it is meaningful only to the table
-// and shard it came from. Its format may change between major versions.
+// Checkpoint is an opaque, storable position in a shard ("": its start),
+// ASCII, ≤ 256 bytes, valid while its records are retained (SPEC §15).
 type Checkpoint string
 
 // ChangeRecord is one committed write of one row (SPEC §15).
 type ChangeRecord struct {
-	// Shard is the shard the record was read from; Checkpoint resumes the
-	// shard after this record.
 	Shard      string
-	Checkpoint Checkpoint
-	// Key is the row's key, Kind the write: WritePut (the row was
-	// replaced by Changes' cells), WriteUpdate or WriteDelete (the row was
-	// deleted; no Changes).
-	Key  PrimaryKey
-	Kind WriteKind
-	// CommitTime is when the write committed, at the writing client's
-	// clock (milliseconds).
-	CommitTime time.Time
-	// Changes are the cell changes as applied, in order: ChangePut with
-	// its Version (an increment appears as the put of its result),
-	// ChangeDeleteVersion with its Version, ChangeDeleteColumn. Never
-	// ChangeIncrement.
-	Changes []Change
+	Checkpoint Checkpoint // resumes Shard after this record
+	Key        PrimaryKey
+	Kind       WriteKind // WritePut replaces the row; WriteDelete has no Changes
+	CommitTime time.Time // the writing client's clock, ms
+	Changes    []Change  // as applied, versioned; an increment is its result's put
 }
 
-// BatchWrite returns the write that applies r to table: applying it twice
-// leaves the table as applying it once does, since every put carries its
-// version (SPEC §5).
+// BatchWrite returns the write that applies r to table, idempotently.
 func (r ChangeRecord) BatchWrite(table string) BatchWrite {
 	switch r.Kind {
 	case WritePut:
@@ -71,60 +50,43 @@ func (r ChangeRecord) BatchWrite(table string) BatchWrite {
 	return BatchDelete(table, r.Key)
 }
 
-// Shard is one ordered stream of a change feed. A shard that Ended takes
-// no more records; its children (shards that name it in Parents) follow
-// it, so a reader that reads a shard's parents to their end first keeps
-// per-row order (SPEC §15).
+// Shard is one ordered stream of a feed; reading its Parents to their end
+// first keeps per-row order (SPEC §15).
 type Shard struct {
 	ID      string
 	Parents []string
 	Ended   bool
 }
 
-// ChangeFeedStatus is a table's change feed: whether it records writes,
-// how long it keeps records, and its retained shards, oldest first.
+// ChangeFeedStatus is a table's feed, retained Shards oldest first.
 type ChangeFeedStatus struct {
 	Enabled   bool
 	Retention time.Duration
 	Shards    []Shard
 }
 
-// ChangeFeeder is implemented by a backend with a change feed (SPEC §15,
-// [Capabilities].ChangeFeed). A backend that has one records, from the
-// SetChangeFeed that enables it until the one that disables it, one
-// record per row of every committed Write and BatchWriteRow (and atomic
-// write), in the same atomic step as the row itself.
+// ChangeFeeder is a backend's change feed (SPEC §15): it records each row
+// of a committed write atomically with it; disabling ends the open shard,
+// enabling opens a child. ReadShard returns Next (req.From if none), Ended
+// past an ended shard's end, [ErrTrimmed] (in ErrInvalidArgument) if trimmed.
 type ChangeFeeder interface {
-	// SetChangeFeed enables (req.Enabled, keeping records req.Retention)
-	// or disables the feed of req.Meta's table and returns its status.
-	// Disabling ends the open shard; enabling a disabled feed opens a new
-	// shard whose parent is the last one.
 	SetChangeFeed(ctx context.Context, req *SetChangeFeedRequest) (*ChangeFeedStatus, error)
-	// DescribeChangeFeed returns the status of meta's table's feed (not
-	// enabled and no shards when it never was).
 	DescribeChangeFeed(ctx context.Context, meta *TableMeta) (*ChangeFeedStatus, error)
-	// ReadShard returns up to req.Limit records after req.From, in order,
-	// with the checkpoint after them (req.From when there are none), and
-	// Ended when the shard ended and Next is past its last record. A
-	// checkpoint older than the retention fails with ErrInvalidArgument
-	// wrapping ErrTrimmed.
 	ReadShard(ctx context.Context, req *ReadShardRequest) (*ReadShardResponse, error)
 }
 
-// ErrTrimmed is matched by the error of a read from a checkpoint whose
-// records the feed no longer retains (Tablestore's OTSTrimmedDataAccess):
-// records were missed, and the reader must start over from a copy.
+// ErrTrimmed: records were missed (OTSTrimmedDataAccess); start from a copy.
 var ErrTrimmed = errors.New("change feed: records after the checkpoint are no longer retained")
 
-// SetChangeFeedRequest enables or disables a table's feed.
+// SetChangeFeedRequest is a [ChangeFeeder.SetChangeFeed] request.
 type SetChangeFeedRequest struct {
 	Meta      *TableMeta
 	Enabled   bool
-	Retention time.Duration // when enabling: MinFeedRetention..MaxFeedRetention, whole hours
+	Retention time.Duration // checked, when enabling
 	Now       int64
 }
 
-// ReadShardRequest reads records of one shard after From.
+// ReadShardRequest is a [ChangeFeeder.ReadShard] request.
 type ReadShardRequest struct {
 	Meta  *TableMeta
 	Shard string
@@ -133,7 +95,7 @@ type ReadShardRequest struct {
 	Now   int64
 }
 
-// ReadShardResponse is one page of a shard.
+// ReadShardResponse is one page.
 type ReadShardResponse struct {
 	Records []ChangeRecord
 	Next    Checkpoint
@@ -156,10 +118,8 @@ func (t *Table) feeder(op string) (ChangeFeeder, error) {
 	return f, nil
 }
 
-// EnableChangeFeed makes the table record its writes (SPEC §15), keeping
-// records for retention (0: DefaultFeedRetention; else whole hours in
-// MinFeedRetention..MaxFeedRetention). Enabling an enabled feed sets its
-// retention. A backend without a feed refuses with ErrUnimplemented.
+// EnableChangeFeed records the table's writes, kept for retention (0:
+// default), or sets an enabled feed's retention. No feed: ErrUnimplemented.
 func (t *Table) EnableChangeFeed(ctx context.Context, retention time.Duration) (ChangeFeedStatus, error) {
 	const op = "EnableChangeFeed"
 	if retention == 0 {
@@ -172,8 +132,7 @@ func (t *Table) EnableChangeFeed(ctx context.Context, retention time.Duration) (
 	return t.setFeed(ctx, op, true, retention)
 }
 
-// DisableChangeFeed stops recording the table's writes and ends its open
-// shard; records already retained may still be read.
+// DisableChangeFeed stops recording; retained records stay readable.
 func (t *Table) DisableChangeFeed(ctx context.Context) error {
 	_, err := t.setFeed(ctx, "DisableChangeFeed", false, 0)
 	return err
@@ -198,8 +157,7 @@ func (t *Table) setFeed(ctx context.Context, op string, on bool, retention time.
 	return *st, nil
 }
 
-// ChangeFeed returns the table's feed status: enabled or not, its
-// retention, and its shards.
+// ChangeFeed returns the table's feed status.
 func (t *Table) ChangeFeed(ctx context.Context) (_ ChangeFeedStatus, err error) {
 	const op = "ChangeFeed"
 	ctx, ost := t.c.begin(ctx, op, t.name)
@@ -226,10 +184,8 @@ func (t *Table) ListShards(ctx context.Context) ([]Shard, error) {
 	return st.Shards, err
 }
 
-// ReadShard yields the records of shard after from, in commit order, until
-// it has read every record committed so far (it does not wait for more:
-// see [Table.FollowChangeFeed]). Each record carries the checkpoint that
-// resumes after it. An error ends the sequence.
+// ReadShard yields shard's records after from, in commit order, to the
+// last one committed so far (it does not wait); an error ends it.
 func (t *Table) ReadShard(ctx context.Context, shard string, from Checkpoint) iter.Seq2[ChangeRecord, error] {
 	return func(yield func(ChangeRecord, error) bool) {
 		for {
@@ -279,29 +235,17 @@ func (t *Table) readPage(ctx context.Context, shard string, from Checkpoint) (_ 
 
 // FollowOptions tune [Table.FollowChangeFeed].
 type FollowOptions struct {
-	// Parallelism is how many shards are read at once (0: 4).
-	Parallelism int
-	// Poll is how long to wait before reading a caught-up shard again
-	// (0: 200 ms).
-	Poll time.Duration
-	// UntilCaughtUp returns (nil) once every shard has been read to the
-	// last record committed before that read, instead of following the
-	// feed until ctx ends.
-	UntilCaughtUp bool
+	Parallelism   int           // shards read at once (0: 4)
+	Poll          time.Duration // wait before re-reading a caught-up shard (0: 200 ms)
+	UntilCaughtUp bool          // return nil once caught up, not at ctx's end
 }
 
-// FeedPosition is where a reader is in each shard of a feed: a map from
-// shard ID to checkpoint, serializable as JSON; a shard absent is read
-// from its start.
+// FeedPosition maps shard ID to checkpoint (JSON-able); absent: the start.
 type FeedPosition map[string]Checkpoint
 
-// FollowChangeFeed reads every shard of the feed from pos, each shard
-// after its parents, up to opts.Parallelism shards at once, and calls fn
-// with each record: the calls for one shard are in order, one at a time;
-// calls for different shards may run concurrently. A record fn has seen
-// may be seen again after a restart from an older position (at least
-// once). It returns when ctx ends (ctx's error), when fn fails (its error)
-// or, with UntilCaughtUp, when every shard is caught up (nil).
+// FollowChangeFeed calls fn with each record after pos, shards after their
+// parents, in order one at a time per shard (shards concurrently), at least
+// once; it returns ctx's or fn's error, or nil when UntilCaughtUp.
 func (t *Table) FollowChangeFeed(ctx context.Context, pos FeedPosition, opts FollowOptions, fn func(ChangeRecord) error) error {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 4

@@ -6,9 +6,8 @@ import (
 	"fmt"
 )
 
-// The portable errors of SPEC §12, for [errors.Is] ([errors.As] still reaches
-// the native error); only ErrThrottled and ErrUnavailable say a retry may
-// succeed.
+// The portable errors of SPEC §12, for [errors.Is]; only ErrThrottled and
+// ErrUnavailable say a retry may succeed.
 var (
 	ErrInvalidArgument  = errors.New("invalid argument")  // breaks SPEC.md or a backend's limit
 	ErrTableNotFound    = errors.New("table not found")   // no table of that name
@@ -61,8 +60,7 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Is reports whether target is e's portable code (or, for
-// ErrInvalidPrimaryKey, ErrInvalidArgument).
+// Is reports whether target is (or is wrapped by) e's portable code.
 func (e *Error) Is(target error) bool {
 	return e.Code != nil && (e.Code == target || errors.Is(e.Code, target))
 }

@@ -45,9 +45,8 @@ func (op CompareOp) String() string {
 	return "CompareOp(?)"
 }
 
-// ColumnFilter compares one attribute column with a constant (a cell of
-// another type never matches, != included). Zero flags are SPEC's defaults: a
-// row lacking the column passes, only the newest selected version is tested.
+// ColumnFilter compares one attribute column with a constant (another type
+// never matches, != included); zero flags are SPEC §10's defaults.
 type ColumnFilter struct {
 	Column          string
 	Op              CompareOp
@@ -58,16 +57,14 @@ type ColumnFilter struct {
 
 func (ColumnFilter) isFilter() {}
 
-// SingleColumnValue returns the filter "column op v", which a row lacking the
-// column passes: a read keeps it, an [IfMatch] write goes ahead (creating the
-// row). For "only if it has this value", add [ColumnFilter.Required].
+// SingleColumnValue returns the filter "column op v" (a row lacking column
+// passes: see [Filter]).
 func SingleColumnValue(column string, op CompareOp, v Value) ColumnFilter {
 	return ColumnFilter{Column: column, Op: op, Value: v}
 }
 
 // Required returns f with FilterIfMissing set: a row lacking the column (a
-// missing row too) fails f, so a read drops it and a condition refuses the
-// write; under [Not] it passes.
+// missing row too) fails f (under [Not], passes).
 func (f ColumnFilter) Required() ColumnFilter {
 	f.FilterIfMissing = true
 	return f
@@ -136,9 +133,8 @@ func (r RowExistence) String() string {
 	return "RowExistence(?)"
 }
 
-// Condition guards a write (SPEC §9): the row must meet Row and its visible
-// data pass Column, if set, checked atomically; else ErrConditionFailed,
-// nothing written.
+// Condition guards a write (SPEC §9): Row and Column (if set) are checked
+// atomically; else ErrConditionFailed, nothing written.
 type Condition struct {
 	Row    RowExistence
 	Column Filter
@@ -147,8 +143,7 @@ type Condition struct {
 // IsZero reports whether c checks nothing.
 func (c Condition) IsZero() bool { return c.Row == Ignore && c.Column == nil }
 
-// String formats f as Go-like source, `price >= Integer(10)`, plus
-// `(if present)` when a missing column passes and `(any version)`.
+// String formats f as Go-like source: `price >= Integer(10) (if present)`.
 func (f ColumnFilter) String() string {
 	s := f.Column + " " + f.Op.String() + " " + f.Value.GoString()
 	if f.AllVersions {

@@ -16,11 +16,9 @@ const EnvURL = "TABLEKIT_URL"
 // Schemes returns the registered URL schemes, sorted.
 func Schemes() []string { return scheme.Names() }
 
-// OpenBackend opens the [Backend] that rawURL names, by the opener its
-// adapter package registered. ErrInvalidArgument: an empty URL, no or an
-// unknown scheme, or user information, a fragment or a credential-like
-// parameter (secret, token, …). Errors never show user information or the
-// query.
+// OpenBackend opens the [Backend] rawURL names, via its adapter package.
+// ErrInvalidArgument: no or an unknown scheme, user information, a fragment
+// or a credential-like parameter; errors never show those or the query.
 func OpenBackend(ctx context.Context, rawURL string) (Backend, error) {
 	if rawURL == "" {
 		return nil, invalid("empty backend URL (set %s, for example to mem://)", EnvURL)

@@ -126,9 +126,8 @@ func (m ifMatch) applyWrite(dst *Condition) {
 	}
 }
 
-// IfMatch makes the write conditional on the row's visible data passing f; a
-// row lacking f's column, even a missing row, passes unless f is
-// [ColumnFilter.Required].
+// IfMatch makes the write conditional on the row's visible data passing f
+// (a missing row too: see [Filter]).
 func IfMatch(f Filter) WriteOption { return ifMatch{f} }
 
 func writeCondition(opts []WriteOption) Condition {
@@ -175,7 +174,8 @@ type rangeOpt func(*readOptions)
 func (f rangeOpt) applyRange(o *readOptions) { f(o) }
 
 // Columns returns only the named attribute columns (key columns always
-// come back; no names: keys only). It copies names.
+// come back, and a row with none of them is still found; no names: keys
+// only). It copies names.
 func Columns(names ...string) ReadOption {
 	names = append(make([]string, 0, len(names)), names...) // non-nil: Columns() returns no attribute columns
 	slices.Sort(names)
@@ -194,8 +194,7 @@ func Versions(start, end int64) ReadOption {
 	return readOpt(func(o *readOptions) { o.timeRange = &TimeRange{Start: start, End: end} })
 }
 
-// WithFilter returns only rows that pass f (a row lacking its column passes
-// unless f is [ColumnFilter.Required]).
+// WithFilter returns only rows that pass f.
 func WithFilter(f Filter) ReadOption {
 	return readOpt(func(o *readOptions) { o.filter = f })
 }

@@ -84,8 +84,7 @@ func (k PrimaryKey) String() string {
 }
 
 // CompareKeys orders two keys of one schema as SPEC §4 does, column by
-// column (names not compared), InfMin/InfMax below/above every value, a
-// proper prefix first; equal infinities end the comparison.
+// column with [Compare] (names not compared; equal infinities end it).
 func CompareKeys(a, b PrimaryKey) int {
 	n := min(len(a), len(b))
 	for i := 0; i < n; i++ {

@@ -8,8 +8,7 @@ import (
 	"sync"
 )
 
-// RangeResult is one answer of GetRange, with a token from which
-// [ResumeFrom] yields exactly the rows not yet returned.
+// RangeResult is one GetRange answer; [ResumeFrom](Next) yields the rest.
 type RangeResult struct {
 	Rows []Row
 	Next []byte // nil when the range is exhausted (never after Limit rows)

@@ -8,21 +8,15 @@ import (
 	"slices"
 )
 
-// RangeScanner is a backend that lends a range's rows uncopied, for
-// [Table.Scan]; without it, or on [ErrSkip], Scan reads GetRange pages.
+// RangeScanner lends a range's rows uncopied, for [Table.Scan].
 type RangeScanner interface {
-	// ScanRange hands fn, one by one, the rows GetRange would return for
-	// req and returns the same Next; a Row is lent for fn's call only
-	// (not modified, not kept). fn returning false stops it at once, next
-	// nil. The caller never modifies next.
+	// ScanRange hands fn the rows GetRange would return, each lent for the
+	// call, and returns its Next; fn returning false stops it (next nil).
 	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(Row) bool) (next PrimaryKey, err error)
 }
 
-// Scan streams a range as [Table.Rows] does, lending rows uncopied where the
-// backend can ([RangeScanner]): a yielded Row is valid until the next
-// iteration only; never modify it, [Row.Clone] one to keep. Under -race or
-// tag tablekit_scancheck, Scan panics if the loop changed a row; a kept row
-// reads as [ScanPoison].
+// Scan is [Table.Rows] lending rows: a Row is valid until the next
+// iteration; never modify it, [Row.Clone] one to keep (see [ScanPoison]).
 func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	s, ok := t.c.b.(RangeScanner)
 	if !ok || !CapabilitiesOf(t.c.b).LendingScan {
@@ -178,7 +172,8 @@ func (rc *rangeCursor) scan(ctx context.Context, s RangeScanner, want int, yield
 	return n, false, nil
 }
 
-// ScanPoison is what a kept [Table.Scan] row reads as, in a checking build.
+// ScanPoison is what a kept [Table.Scan] row reads as under -race or tag
+// tablekit_scancheck, which also panic if the loop changed a row.
 const ScanPoison = "tablekit: Row used after its Scan iteration"
 
 // yieldScanned yields r (and err). In a checking build it yields a copy

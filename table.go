@@ -47,8 +47,8 @@ func (t *Table) DeleteRow(ctx context.Context, key PrimaryKey, opts ...WriteOpti
 	return err
 }
 
-// GetRow reads the row at key. found is false when the row does not exist
-// (or fails the filter); that is not an error.
+// GetRow reads the row at key; found is false (no error) if it is absent or
+// fails the filter.
 func (t *Table) GetRow(ctx context.Context, key PrimaryKey, opts ...ReadOption) (row Row, found bool, err error) {
 	ctx, st := t.c.begin(ctx, "GetRow", t.name)
 	r, err := t.c.getRow(ctx, t.name, key, opts)
@@ -163,12 +163,9 @@ func readSpec(m *TableMeta, opts []ReadOption) (ReadSpec, *Error) {
 	return resolveRead(m, o)
 }
 
-// PrefixRange returns the bounds of the rows whose first len(prefix) key
-// columns equal prefix: prefix then InfMin (start) or InfMax (end) in the
-// other columns; nil is the whole table, a whole key its one row (SPEC §8). A
-// prefix not of the first key columns and their types is
-// ErrInvalidPrimaryKey. Backward, swap start and end (a whole key: read
-// forward).
+// PrefixRange returns the bounds of the rows whose leading key columns equal
+// prefix (nil: the whole table; SPEC §8), else ErrInvalidPrimaryKey.
+// Backward, swap start and end (a whole key: read forward).
 func (t *Table) PrefixRange(ctx context.Context, prefix PrimaryKey) (start, end PrimaryKey, err error) {
 	m, err := t.c.tableMeta(ctx, t.name)
 	if err != nil {

@@ -181,8 +181,7 @@ func cutString(s string) string {
 	return cut
 }
 
-// GoString formats v typed, as %#v and messages do: String("a"), InfMin; a
-// long value is cut as String cuts it and followed by its length.
+// GoString formats v typed, as %#v and messages do: String("a"), InfMin.
 func (v Value) GoString() string {
 	switch v.typ {
 	case TypeString:
@@ -207,10 +206,8 @@ func (v Value) GoString() string {
 	return "Value(invalid)"
 }
 
-// Compare orders values as SPEC §4 and §10 do: Integer and Double
-// numerically, String and Binary bytewise (a proper prefix first), false
-// before true, InfMin and InfMax below and above all, different types by
-// type.
+// Compare orders values as SPEC §4 and §10 do (numbers numerically,
+// String and Binary bytewise, false first, InfMin and InfMax at the ends).
 func Compare(a, b Value) int {
 	if a.typ == b.typ {
 		switch a.typ {

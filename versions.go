@@ -16,8 +16,7 @@ type SystemClock struct{}
 // Now returns time.Now().
 func (SystemClock) Now() time.Time { return time.Now() }
 
-// ManualClock is a Clock that moves only when told to. It is safe for
-// concurrent use. The zero ManualClock reads the Unix epoch.
+// ManualClock is a concurrency-safe Clock that moves only when told to (zero: the epoch).
 type ManualClock struct {
 	mu sync.Mutex
 	t  time.Time
