@@ -1,7 +1,8 @@
 // Package tablekit gives Go programs one API for Tablestore-style
 // wide-column tables on Google Bigtable, Alibaba Cloud Tablestore, AWS
 // DynamoDB and an embedded store, behaving the same on each (SPEC.md,
-// checked by package conformance); [Backend] is for adapter authors.
+// checked by package conformance); [Backend] is for adapter authors, who
+// build on packages rowmodel, backend/driver and backend/codec.
 //
 // A program opens a backend by URL and uses a [Client]:
 //
@@ -13,11 +14,13 @@
 // A URL scheme works once its package is imported (localengine: mem://,
 // fileengine: file://, backend/...: the clouds; package all: every one).
 // Package typed maps structs to rows; package faults injects failures.
-// Every error is an [*Error] whose Code is a portable sentinel.
+// Every error is an [*Error] whose Code is a portable sentinel. Clients
+// cache table metadata; a stale one never corrupts a changed table (SPEC §3).
 //
 // Requests carry the client clock's now, so a [ManualClock] governs TTL and
 // versions, except on Tablestore, which keeps time on the server (give its
-// emulator the same clock: tstest.Options.Clock).
+// emulator the same clock: tstest.Options.Clock; on the real service a
+// ManualClock only stamps the versions written).
 //
 // A change feed (SPEC §15, [Table.EnableChangeFeed], on backends whose
 // [Capabilities] say ChangeFeed) yields every committed write as a
