@@ -2,11 +2,8 @@ package conformance_test
 
 import (
 	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,28 +28,7 @@ var feedMutants = map[string]string{
 }
 
 func TestSuiteCatchesFeedMutants(t *testing.T) {
-	if os.Getenv(feedMutantEnv) != "" {
-		t.Skip("in a mutant's child process")
-	}
-	if testing.Short() {
-		t.Skip("runs the suite once per mutant")
-	}
-	for m, caughtBy := range feedMutants {
-		t.Run(m, func(t *testing.T) {
-			t.Parallel()
-			sec, cs, _ := strings.Cut(caughtBy, "/")
-			cmd := exec.Command(os.Args[0], "-test.run=^TestFeedMutant$/^"+sec+"$/^"+cs+"$", "-test.count=1")
-			cmd.Env = append(os.Environ(), feedMutantEnv+"="+m)
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) {
-				t.Fatalf("the suite passed with mutant %s (err %v):\n%s", m, err, tail(out))
-			}
-			if !strings.Contains(string(out), "--- FAIL: TestFeedMutant/"+caughtBy+" ") {
-				t.Errorf("mutant %s was not caught by %s:\n%s", m, caughtBy, tail(out))
-			}
-		})
-	}
+	runMutants(t, feedMutantEnv, "TestFeedMutant", feedMutants, nil)
 }
 
 // TestFeedMutant is the child process's test: the suite against one

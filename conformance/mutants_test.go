@@ -56,28 +56,39 @@ var mutants = map[string]string{
 }
 
 func TestSuiteCatchesMutants(t *testing.T) {
-	if os.Getenv(mutantEnv) != "" {
+	runMutants(t, mutantEnv, "TestMutant", mutants, func(t *testing.T, m string, out []byte) {
+		if m == "notShared" && !strings.Contains(string(out), "implement conformance.SharedStore") {
+			t.Errorf("a harness that shares no storage was not told to implement SharedStore:\n%s", tail(out))
+		}
+	})
+}
+
+// runMutants runs child, in a child process per mutant of table (named in
+// env), on the case that must catch it, and fails unless that case fails;
+// check, if not nil, looks at the child's output too.
+func runMutants(t *testing.T, env, child string, table map[string]string, check func(t *testing.T, m string, out []byte)) {
+	if os.Getenv(env) != "" {
 		t.Skip("in a mutant's child process")
 	}
 	if testing.Short() {
 		t.Skip("runs the suite once per mutant")
 	}
-	for m, caughtBy := range mutants {
+	for m, caughtBy := range table {
 		t.Run(m, func(t *testing.T) {
 			t.Parallel()
 			sec, cs, _ := strings.Cut(caughtBy, "/")
-			cmd := exec.Command(os.Args[0], "-test.run=^TestMutant$/^"+sec+"$/^"+cs+"$", "-test.count=1")
-			cmd.Env = append(os.Environ(), mutantEnv+"="+m)
+			cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$/^"+sec+"$/^"+cs+"$", "-test.count=1")
+			cmd.Env = append(os.Environ(), env+"="+m)
 			out, err := cmd.CombinedOutput()
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) {
 				t.Fatalf("the suite passed with mutant %s (err %v):\n%s", m, err, tail(out))
 			}
-			if !strings.Contains(string(out), "--- FAIL: TestMutant/"+caughtBy+" ") {
+			if !strings.Contains(string(out), "--- FAIL: "+child+"/"+caughtBy+" ") {
 				t.Errorf("mutant %s was not caught by %s:\n%s", m, caughtBy, tail(out))
 			}
-			if m == "notShared" && !strings.Contains(string(out), "implement conformance.SharedStore") {
-				t.Errorf("a harness that shares no storage was not told to implement SharedStore:\n%s", tail(out))
+			if check != nil {
+				check(t, m, out)
 			}
 		})
 	}
