@@ -36,21 +36,9 @@ func TestAtomicCrashChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("only run as the atomic crash test's child process")
 	}
-	eng, err := fileengine.Open(dir, nil)
-	if err != nil {
-		fmt.Println("OPEN FAILED", err)
-		os.Exit(2)
-	}
-	db := tablekit.NewClient(eng)
+	db, ack := openCrashChild(dir, nil)
 	tab := db.Table(atomicCrashTable)
 	ctx := context.Background()
-	var out sync.Mutex
-	ack := func(line string) {
-		out.Lock()
-		_, _ = os.Stdout.WriteString("ACK " + line + "\n")
-		out.Unlock()
-	}
-	ack("READY")
 	var wg sync.WaitGroup
 	for w := range crashWorkers {
 		wg.Go(func() {

@@ -72,21 +72,9 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("only run as the crash test's child process")
 	}
 	cycle := os.Getenv(crashCycleEnv)
-	eng, err := fileengine.Open(dir, &fileengine.Options{NoSync: os.Getenv(crashSyncEnv) == "true"})
-	if err != nil {
-		fmt.Println("OPEN FAILED", err)
-		os.Exit(2)
-	}
-	db := tablekit.NewClient(eng)
+	db, ack := openCrashChild(dir, &fileengine.Options{NoSync: os.Getenv(crashSyncEnv) == "true"})
 	tab := db.Table(crashTable)
 	ctx := context.Background()
-	var out sync.Mutex
-	ack := func(line string) {
-		out.Lock()
-		_, _ = os.Stdout.WriteString("ACK " + line + "\n")
-		out.Unlock()
-	}
-	ack("READY")
 	var wg sync.WaitGroup
 	for w := range crashWorkers {
 		wg.Go(func() {
@@ -223,6 +211,25 @@ func testCrash(t *testing.T, noSync bool, cycles int) {
 		t.Errorf("only %d writes acknowledged in %d cycles: the child hardly ran", acks, cycles)
 	}
 	t.Logf("%d cycles, %d acknowledged writes, %d rows", cycles, acks, len(rows))
+}
+
+// openCrashChild opens a crash child's engine on dir (a failure is
+// printed for the parent, and exits), says "ACK READY", and returns the
+// client and ack, which prints one acknowledged line for the parent.
+func openCrashChild(dir string, opts *fileengine.Options) (*tablekit.Client, func(line string)) {
+	eng, err := fileengine.Open(dir, opts)
+	if err != nil {
+		fmt.Println("OPEN FAILED", err)
+		os.Exit(2)
+	}
+	var out sync.Mutex
+	ack := func(line string) {
+		out.Lock()
+		_, _ = os.Stdout.WriteString("ACK " + line + "\n")
+		out.Unlock()
+	}
+	ack("READY")
+	return tablekit.NewClient(eng), ack
 }
 
 // runCrashChild runs one child on dir for about d after it is ready, kills
