@@ -86,12 +86,7 @@ func atomicLinModel() porcupine.Model {
 	nm := porcupine.NondeterministicModel{
 		Init: func() []any { return []any{atomicLinState{}} },
 		Step: func(state, input, output any) []any {
-			next := atomicLinStep(state.(atomicLinState), input.(atomicLinInput), output.(atomicLinOutput))
-			out := make([]any, len(next))
-			for i, s := range next {
-				out[i] = s
-			}
-			return out
+			return anys(atomicLinStep(state.(atomicLinState), input.(atomicLinInput), output.(atomicLinOutput)))
 		},
 		Equal: func(a, b any) bool { return a.(atomicLinState) == b.(atomicLinState) },
 		Hash: func(state any) uint64 {

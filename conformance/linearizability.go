@@ -271,12 +271,7 @@ func linModel() porcupine.Model {
 		},
 		Init: func() []any { return []any{linState{}} },
 		Step: func(state, input, output any) []any {
-			next := linStep(state.(linState), input.(linInput), output.(linOutput))
-			out := make([]any, len(next))
-			for i, s := range next {
-				out[i] = s
-			}
-			return out
+			return anys(linStep(state.(linState), input.(linInput), output.(linOutput)))
 		},
 		Equal: func(a, b any) bool { return a.(linState) == b.(linState) },
 		Hash: func(state any) uint64 {
@@ -692,4 +687,13 @@ func formatLinOp(op porcupine.Operation) string {
 	}
 	return fmt.Sprintf("[%d, %s] client %d: %s", op.Call, ret, op.ClientId,
 		describeLinOp(op.Input.(linInput), op.Output.(linOutput)))
+}
+
+// anys boxes a model step's next states for porcupine.
+func anys[S any](states []S) []any {
+	out := make([]any, len(states))
+	for i, s := range states {
+		out[i] = s
+	}
+	return out
 }
