@@ -10,7 +10,6 @@ import (
 	"iter"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -112,24 +111,7 @@ func (cp *checkpoint) save() error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(cp.path), filepath.Base(cp.path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(append(b, '\n'))
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), cp.path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-	}
-	return werr
+	return writeAtomic(cp.path, append(b, '\n'))
 }
 
 func (cp *checkpoint) table(name string) *tableCheckpoint {

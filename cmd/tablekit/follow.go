@@ -115,10 +115,17 @@ func followTables(ctx context.Context, src, dst *tablekit.Client, cp *checkpoint
 				}
 				tc.Feed[r.Shard] = r.Checkpoint
 				cp.mu.Unlock()
+				// The lock covers the clock, not the file write: followers of
+				// other tables do not wait for a save. Two saves may race; the
+				// older one winning only means records applied again, which
+				// leaves the destination unchanged.
 				saveMu.Lock()
-				defer saveMu.Unlock()
-				if time.Since(lastSave) >= 200*time.Millisecond {
+				due := time.Since(lastSave) >= 200*time.Millisecond
+				if due {
 					lastSave = time.Now()
+				}
+				saveMu.Unlock()
+				if due {
 					return cp.save()
 				}
 				return nil
