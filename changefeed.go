@@ -199,7 +199,7 @@ func (t *Table) ReadShard(ctx context.Context, shard string, from Checkpoint) it
 					return
 				}
 			}
-			if len(page.Records) == 0 {
+			if page.Ended || len(page.Records) == 0 {
 				return
 			}
 			from = page.Next

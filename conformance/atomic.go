@@ -3,6 +3,7 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,7 +60,7 @@ func (e *env) atomicClaimed(t tbl, writes []tk.BatchWrite, want []rowView) bool 
 		e.must("DescribeTable", err)
 		reqs := make([]*tk.WriteRequest, len(writes))
 		for i, w := range writes {
-			reqs[i] = &tk.WriteRequest{Meta: &m, Kind: w.Kind, Key: w.Key, Columns: w.Columns, Changes: w.Changes, Condition: w.Condition, Now: e.now()}
+			reqs[i] = &tk.WriteRequest{Meta: &m, Kind: w.Kind, Key: w.Key, Columns: slices.Clone(w.Columns), Changes: w.Changes, Condition: w.Condition, Now: e.now()}
 			for j := range reqs[i].Columns {
 				reqs[i].Columns[j].Version = e.now()
 			}

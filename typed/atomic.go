@@ -19,6 +19,9 @@ func (t *Table[T]) PutWrite(v *T, opts ...tablekit.WriteOption) (tablekit.BatchW
 	if t.si.err != nil {
 		return tablekit.BatchWrite{}, t.si.err
 	}
+	if v == nil {
+		return tablekit.BatchWrite{}, invalid("typed: Put of a nil *%v", reflect.TypeFor[T]())
+	}
 	key, cols, err := marshal(reflect.ValueOf(v).Elem(), t.si)
 	if err != nil {
 		return tablekit.BatchWrite{}, err

@@ -56,6 +56,7 @@ func TestNilIsAnErrorNotAPanic(t *testing.T) {
 		"Key(nil)":               func() error { _, err := typed.Key(nil); return err },
 		"Unmarshal(row, nil)":    func() error { return typed.Unmarshal(tablekit.Row{}, nil) },
 		"Put(ctx, nil)":          func() error { return recs.Put(ctx, nil) },
+		"PutWrite(nil)":          func() error { _, err := recs.PutWrite(nil); return err },
 		"Update(ctx, nil)":       func() error { return recs.Update(ctx, nil) },
 		"UpdateFields(ctx, nil)": func() error { return recs.UpdateFields(ctx, nil, []string{"Name"}) },
 	} {

@@ -565,17 +565,11 @@ func Of[T any](t *tablekit.Table) *Table[T] {
 // a history, give each step its own key or version (see the package
 // example "history").
 func (t *Table[T]) Put(ctx context.Context, v *T, opts ...tablekit.WriteOption) error {
-	if t.si.err != nil {
-		return t.si.err
-	}
-	if v == nil {
-		return invalid("typed: Put of a nil *%v", reflect.TypeFor[T]())
-	}
-	key, cols, err := marshal(reflect.ValueOf(v).Elem(), t.si)
+	w, err := t.PutWrite(v)
 	if err != nil {
 		return err
 	}
-	return t.t.PutRow(ctx, key, cols, opts...)
+	return t.t.PutRow(ctx, w.Key, w.Columns, opts...)
 }
 
 // Update writes into the row of v's key, creating it if absent, every
