@@ -53,7 +53,7 @@ func (c *Client) AtomicWrite(ctx context.Context, writes []BatchWrite) (out []Ba
 		return nil, err
 	}
 	aw, ok := c.b.(AtomicWriter)
-	if !ok || !CapabilitiesOf(c.b).AtomicWrite {
+	if !ok || !c.caps.AtomicWrite {
 		return nil, &Error{Op: op, Table: table, Code: ErrUnimplemented,
 			Msg: "the backend cannot write several rows atomically (SPEC §13; Capabilities.AtomicWrite is false)"}
 	}

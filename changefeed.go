@@ -112,7 +112,7 @@ func (t *Table) feeder(op string) (ChangeFeeder, error) {
 		return nil, err
 	}
 	f, ok := t.c.b.(ChangeFeeder)
-	if !ok || !CapabilitiesOf(t.c.b).ChangeFeed {
+	if !ok || !t.c.caps.ChangeFeed {
 		return nil, &Error{Op: op, Table: t.name, Code: ErrUnimplemented, Msg: "the backend has no change feed (Capabilities.ChangeFeed is false)"}
 	}
 	return f, nil

@@ -17,6 +17,7 @@ import (
 // requests and caches table metadata ([WithMetaCacheTTL], SPEC §3).
 type Client struct {
 	b        Backend
+	caps     Capabilities // CapabilitiesOf(b), once: a backend's do not change
 	clock    Clock
 	cacheTTL time.Duration
 	closed   atomic.Bool
@@ -39,7 +40,7 @@ func WithMetaCacheTTL(d time.Duration) ClientOption { return func(cl *Client) { 
 
 // NewClient returns a Client over b. Closing the client closes b.
 func NewClient(b Backend, opts ...ClientOption) *Client {
-	c := &Client{b: b, clock: SystemClock{}, cacheTTL: time.Minute}
+	c := &Client{b: b, caps: CapabilitiesOf(b), clock: SystemClock{}, cacheTTL: time.Minute}
 	for _, o := range opts {
 		o(c)
 	}
@@ -56,7 +57,7 @@ func (c *Client) As(target any) bool {
 }
 
 // Capabilities reports what the backend supports beyond SPEC's required calls.
-func (c *Client) Capabilities() Capabilities { return CapabilitiesOf(c.b) }
+func (c *Client) Capabilities() Capabilities { return c.caps }
 
 // Close closes the client and its backend; later calls fail with
 // [ErrClosed], calls in flight may fail. Closing twice is not an error.

@@ -19,7 +19,7 @@ type RangeScanner interface {
 // iteration; never modify it, [Row.Clone] one to keep (see [ScanPoison]).
 func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
 	s, ok := t.c.b.(RangeScanner)
-	if !ok || !CapabilitiesOf(t.c.b).LendingScan {
+	if !ok || !t.c.caps.LendingScan {
 		rows := t.Rows(ctx, start, end, opts...)
 		return func(yield func(Row, error) bool) {
 			for r, err := range rows {
