@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/internal/base"
 )
 
 // Row is a row as a backend stores it.
@@ -493,9 +492,10 @@ func Apply(r *Row, w *tablekit.WriteRequest) (*Row, *tablekit.UpdateResult, erro
 // writer could still reveal what newer options hide: see [Reveals].
 func ApplyTo(dst *Row, r *Row, w *tablekit.WriteRequest) (keep bool, res *tablekit.UpdateResult, err error) {
 	m := w.Meta
-	if r != nil && r.Generation > m.Generation {
-		return false, nil, tablekit.WrapError(tablekit.ErrUnavailable, base.ErrStaleMeta,
-			"table %q: the row was written under options generation %d, the request has %d", m.Name, r.Generation, m.Generation)
+	if r != nil {
+		if err := CheckGeneration(m, r.Generation); err != nil {
+			return false, nil, err
+		}
 	}
 	if err := Check(r, m.Options, w.Condition, w.Now); err != nil {
 		return false, nil, err

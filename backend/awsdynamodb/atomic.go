@@ -135,16 +135,7 @@ type atomicTx struct {
 // oneCall reports whether w is sent without a read: a put or delete
 // whose condition one DynamoDB condition says (see fastwrite.go).
 func oneCall(w *tablekit.WriteRequest) bool {
-	if w.Kind != tablekit.WritePut && w.Kind != tablekit.WriteDelete {
-		return false
-	}
-	switch rowmodel.WriteReads(w) {
-	case rowmodel.ReadsNothing:
-		return true
-	case rowmodel.ReadsExistence:
-		return w.Meta.Options.TTL == tablekit.NoExpiry
-	}
-	return false
+	return (w.Kind == tablekit.WritePut || w.Kind == tablekit.WriteDelete) && fastCondition(w)
 }
 
 // build returns the transaction's items and the writes' responses: every
