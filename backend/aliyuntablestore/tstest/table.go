@@ -154,8 +154,6 @@ func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, e
 		return nil, unsupported("Stream")
 	case req.GetSseSpec().GetEnable():
 		return nil, unsupported("Server-side encryption")
-	case req.GetEnableLocalTxn():
-		return nil, unsupported("Local transactions")
 	}
 	cu := req.GetReservedThroughput().GetCapacityUnit()
 	if cu == nil || cu.Read == nil || cu.Write == nil {
