@@ -82,7 +82,9 @@ import (
 const DefaultTransactionTimeout = 60 * time.Second
 
 // DefaultMaxTransactions is the default of Options.MaxTransactions.
-const DefaultMaxTransactions = 128
+// With MaxTransactionSize it bounds the writes the server keeps for open
+// transactions to 64 × 4 MB.
+const DefaultMaxTransactions = 64
 
 // MaxTransactionSize is the most data one local transaction writes (the
 // service's 4 MB, counted as the sum of its write requests' sizes).
