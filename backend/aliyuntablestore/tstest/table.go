@@ -355,6 +355,7 @@ func (s *Server) deleteTable(ctx context.Context, body []byte) (proto.Message, e
 	if err := s.client.DeleteTable(ctx, req.GetTableName()); err != nil {
 		return nil, err
 	}
+	s.endTableTxns(req.GetTableName())
 	for _, im := range ex.idx.metas {
 		if err := s.dropIndex(ctx, req.GetTableName(), im.GetName()); err != nil {
 			return nil, err

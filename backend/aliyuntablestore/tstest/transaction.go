@@ -49,7 +49,8 @@ import (
 //   - Reads carrying the id see the transaction's writes; they must stay in
 //     its table and partition key (GetRange: both bounds' first column is
 //     the partition key).
-//   - AbortTransaction discards the writes. A transaction idle for longer
+//   - AbortTransaction discards the writes, and so do DeleteTable and the
+//     admin reset (of the transactions on their tables). A transaction idle for longer
 //     than Options.TransactionTimeout (default 60 s, the service's) on the
 //     server's clock is aborted; so a tablekit.ManualClock in Options.Clock,
 //     or the admin clock, expires transactions without waiting. An unknown,
@@ -173,6 +174,17 @@ func (s *Server) endLocked(t *txn) {
 func (s *Server) sweepLocked(now time.Time) {
 	for _, t := range s.txns.byID {
 		if s.expiredLocked(t, now) {
+			s.endLocked(t)
+		}
+	}
+}
+
+// endTableTxns aborts the open transactions on table (it was deleted).
+func (s *Server) endTableTxns(table string) {
+	s.txns.mu.Lock()
+	defer s.txns.mu.Unlock()
+	for _, t := range s.txns.byID {
+		if t.table == table {
 			s.endLocked(t)
 		}
 	}

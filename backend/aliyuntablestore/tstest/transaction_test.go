@@ -3,6 +3,7 @@ package tstest
 //lint:file-ignore SA1019 the SDK's otsprotocol messages are golang/protobuf APIv1 messages (no ProtoReflect), which github.com/golang/protobuf/proto handles as they are.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -704,5 +705,96 @@ func TestTxnRace(t *testing.T) {
 	}
 	if acked != 2*workers*rounds {
 		t.Fatalf("%d increments acknowledged, want %d", acked, 2*workers*rounds)
+	}
+}
+
+// gatedBackend blocks the Write of one row until gate is closed.
+type gatedBackend struct {
+	*localengine.Engine
+	row     int64
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (g *gatedBackend) Write(ctx context.Context, req *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	if len(req.Key) == 2 && req.Key[1].Value.Equal(tablekit.Integer(g.row)) {
+		close(g.entered)
+		<-g.gate
+	}
+	return g.Engine.Write(ctx, req)
+}
+
+// TestTxnStartWaitsForWrites: a transaction starts only once the writes
+// without one being applied to its partition key are done, and from the
+// moment it waits, new ones are refused.
+func TestTxnStartWaitsForWrites(t *testing.T) {
+	g := &gatedBackend{Engine: localengine.New(), row: 1, entered: make(chan struct{}), gate: make(chan struct{})}
+	e := txnEnv(t, Options{Backend: g})
+	put := make(chan error, 1)
+	go func() { put <- e.txnPut("", "a", 1, "before", tablestore.RowExistenceExpectation_IGNORE) }()
+	<-g.entered
+	type started struct {
+		id  string
+		err error
+	}
+	start := make(chan started, 1)
+	go func() {
+		id, err := e.start("t", "a")
+		start <- started{id, err}
+	}()
+	for owned := false; !owned; {
+		e.srv.txns.mu.Lock()
+		p := e.srv.txns.parts[partID("t", tablekit.KeyPart{Name: "p", Value: tablekit.String("a")})]
+		owned = p != nil && p.owner != nil
+		e.srv.txns.mu.Unlock()
+		time.Sleep(time.Millisecond)
+	}
+	wantOTS(t, e.txnPut("", "a", 2, "during", tablestore.RowExistenceExpectation_IGNORE), 409, "OTSRowOperationConflict", "Data is being modified by the other request.")
+	select {
+	case s := <-start:
+		t.Fatalf("StartLocalTransaction answered (%v) while a write to its partition key was being applied", s)
+	default:
+	}
+	close(g.gate)
+	if err := <-put; err != nil {
+		t.Fatal(err)
+	}
+	s := <-start
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	if got := e.txnGet(s.id, "a", 1); got != "before" {
+		t.Errorf("the transaction reads %v", got)
+	}
+	if err := e.commit(s.id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTxnEndsWithTable: deleting a table, or the admin reset, aborts its
+// transactions and frees their partition keys for the next table of
+// that name.
+func TestTxnEndsWithTable(t *testing.T) {
+	e := txnEnv(t, Options{})
+	for _, end := range []string{"DeleteTable", "Reset"} {
+		id := e.mustStart("t", "a")
+		if err := e.txnPut(id, "a", 1, "x", tablestore.RowExistenceExpectation_IGNORE); err != nil {
+			t.Fatal(err)
+		}
+		if end == "DeleteTable" {
+			if _, err := e.c.DeleteTable(&tablestore.DeleteTableRequest{TableName: "t"}); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := e.srv.Reset(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		e.createTable("t", 1, pkDef{"p", tString}, pkDef{"r", tInteger})
+		if err := e.txnPut("", "a", 2, "y", tablestore.RowExistenceExpectation_IGNORE); err != nil {
+			t.Fatalf("after %s: %v", end, err)
+		}
+		wantOTS(t, e.commit(id), 404, "OTSSessionNotExist", "Session not exist or may be timeout.")
+		if got := e.mustRange("", "a", false, 0); got != "2=y" {
+			t.Errorf("after %s: %q", end, got)
+		}
 	}
 }
