@@ -46,9 +46,9 @@ import (
 //     applies them all or none with one tablekit.Client.AtomicWrite over
 //     the Backend's tablekit.AtomicWriter. A rejected write leaves the
 //     transaction usable, as on the service.
-//   - Reads carrying the id see the transaction's writes; they must stay in
-//     its table and partition key (GetRange: both bounds' first column is
-//     the partition key).
+//   - Reads carrying the id see the transaction's writes. The service
+//     limits writes, not reads, to the transaction's partition key: a read
+//     elsewhere sees committed data, as without the id.
 //   - AbortTransaction discards the writes, and so do DeleteTable and the
 //     admin reset (of the transactions on their tables). A transaction idle for longer
 //     than Options.TransactionTimeout (default 60 s, the service's) on the
@@ -619,10 +619,10 @@ func (s *Server) readRow(ctx context.Context, id *string, meta *tablekit.TableMe
 		return tablekit.Row{}, false, oe
 	}
 	defer s.doneTxn(t)
-	if oe := t.inTxn(meta.Name, key); oe != nil {
-		return tablekit.Row{}, false, oe
+	var prev *txnRow
+	if meta.Name == t.table {
+		prev = t.rows[string(codec.EncodeKey(key))]
 	}
-	prev := t.rows[string(codec.EncodeKey(key))]
 	if prev == nil {
 		return s.client.Table(meta.Name).GetRow(ctx, key, rs.opts...)
 	}
@@ -647,14 +647,8 @@ func (s *Server) readRange(ctx context.Context, id *string, req *tablekit.GetRan
 		return nil, oe
 	}
 	defer s.doneTxn(t)
-	if oe := t.inTxn(req.Meta.Name, req.Start); oe != nil {
-		return nil, oe
-	}
-	if oe := t.inTxn(req.Meta.Name, req.End); oe != nil {
-		return nil, oe
-	}
 	page, err := s.backend.GetRange(ctx, req)
-	if err != nil || len(t.rows) == 0 {
+	if err != nil || len(t.rows) == 0 || req.Meta.Name != t.table {
 		return page, err
 	}
 	// The span the page covers: from Start to Next (exclusive), or to End.

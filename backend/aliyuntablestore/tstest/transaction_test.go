@@ -93,14 +93,21 @@ func (e *env) txnGet(id, p string, r int64) any {
 	return "<no v>"
 }
 
-// txnRange reads partition p's rows as "r=v" strings.
+// txnRange reads partition p's rows (every row for p "*") as "r=v"
+// strings.
 func (e *env) txnRange(id, p string, backward bool, limit int32) ([]string, error) {
 	q := &tablestore.RangeRowQueryCriteria{TableName: "t", MaxVersion: 1, Limit: limit,
 		StartPrimaryKey: pk("p", p, "r", tablestore.MIN), EndPrimaryKey: pk("p", p, "r", tablestore.MAX)}
-	q.StartPrimaryKey.PrimaryKeys[1].PrimaryKeyOption = tablestore.MIN
-	q.StartPrimaryKey.PrimaryKeys[1].Value = nil
-	q.EndPrimaryKey.PrimaryKeys[1].PrimaryKeyOption = tablestore.MAX
-	q.EndPrimaryKey.PrimaryKeys[1].Value = nil
+	inf := 1
+	if p == "*" {
+		inf = 0
+	}
+	for i := inf; i < 2; i++ {
+		q.StartPrimaryKey.PrimaryKeys[i].PrimaryKeyOption = tablestore.MIN
+		q.StartPrimaryKey.PrimaryKeys[i].Value = nil
+		q.EndPrimaryKey.PrimaryKeys[i].PrimaryKeyOption = tablestore.MAX
+		q.EndPrimaryKey.PrimaryKeys[i].Value = nil
+	}
 	if backward {
 		q.Direction = tablestore.BACKWARD
 		q.StartPrimaryKey, q.EndPrimaryKey = q.EndPrimaryKey, q.StartPrimaryKey
@@ -177,6 +184,18 @@ func TestTxnCommitVisible(t *testing.T) {
 	}
 	if got := e.mustRange(id, "a", false, 0); got != inside {
 		t.Errorf("inside: %s, want %s", got, inside)
+	}
+	// A range over every partition key: the transaction's rows as it sees
+	// them, the others' committed.
+	e.put("t", pk("p", "0", "r", int64(1)), "v", "zero")
+	e.put("t", pk("p", "b", "r", int64(1)), "v", "bee")
+	for _, limit := range []int32{0, 1, 2} {
+		if got := e.mustRange(id, "*", false, limit); got != "1=zero "+inside+" 1=bee" {
+			t.Errorf("inside, every partition key, limit %d: %s", limit, got)
+		}
+		if got := e.mustRange(id, "*", true, limit); got != "1=bee 5=new5 4=new4 2=new2 1=old1 1=zero" {
+			t.Errorf("inside, every partition key, backward, limit %d: %s", limit, got)
+		}
 	}
 	// Pages of one and two rows, both ways, stitch the same rows.
 	for _, limit := range []int32{1, 2} {
@@ -446,8 +465,15 @@ func TestTxnErrors(t *testing.T) {
 	ch.SetCondition(tablestore.RowExistenceExpectation_IGNORE)
 	_, err = e.c.PutRow(&tablestore.PutRowRequest{PutRowChange: ch})
 	wantOTS(t, err, 400, "OTSDataOutOfRange", "Table 'u' is out of the range of the transaction, which is on table 't'.")
-	_, err = e.txnRange(id, "b", false, 0)
-	wantOTS(t, err, 400, "OTSDataOutOfRange", "The primary key is out of the range of the transaction: its p must be a.")
+	// Reads are not limited to the partition key: elsewhere they see
+	// committed data.
+	e.put("t", pk("p", "b", "r", int64(1)), "v", "b1")
+	if got := e.mustRange(id, "b", false, 0); got != "1=b1" {
+		t.Errorf("a read of partition b in the transaction: %q", got)
+	}
+	if got := e.txnGet(id, "b", 1); got != "b1" {
+		t.Errorf("a read of row b/1 in the transaction: %v", got)
+	}
 	// The transaction is still usable after refused requests.
 	if err := e.txnPut(id, "a", 1, "x", tablestore.RowExistenceExpectation_IGNORE); err != nil {
 		t.Fatal(err)
@@ -455,7 +481,7 @@ func TestTxnErrors(t *testing.T) {
 	if err := e.commit(id); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.mustRange("", "b", false, 0); got != "" {
+	if got := e.mustRange("", "b", false, 0); got != "1=b1" {
 		t.Errorf("partition b: %q", got)
 	}
 }
