@@ -34,8 +34,9 @@ import (
 //     While it is held, a write to that partition key without the id is
 //     refused with 409 OTSRowOperationConflict ("Data is being modified by
 //     the other request."), and so is a second StartLocalTransaction on it;
-//     reads without the id are not blocked and see only committed data
-//     (Read Committed).
+//     StartLocalTransaction itself waits for the writes being applied
+//     there. Reads without the id are not blocked and see only committed
+//     data (Read Committed).
 //   - Writes carrying the id must stay in the transaction's table and
 //     partition key (else 400 OTSDataOutOfRange). Their conditions are
 //     checked when they arrive, against the committed row with the
@@ -50,13 +51,15 @@ import (
 //     limits writes, not reads, to the transaction's partition key: a read
 //     elsewhere sees committed data, as without the id.
 //   - AbortTransaction discards the writes, and so do DeleteTable and the
-//     admin reset (of the transactions on their tables). A transaction idle for longer
-//     than Options.TransactionTimeout (default 60 s, the service's) on the
-//     server's clock is aborted; so a tablekit.ManualClock in Options.Clock,
-//     or the admin clock, expires transactions without waiting. An unknown,
-//     finished or expired id is 404 OTSSessionNotExist ("Session not exist
-//     or may be timeout."); a transaction serves one request at a time
-//     (409 OTSSessionBusy).
+//     admin reset for the transactions on their tables. A transaction idle
+//     for longer than Options.TransactionTimeout (default 60 s, the
+//     service's) on the server's clock is aborted; so a
+//     tablekit.ManualClock in Options.Clock, or the admin clock, expires
+//     transactions without waiting. Open transactions live in memory: a
+//     restart aborts them. An unknown, finished or expired id is 404
+//     OTSSessionNotExist ("Session not exist or may be timeout."); a
+//     transaction serves one request at a time (409 OTSSessionBusy).
+//     CommitTransaction ends the transaction whatever its outcome.
 //
 // Limits (a client cannot make the server hold more): at most
 // Options.MaxTransactions open transactions (default
@@ -74,9 +77,11 @@ import (
 // Refused (400 OTSParameterInvalid): StartLocalTransaction over a Backend
 // without atomic writes (tablekit.CapabilitiesOf(backend).AtomicWrite
 // false), with the service's message for a table whose transactions are
-// disabled; is_atomic with transaction_id. Every table accepts transactions: the emulator does not
-// model CreateTable's enable_local_txn. The lock is the emulator's: a
-// second server over the same Backend does not see it.
+// disabled; is_atomic with transaction_id. Every table accepts
+// transactions: the emulator accepts CreateTable's enable_local_txn and
+// does not model it. BatchGetRow has no transaction_id in the SDKs'
+// messages: it reads committed data. The lock is the emulator's: a second
+// server over the same Backend does not see it.
 
 // DefaultTransactionTimeout is how long a local transaction may stay idle
 // before the server aborts it (the service's 60 s).
@@ -231,8 +236,8 @@ func (s *Server) holdRow(table string, key tablekit.PrimaryKey) (release func(),
 	}, nil
 }
 
-// holdRows is holdRow for each key: the releases of those admitted, and
-// for each key whether it was refused.
+// heldRows are the rows of one request admitted by holdRow, released
+// together once the request's writes are applied.
 type heldRows struct{ releases []func() }
 
 func (h *heldRows) hold(s *Server, table string, key tablekit.PrimaryKey) *otsError {
@@ -376,7 +381,11 @@ func (s *Server) beginTxn(ctx context.Context, table string, pk tablekit.KeyPart
 	if r.byID == nil {
 		r.byID = map[string]*txn{}
 	}
-	t := &txn{id: newTxnID(table, pk), table: table, part: id, pk: pk, lastUsed: now, busy: true, rows: map[string]*txnRow{}}
+	tid := newTxnID(table, pk)
+	for r.byID[tid] != nil {
+		tid = newTxnID(table, pk)
+	}
+	t := &txn{id: tid, table: table, part: id, pk: pk, lastUsed: now, busy: true, rows: map[string]*txnRow{}}
 	r.byID[t.id] = t
 	p.owner = t
 	var wait chan struct{}
