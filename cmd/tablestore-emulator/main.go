@@ -57,6 +57,12 @@
 // Advance move the server, then the client, to the same time), and a
 // tablekit.ManualClock-driven test runs against the emulator as against
 // every other backend.
+//
+// Local transactions (over a backend with atomic writes) are aborted after
+// -transaction-timeout of idleness on that clock (default 60 s, the
+// service's), so advancing a manual clock expires them; at most
+// -max-transactions are open at once. They live in memory: a restart
+// aborts them.
 package main
 
 import (
@@ -153,6 +159,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 	readTimeout := fs.Duration("read-timeout", tstest.DefaultReadTimeout, "longest time to read a request, body included")
 	writeTimeout := fs.Duration("write-timeout", tstest.DefaultWriteTimeout, "longest time to serve and write a response")
 	idleTimeout := fs.Duration("idle-timeout", tstest.DefaultIdleTimeout, "idle keep-alive connections are closed after this")
+	txnTimeout := fs.Duration("transaction-timeout", tstest.DefaultTransactionTimeout, "a local transaction idle this long (on the server's clock) is aborted")
+	maxTxns := fs.Int("max-transactions", tstest.DefaultMaxTransactions, "most local transactions open at once")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -175,9 +183,14 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 		}
 		secret, secretFrom = tstest.DefaultAccessKeySecret, "the public default (loopback only)"
 	}
+	if *txnTimeout <= 0 || *maxTxns <= 0 {
+		fmt.Fprintln(stderr, "tablestore-emulator: -transaction-timeout and -max-transactions must be positive")
+		return 2
+	}
 	opts := tstest.Options{
 		Addr: *addr, InstanceName: *instance, AccessKeyID: *akID, AccessKeySecret: secret,
 		MaxConns: *maxConns, ReadTimeout: *readTimeout, WriteTimeout: *writeTimeout, IdleTimeout: *idleTimeout,
+		TransactionTimeout: *txnTimeout, MaxTransactions: *maxTxns,
 	}
 	adminFrom := ""
 	if *adminAddr != "" {

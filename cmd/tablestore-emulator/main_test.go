@@ -216,6 +216,47 @@ func TestBinary(t *testing.T) {
 	}
 }
 
+// TestTransactionFlags: -max-transactions and -transaction-timeout reach
+// the server.
+func TestTransactionFlags(t *testing.T) {
+	cfg := tablestore.NewDefaultTableStoreConfig()
+	cfg.RetryTimes = 0
+	startTxn := func(c *tablestore.TableStoreClient, p string) (*string, error) {
+		r, err := c.StartLocalTransaction(&tablestore.StartLocalTransactionRequest{TableName: "t", PrimaryKey: key(p)})
+		if err != nil {
+			return nil, err
+		}
+		return r.TransactionId, nil
+	}
+	code := func(err error) string {
+		var oe *tablestore.OtsError
+		if errors.As(err, &oe) {
+			return oe.Code
+		}
+		return fmt.Sprint(err)
+	}
+	p := start(t, nil, "-addr", "127.0.0.1:0", "-max-transactions", "1")
+	c := tablestore.NewClientWithConfig(p.endpoint, "tstest", "tstest-access-key-id", "tstest-access-key-secret", "", cfg)
+	createTable(t, c, "t")
+	if _, err := startTxn(c, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := startTxn(c, "b"); code(err) != "OTSQuotaExhausted" {
+		t.Fatalf("a second transaction with -max-transactions 1: %v", err)
+	}
+	// Idle for more than a nanosecond is any time between two calls.
+	p = start(t, nil, "-addr", "127.0.0.1:0", "-transaction-timeout", "1ns")
+	c = tablestore.NewClientWithConfig(p.endpoint, "tstest", "tstest-access-key-id", "tstest-access-key-secret", "", cfg)
+	createTable(t, c, "t")
+	id, err := startTxn(c, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CommitTransaction(&tablestore.CommitTransactionRequest{TransactionId: id}); code(err) != "OTSSessionNotExist" {
+		t.Fatalf("commit after -transaction-timeout 1ns: %v", err)
+	}
+}
+
 // TestKill9KeepsAcknowledgedWrites is the probe "kill -9 after 88k
 // acknowledged writes: a restart has nothing": with -data, every write the
 // SDK saw acknowledged before SIGKILL reads back after a restart.
@@ -414,6 +455,8 @@ func TestBadFlags(t *testing.T) {
 		{"AdminNotLoopback", []string{"-addr", "127.0.0.1:0", "-admin-addr", "0.0.0.0:0"}, map[string]string{envAdminToken: "a-token-of-enough-length"}, 1, "not a loopback address"},
 		{"Args", []string{"secret"}, nil, 2, "unexpected arguments"},
 		{"BadClock", []string{"-clock", "yesterday"}, nil, 2, "RFC 3339"},
+		{"ZeroTransactionTimeout", []string{"-transaction-timeout", "0s"}, nil, 2, "must be positive"},
+		{"NoTransactions", []string{"-max-transactions", "0"}, nil, 2, "must be positive"},
 		{"BackendAndData", []string{"-backend", "mem://", "-data", dir}, nil, 2, "give one"},
 		{"UnknownScheme", []string{"-backend", "nope://x"}, nil, 2, `no opener for scheme "nope"`},
 		{"NoScheme", []string{"-backend", dir}, nil, 2, "no scheme"},

@@ -108,6 +108,7 @@ func (s *Server) Reset(ctx context.Context) (int, error) {
 			return n, err
 		}
 		n++
+		s.endTableTxns(name)
 		s.mu.Lock()
 		delete(s.extras, name)
 		s.mu.Unlock()

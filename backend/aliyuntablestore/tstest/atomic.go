@@ -146,6 +146,11 @@ func (s *Server) atomicBatchWriteRow(ctx context.Context, req *otsprotocol.Batch
 	for i, g := range groups {
 		writes[i] = g.bw
 	}
+	release, oe := s.holdRow(writes[0].Table, writes[0].Key)
+	if oe != nil {
+		return nil, oe
+	}
+	defer release()
 	res, err := s.client.AtomicWrite(ctx, writes)
 	if err != nil {
 		var ae *tablekit.AtomicWriteError

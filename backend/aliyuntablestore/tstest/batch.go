@@ -156,7 +156,7 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 		return nil, err
 	}
 	if req.TransactionId != nil {
-		return nil, unsupported("Local transactions (transaction_id)")
+		return s.txnBatchWriteRow(ctx, &req)
 	}
 	if req.GetIsAtomic() {
 		return s.atomicBatchWriteRow(ctx, &req)
@@ -185,6 +185,8 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 		idx tableIndexes
 	}
 	var indexed []indexedSlot
+	var held heldRows // rows admitted past the local transactions' locks
+	defer held.release()
 	seen := map[string]bool{}
 	now := s.now()
 	for ti, t := range req.Tables {
@@ -219,6 +221,10 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 			}
 			if dupKey(seen, meta.Name, w.key) {
 				return nil, errDuplicateRow
+			}
+			if oe := held.hold(s, meta.Name, w.key); oe != nil {
+				tr.Rows[ri] = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
+				continue
 			}
 			if idx.indexed() {
 				indexed = append(indexed, indexedSlot{slot{ti, ri, w}, idx})

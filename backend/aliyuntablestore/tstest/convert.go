@@ -535,7 +535,6 @@ type readParams struct {
 	startColumn *string
 	endColumn   *string
 	token       []byte
-	txn         *string
 }
 
 // decodeRead validates a read's selection and converts it (Tablestore's
@@ -548,9 +547,6 @@ func decodeRead(meta *tablekit.TableMeta, p readParams) (readSpec, *otsError) {
 	}
 	if len(p.token) > 0 {
 		return rs, unsupported("Reading a row with a token")
-	}
-	if p.txn != nil {
-		return rs, unsupported("Local transactions (transaction_id)")
 	}
 	if p.columns != nil {
 		if len(p.columns) > 128 {

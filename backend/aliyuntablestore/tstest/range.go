@@ -63,12 +63,12 @@ func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, erro
 	}
 	rs, oe := decodeRead(meta, readParams{
 		columns: req.ColumnsToGet, timeRange: req.TimeRange, maxVersions: req.MaxVersions, filter: req.Filter,
-		startColumn: req.StartColumn, endColumn: req.EndColumn, token: req.Token, txn: req.TransactionId,
+		startColumn: req.StartColumn, endColumn: req.EndColumn, token: req.Token,
 	})
 	if oe != nil {
 		return nil, oe
 	}
-	page, err := s.backend.GetRange(ctx, &tablekit.GetRangeRequest{
+	page, err := s.readRange(ctx, req.TransactionId, &tablekit.GetRangeRequest{
 		Meta: meta, Start: start, End: end, Backward: backward, Limit: limit, Read: rs.spec, Now: s.now(),
 	})
 	if err != nil {

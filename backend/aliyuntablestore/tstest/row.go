@@ -120,7 +120,7 @@ func (s *Server) now() int64 { return s.clock.Now().UnixMilli() }
 // singleWrite serves PutRow, UpdateRow and DeleteRow.
 func (s *Server) singleWrite(ctx context.Context, table string, op otsprotocol.OperationType, change []byte, cond *otsprotocol.Condition, rc *otsprotocol.ReturnContent, txn *string) (*otsprotocol.ConsumedCapacity, []byte, error) {
 	if txn != nil {
-		return nil, nil, unsupported("Local transactions (transaction_id)")
+		return s.txnSingleWrite(ctx, *txn, table, op, change, cond, rc)
 	}
 	meta, oe := s.meta(ctx, table)
 	if oe != nil {
@@ -134,6 +134,11 @@ func (s *Server) singleWrite(ctx context.Context, table string, op otsprotocol.O
 	if idx.baseOf != "" {
 		return nil, nil, errIndexWrite(meta.Name)
 	}
+	release, oe := s.holdRow(meta.Name, w.key)
+	if oe != nil {
+		return nil, nil, oe
+	}
+	defer release()
 	var incs []tablekit.Column
 	var err error
 	if idx.indexed() {
@@ -200,12 +205,12 @@ func (s *Server) getRow(ctx context.Context, body []byte) (proto.Message, error)
 	}
 	rs, oe := decodeRead(meta, readParams{
 		columns: req.ColumnsToGet, timeRange: req.TimeRange, maxVersions: req.MaxVersions, filter: req.Filter,
-		startColumn: req.StartColumn, endColumn: req.EndColumn, token: req.Token, txn: req.TransactionId,
+		startColumn: req.StartColumn, endColumn: req.EndColumn, token: req.Token,
 	})
 	if oe != nil {
 		return nil, oe
 	}
-	r, found, err := s.client.Table(meta.Name).GetRow(ctx, key, rs.opts...)
+	r, found, err := s.readRow(ctx, req.TransactionId, meta, key, &rs)
 	if err != nil {
 		return nil, err
 	}

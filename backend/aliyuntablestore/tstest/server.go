@@ -118,6 +118,14 @@ type Options struct {
 	AdminToken       string
 	AdminAllowRemote bool
 
+	// TransactionTimeout is how long a local transaction may stay idle
+	// before the server aborts it, on the server's clock (default
+	// DefaultTransactionTimeout, the service's 60 s). MaxTransactions caps
+	// the open local transactions (default DefaultMaxTransactions). See
+	// transaction.go.
+	TransactionTimeout time.Duration
+	MaxTransactions    int
+
 	// MetaFile, when set, keeps the per-table state the Backend does not
 	// (reserved throughput, defined columns, creation time, secondary
 	// indexes): NewServer loads it, and every table-level call saves it
@@ -148,6 +156,8 @@ type Server struct {
 
 	admin *adminServer
 	saver metaSaver
+
+	txns txnRegistry // open local transactions (transaction.go)
 
 	closeOnce sync.Once
 }
@@ -356,6 +366,10 @@ func init() {
 		"AddDefinedColumn":         (*Server).addDefinedColumn,
 		"DeleteDefinedColumn":      (*Server).deleteDefinedColumn,
 		"ComputeSplitPointsBySize": (*Server).computeSplitPointsBySize,
+
+		"StartLocalTransaction": (*Server).startLocalTransaction,
+		"CommitTransaction":     (*Server).commitTransaction,
+		"AbortTransaction":      (*Server).abortTransaction,
 	}
 }
 

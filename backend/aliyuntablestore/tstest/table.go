@@ -154,8 +154,6 @@ func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, e
 		return nil, unsupported("Stream")
 	case req.GetSseSpec().GetEnable():
 		return nil, unsupported("Server-side encryption")
-	case req.GetEnableLocalTxn():
-		return nil, unsupported("Local transactions")
 	}
 	cu := req.GetReservedThroughput().GetCapacityUnit()
 	if cu == nil || cu.Read == nil || cu.Write == nil {
@@ -357,6 +355,7 @@ func (s *Server) deleteTable(ctx context.Context, body []byte) (proto.Message, e
 	if err := s.client.DeleteTable(ctx, req.GetTableName()); err != nil {
 		return nil, err
 	}
+	s.endTableTxns(req.GetTableName())
 	for _, im := range ex.idx.metas {
 		if err := s.dropIndex(ctx, req.GetTableName(), im.GetName()); err != nil {
 			return nil, err

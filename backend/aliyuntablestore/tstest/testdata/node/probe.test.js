@@ -23,7 +23,10 @@ function call(op, params) {
 }
 
 // status is the HTTP status of each error code the probe expects.
-const status = { OTSObjectAlreadyExist: 409, OTSObjectNotExist: 404, OTSConditionCheckFail: 403 };
+const status = {
+  OTSObjectAlreadyExist: 409, OTSObjectNotExist: 404, OTSConditionCheckFail: 403,
+  OTSRowOperationConflict: 409, OTSSessionNotExist: 404, OTSParameterInvalid: 400,
+};
 
 // fails runs op and checks the error. The Node.js SDK reads error bodies as
 // XML, so with the service's protobuf errors (and the emulator's) err.code
@@ -230,6 +233,38 @@ describe('probe', function () {
     const d = await call('describeTable', { tableName: base });
     assert.deepStrictEqual(d.indexMetas.map((m) => m.name), ['node_probe_by_c']);
     await call('deleteTable', { tableName: base });
+  });
+
+  it('runs local transactions', async () => {
+    const start = { tableName: table, primaryKey: [{ id: 't' }] };
+    if (process.env.TSTEST_PROBE_NO_TRANSACTIONS) {
+      // The emulator's Backend has no atomic writes: refused.
+      await fails('startLocalTransaction', start, 'OTSParameterInvalid', 'explicit-transaction-disabled table');
+      return;
+    }
+    const get = async (n, transactionId) => {
+      const r = await call('getRow', Object.assign({ tableName: table, primaryKey: key('t', n), maxVersions: 1 }, transactionId ? { transactionId } : {}));
+      return r.row && r.row.primaryKey ? cols(r.row).v[0] : undefined;
+    };
+    const put = (n, v, transactionId) => call('putRow', Object.assign({
+      tableName: table, condition: ignore(), primaryKey: key('t', n), attributeColumns: [{ v }],
+    }, transactionId ? { transactionId } : {}));
+    const { transactionId } = await call('startLocalTransaction', start);
+    assert.ok(transactionId, 'no transaction id');
+    await put(1, 'in', transactionId);
+    assert.strictEqual(await get(1), undefined);
+    assert.strictEqual(await get(1, transactionId), 'in');
+    await fails('putRow', { tableName: table, condition: ignore(), primaryKey: key('t', 2), attributeColumns: [{ v: 'out' }] },
+      'OTSRowOperationConflict', 'Data is being modified by the other request.');
+    await call('commitTransaction', { transactionId });
+    assert.strictEqual(await get(1), 'in');
+    await fails('commitTransaction', { transactionId }, 'OTSSessionNotExist', 'Session not exist or may be timeout.');
+    const second = (await call('startLocalTransaction', start)).transactionId;
+    await put(3, 'aborted', second);
+    await call('abortTransaction', second);
+    assert.strictEqual(await get(3), undefined);
+    await put(2, 'out');
+    assert.strictEqual(await get(2), 'out');
   });
 
   it('deletes rows and the table', async () => {
