@@ -116,6 +116,7 @@ func CapabilitiesOf(b Backend) Capabilities {
 		c.LendingScan = c.LendingScan && in.LendingScan
 		c.AtomicWrite = c.AtomicWrite && in.AtomicWrite
 		c.ChangeFeed = c.ChangeFeed && in.ChangeFeed
+		c.AutoIncrement = in.AutoIncrement // no method of its own: writes pass through
 	}
 	return c
 }
@@ -186,9 +187,9 @@ type GetRangeResponse struct {
 type WriteRequest struct {
 	Meta      *TableMeta
 	Kind      WriteKind
-	Key       PrimaryKey
-	Columns   []Column // a put's, versions set (none: a key-only row)
-	Changes   []Change // an update's, in order, versions set
+	Key       PrimaryKey // a put's or update's may hold AutoIncrement (SPEC §14)
+	Columns   []Column   // a put's, versions set (none: a key-only row)
+	Changes   []Change   // an update's, in order, versions set
 	Condition Condition
 	Now       int64
 }
@@ -212,9 +213,10 @@ func (w *WriteRequest) String() string {
 	return s
 }
 
-// UpdateResult holds an update's incremented columns' new values, in order.
+// UpdateResult is one write's result (SPEC §8, §14).
 type UpdateResult struct {
-	Increments []Column
+	Increments []Column   // an update's incremented columns' new values, in order
+	Key        PrimaryKey // the full key written if the request's held AutoIncrement
 }
 
 // WriteResponse is one write's error, or an update's increments.

@@ -82,6 +82,12 @@ func checkMeta(m *TableMeta) *Error {
 			if prev.Name == kc.Name {
 				return invalid("primary-key column %q appears twice", kc.Name)
 			}
+			if prev.AutoIncrement && kc.AutoIncrement {
+				return invalid("primary-key columns %q and %q are both auto-increment; a table may have one (SPEC §14)", prev.Name, kc.Name)
+			}
+		}
+		if kc.AutoIncrement && (i == 0 || kc.Type != TypeInteger) {
+			return invalid("primary-key column %q (%v, column %d) cannot be auto-increment: it must be an Integer column other than the first (SPEC §14)", kc.Name, kc.Type, i+1)
 		}
 	}
 	return checkOptions(m.Options)
@@ -96,8 +102,24 @@ func isKeyName(m *TableMeta, name string) bool {
 	return false
 }
 
+// hasAutoIncrement reports whether m declares an auto-increment column.
+func hasAutoIncrement(m *TableMeta) bool {
+	for _, kc := range m.Key {
+		if kc.AutoIncrement {
+			return true
+		}
+	}
+	return false
+}
+
 // checkKeyValue checks one key value against its schema column.
 func checkKeyValue(kc KeyColumn, v Value, bound bool) *Error {
+	if v.typ == typeAutoIncrement {
+		if kc.AutoIncrement {
+			return Errorf(ErrInvalidPrimaryKey, "primary-key column %q is AutoIncrement, which only a put's or update's key may hold; address an existing row by its real key (SPEC §14)", kc.Name)
+		}
+		return Errorf(ErrInvalidPrimaryKey, "primary-key column %q is AutoIncrement, but it is not an auto-increment column (SPEC §14)", kc.Name)
+	}
 	if v.IsInf() {
 		if bound {
 			return nil
@@ -137,6 +159,19 @@ func checkKey(m *TableMeta, k PrimaryKey, bound bool) *Error {
 	return nil
 }
 
+// checkWriteKey is checkKey of a write's key, where a put or update may
+// hold AutoIncrement as the value of the table's auto-increment column.
+func checkWriteKey(m *TableMeta, kind WriteKind, k PrimaryKey) *Error {
+	i := k.AutoIncrementIndex()
+	if i < 0 || kind == WriteDelete || i >= len(m.Key) || !m.Key[i].AutoIncrement || len(k) != len(m.Key) {
+		return checkKey(m, k, false)
+	}
+	rest := make(PrimaryKey, len(k))
+	copy(rest, k)
+	rest[i].Value = Integer(0) // stands for the value to come
+	return checkKey(m, rest, false)
+}
+
 // checkValue checks an attribute value (SPEC §2).
 func checkValue(column string, v Value) *Error {
 	switch v.typ {
@@ -154,6 +189,8 @@ func checkValue(column string, v Value) *Error {
 			return invalid("column %q: Double %v is not allowed (NaN and ±Inf are refused)", column, f)
 		}
 	case TypeInteger, TypeBoolean:
+	case typeAutoIncrement:
+		return invalid("column %q: AutoIncrement is allowed only in a put's or update's key (SPEC §14)", column)
 	default:
 		return invalid("column %q: value %#v is not a String, Integer, Double, Boolean or Binary", column, v)
 	}
