@@ -3,6 +3,7 @@ package tablekit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -94,10 +95,10 @@ func TestAutoIncrementCreateTable(t *testing.T) {
 	}
 
 	// A backend without the capability: refused before any call.
-	bare := tablekit.NewClient(localengine.New())
+	bare := tablekit.NewClient(struct{ tablekit.Backend }{localengine.New()}) // hides its Capabilities
 	defer bare.Close()
 	if bare.Capabilities().AutoIncrement {
-		t.Fatal("the local engine under test claims AutoIncrement: use a backend that does not")
+		t.Fatal("the backend under test claims AutoIncrement: use one that does not")
 	}
 	err = bare.CreateTable(ctx, tablekit.TableMeta{Name: "t", Key: aiSchema})
 	var te *tablekit.Error
@@ -188,5 +189,80 @@ func TestAutoIncrementKeyHelpers(t *testing.T) {
 	}
 	if s := k.String(); !strings.Contains(s, "seq=AutoIncrement") {
 		t.Fatalf("key formats as %s", s)
+	}
+}
+
+// Messages of a conversation get their sequence numbers from the store
+// (SPEC §14): the key's "seq" is AutoIncrement, and ReturnKey says what the
+// store assigned.
+func ExampleReturnKey() {
+	ctx := context.Background()
+	db := tablekit.NewClient(localengine.New())
+	defer db.Close()
+	err := db.CreateTable(ctx, tablekit.TableMeta{Name: "messages", Key: tablekit.KeySchema{
+		{Name: "conversation", Type: tablekit.TypeString},
+		{Name: "seq", Type: tablekit.TypeInteger, AutoIncrement: true},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	msgs := db.Table("messages")
+	for _, text := range []string{"hello", "how are you?"} {
+		var key tablekit.PrimaryKey
+		key0 := tablekit.Key("conversation", tablekit.String("c1")).Add("seq", tablekit.AutoIncrement)
+		if err := msgs.PutRow(ctx, key0, []tablekit.Column{{Name: "text", Value: tablekit.String(text)}}, tablekit.ReturnKey(&key)); err != nil {
+			panic(err)
+		}
+		fmt.Println(key)
+	}
+	// Output:
+	// (conversation=String("c1"), seq=Integer(1))
+	// (conversation=String("c1"), seq=Integer(2))
+}
+
+func TestAutoIncrementBatches(t *testing.T) {
+	ctx := context.Background()
+	db := tablekit.NewClient(localengine.New())
+	defer db.Close()
+	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "msgs", Key: aiSchema}); err != nil {
+		t.Fatal(err)
+	}
+	// 450 writes of one request key: each a new row (no same-row waves).
+	var ws []tablekit.BatchWrite
+	for i := range 450 {
+		ws = append(ws, tablekit.BatchPut("msgs", aiKey(tablekit.AutoIncrement), []tablekit.Column{{Name: "n", Value: tablekit.Integer(int64(i))}}))
+	}
+	res, err := db.WriteAll(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for i, r := range res {
+		s, ok := r.Key[1].Value.Int()
+		if !ok || seen[s] || !r.Key.Equal(aiKey(tablekit.Integer(s))) {
+			t.Fatalf("write %d: key %v (seen before: %v)", i, r.Key, seen[s])
+		}
+		seen[s] = true
+		row, found, err := db.Table("msgs").GetRow(ctx, r.Key)
+		if v, _ := row.Get("n"); err != nil || !found || v != tablekit.Integer(int64(i)) {
+			t.Fatalf("row %v: %v %v %v, want n = %d", r.Key, row, found, err, i)
+		}
+	}
+	// Two in one atomic write: two rows, not one row twice.
+	var k0 tablekit.PrimaryKey
+	ares, err := db.Table("msgs").AtomicWrite(ctx, []tablekit.BatchWrite{
+		tablekit.BatchPut("", aiKey(tablekit.AutoIncrement), nil, tablekit.ReturnKey(&k0)),
+		tablekit.BatchUpdate("", aiKey(tablekit.AutoIncrement), []tablekit.Change{tablekit.Increment("n", 1)}),
+	})
+	if err != nil || len(ares) != 2 || ares[0].Key.Equal(ares[1].Key) || !k0.Equal(ares[0].Key) || ares[1].Increments == nil {
+		t.Fatalf("AtomicWrite: %+v, %v (ReturnKey %v)", ares, err, k0)
+	}
+	// ReturnKey on a delete is ignored; on a real key it is that key.
+	var kd, kr tablekit.PrimaryKey
+	if err := db.Table("msgs").DeleteRow(ctx, k0, tablekit.ReturnKey(&kd)); err != nil || kd != nil {
+		t.Fatalf("DeleteRow: %v, ReturnKey %v", err, kd)
+	}
+	if _, err := db.Table("msgs").UpdateRow(ctx, ares[1].Key, []tablekit.Change{tablekit.Increment("n", 1)}, tablekit.ReturnKey(&kr)); err != nil || !kr.Equal(ares[1].Key) {
+		t.Fatalf("UpdateRow: %v, ReturnKey %v", err, kr)
 	}
 }
