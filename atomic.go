@@ -90,8 +90,9 @@ func (c *Client) AtomicWrite(ctx context.Context, writes []BatchWrite) (out []Ba
 	out = make([]BatchWriteResult, len(writes))
 	for i, r := range res {
 		if r.Update != nil {
-			out[i].Increments = r.Update.Increments
+			out[i].Increments, out[i].Key = r.Update.Increments, r.Update.Key
 		}
+		setReturnKey(writes[i].returnKey, out[i].Key, writes[i].Key)
 	}
 	return out, nil
 }
@@ -140,11 +141,13 @@ func (c *Client) atomicRequests(m *TableMeta, writes []BatchWrite) ([]*WriteRequ
 				w.Key, w.Key[0].Name, writes[0].Key[0].Value)}
 		}
 		dup := false
-		if len(writes) <= smallAtomic { // a scan of the few before it beats a map
+		switch {
+		case w.Key.AutoIncrementIndex() >= 0: // a new row
+		case len(writes) <= smallAtomic: // a scan of the few before it beats a map
 			for j := range i {
 				dup = dup || writes[j].Key.Equal(w.Key)
 			}
-		} else {
+		default:
 			id := string(encodeToken(token{key: w.Key}))
 			_, dup = seen[id]
 			seen[id] = struct{}{}

@@ -60,6 +60,16 @@ type Backend interface {
 //   - ScanRange: rows lent to fn are not modified or kept by either side;
 //     the caller never modifies next. GetRange may stop early (after
 //     MaxScanRows examined rows, say) with Next set.
+//   - Auto-increment (SPEC §14), for a backend whose Capabilities say
+//     AutoIncrement (CapabilityDeclarer): CreateTable stores KeyColumn's
+//     flag and DescribeTable returns it. The key of a put or update (in
+//     Write, BatchWriteRow and AtomicWrite) may hold AutoIncrement in that
+//     column (Key.AutoIncrementIndex()); assign a value above every one
+//     assigned before in the partition key, never again, also after a
+//     crash or a failed write (gaps are fine), write the row under
+//     Key.WithAutoIncrement(v) as a new row (its condition sees no row),
+//     record the real key in the change feed, and return it in
+//     UpdateResult.Key. Conformance S14_AutoIncrement checks it.
 
 // BatchReader reads many rows in one store call (else: GetRow per row).
 type BatchReader interface {
@@ -116,6 +126,7 @@ func CapabilitiesOf(b Backend) Capabilities {
 		c.LendingScan = c.LendingScan && in.LendingScan
 		c.AtomicWrite = c.AtomicWrite && in.AtomicWrite
 		c.ChangeFeed = c.ChangeFeed && in.ChangeFeed
+		c.AutoIncrement = in.AutoIncrement // no method of its own: writes pass through
 	}
 	return c
 }
@@ -186,9 +197,9 @@ type GetRangeResponse struct {
 type WriteRequest struct {
 	Meta      *TableMeta
 	Kind      WriteKind
-	Key       PrimaryKey
-	Columns   []Column // a put's, versions set (none: a key-only row)
-	Changes   []Change // an update's, in order, versions set
+	Key       PrimaryKey // a put's or update's may hold AutoIncrement (SPEC §14)
+	Columns   []Column   // a put's, versions set (none: a key-only row)
+	Changes   []Change   // an update's, in order, versions set
 	Condition Condition
 	Now       int64
 }
@@ -212,9 +223,10 @@ func (w *WriteRequest) String() string {
 	return s
 }
 
-// UpdateResult holds an update's incremented columns' new values, in order.
+// UpdateResult is one write's result (SPEC §8, §14).
 type UpdateResult struct {
-	Increments []Column
+	Increments []Column   // an update's incremented columns' new values, in order
+	Key        PrimaryKey // the full key written if the request's held AutoIncrement
 }
 
 // WriteResponse is one write's error, or an update's increments.

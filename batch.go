@@ -142,7 +142,10 @@ func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) (out []
 			case werr != nil:
 				out[i].Err = c.backendErr(werr, op, writes[i].Table)
 			case upd != nil:
-				out[i].Increments = upd.Increments
+				out[i].Increments, out[i].Key = upd.Increments, upd.Key
+			}
+			if werr == nil {
+				setReturnKey(writes[i].returnKey, out[i].Key, writes[i].Key)
 			}
 		}
 	}
@@ -160,6 +163,9 @@ func sameRowWaves(reqs []*WriteRequest) [][]int {
 	waveOf := make([]int, len(reqs))
 	n := 1
 	for j, r := range reqs {
+		if r.Key.AutoIncrementIndex() >= 0 {
+			continue // a new row: never one written before
+		}
 		id := string(encodeToken(token{table: r.Meta.Name, key: r.Key}))
 		waveOf[j] = seen[id]
 		seen[id]++
@@ -255,6 +261,9 @@ func (c *Client) WriteAll(ctx context.Context, writes []BatchWrite) ([]BatchWrit
 	parallel := batchChunks
 	seen := make(map[string]struct{}, len(writes))
 	for _, w := range writes {
+		if w.Key.AutoIncrementIndex() >= 0 {
+			continue // a new row
+		}
 		id := string(encodeToken(token{table: w.Table, key: w.Key}))
 		if _, dup := seen[id]; dup {
 			parallel = 1

@@ -47,8 +47,7 @@ func NewClient(b Backend, opts ...ClientOption) *Client {
 	return c
 }
 
-// As sets *target to the backend's native client (or part of it) if it has
-// one of target's type, as its adapter documents; it bypasses validation.
+// As sets *target to a native client of its type (see the adapter), unchecked.
 func (c *Client) As(target any) bool {
 	if a, ok := c.b.(NativeAccessor); ok {
 		return a.As(target)
@@ -96,6 +95,10 @@ func (c *Client) CreateTable(ctx context.Context, meta TableMeta) (err error) {
 	m.Incarnation, m.Generation = newIncarnation(), 1
 	if err := checkMeta(&m); err != nil {
 		return annotate(err, op, meta.Name)
+	}
+	if hasAutoIncrement(&m) && !c.caps.AutoIncrement {
+		return &Error{Op: op, Table: m.Name, Code: ErrUnimplemented,
+			Msg: "the backend has no auto-increment key columns (SPEC §14; Capabilities.AutoIncrement is false)"}
 	}
 	if err := c.b.CreateTable(ctx, &m); err != nil {
 		return annotate(err, op, m.Name)

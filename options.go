@@ -130,6 +130,35 @@ func (m ifMatch) applyWrite(dst *Condition) {
 // (a missing row too: see [Filter]).
 func IfMatch(f Filter) WriteOption { return ifMatch{f} }
 
+type returnKey struct{ dst *PrimaryKey }
+
+func (returnKey) applyWrite(*Condition) {}
+
+// ReturnKey sets *dst to the full key a successful put or update wrote.
+func ReturnKey(dst *PrimaryKey) WriteOption { return returnKey{dst} }
+
+// returnKeyOf returns the last ReturnKey's dst in opts, or nil.
+func returnKeyOf(opts []WriteOption) *PrimaryKey {
+	var dst *PrimaryKey
+	for _, o := range opts {
+		if r, ok := o.(returnKey); ok {
+			dst = r.dst
+		}
+	}
+	return dst
+}
+
+// setReturnKey gives *dst (if any) the key a write wrote: the backend's
+// (with the value assigned for AutoIncrement), else the request's.
+func setReturnKey(dst *PrimaryKey, written, req PrimaryKey) {
+	if dst != nil {
+		if written == nil {
+			written = req
+		}
+		*dst = written.Clone()
+	}
+}
+
 func writeCondition(opts []WriteOption) Condition {
 	var c Condition
 	for _, o := range opts {
@@ -173,9 +202,8 @@ type rangeOpt func(*readOptions)
 
 func (f rangeOpt) applyRange(o *readOptions) { f(o) }
 
-// Columns returns only the named attribute columns (key columns always
-// come back, and a row with none of them is still found; no names: keys
-// only). It copies names.
+// Columns returns only the named attribute columns, copied (and key columns;
+// a row with none of them is still found; no names: keys only).
 func Columns(names ...string) ReadOption {
 	names = append(make([]string, 0, len(names)), names...) // non-nil: Columns() returns no attribute columns
 	slices.Sort(names)
@@ -239,6 +267,7 @@ type BatchWrite struct {
 	Columns   []Column // WritePut
 	Changes   []Change // WriteUpdate
 	Condition Condition
+	returnKey *PrimaryKey // ReturnKey's
 }
 
 // WriteKind is the kind of a [BatchWrite] and of a backend's [WriteRequest].
@@ -266,12 +295,12 @@ func (k WriteKind) String() string {
 
 // BatchPut is a PutRow inside a batch.
 func BatchPut(table string, key PrimaryKey, cols []Column, opts ...WriteOption) BatchWrite {
-	return BatchWrite{Table: table, Key: key, Kind: WritePut, Columns: cols, Condition: writeCondition(opts)}
+	return BatchWrite{Table: table, Key: key, Kind: WritePut, Columns: cols, Condition: writeCondition(opts), returnKey: returnKeyOf(opts)}
 }
 
 // BatchUpdate is an UpdateRow inside a batch.
 func BatchUpdate(table string, key PrimaryKey, changes []Change, opts ...WriteOption) BatchWrite {
-	return BatchWrite{Table: table, Key: key, Kind: WriteUpdate, Changes: changes, Condition: writeCondition(opts)}
+	return BatchWrite{Table: table, Key: key, Kind: WriteUpdate, Changes: changes, Condition: writeCondition(opts), returnKey: returnKeyOf(opts)}
 }
 
 // BatchDelete is a DeleteRow inside a batch.
@@ -288,6 +317,7 @@ type BatchGetResult struct {
 
 // BatchWriteResult is one result of BatchWriteRow.
 type BatchWriteResult struct {
-	Increments []Column // an update's incremented values
+	Increments []Column   // an update's incremented values
+	Key        PrimaryKey // the key written if the write's held AutoIncrement
 	Err        error
 }

@@ -11,8 +11,7 @@ type KeyPart struct {
 	Value Value
 }
 
-// PrimaryKey is a row's key, its columns in schema order:
-// Key("customer", String("c42")).Add("ts", Integer(7)).
+// PrimaryKey is a row's key, in schema order: Key("a", v).Add("b", w).
 type PrimaryKey []KeyPart
 
 // Key returns a one-column primary key.
@@ -105,4 +104,23 @@ func (k PrimaryKey) Clone() PrimaryKey {
 		return nil
 	}
 	return append(PrimaryKey(nil), k...)
+}
+
+// AutoIncrementIndex returns the index of k's [AutoIncrement] column, or -1.
+func (k PrimaryKey) AutoIncrementIndex() int {
+	for i, p := range k {
+		if p.Value.typ == typeAutoIncrement {
+			return i
+		}
+	}
+	return -1
+}
+
+// WithAutoIncrement returns a copy of k with its AutoIncrement set to v.
+func (k PrimaryKey) WithAutoIncrement(v int64) PrimaryKey {
+	out := k.Clone()
+	if i := out.AutoIncrementIndex(); i >= 0 {
+		out[i].Value = Integer(v)
+	}
+	return out
 }

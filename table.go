@@ -22,17 +22,22 @@ func (t *Table) Name() string { return t.name }
 // PutRow replaces the row at key with cols (none: a key-only row).
 func (t *Table) PutRow(ctx context.Context, key PrimaryKey, cols []Column, opts ...WriteOption) error {
 	ctx, st := t.c.begin(ctx, "PutRow", t.name)
-	_, err := t.c.write(ctx, "PutRow", t.name, WritePut, key, cols, nil, writeCond(opts))
+	res, err := t.c.write(ctx, "PutRow", t.name, WritePut, key, cols, nil, writeCond(opts))
 	st.endWrite(err, key, cols, nil)
+	if err == nil && len(opts) > 0 {
+		setReturnKey(returnKeyOf(opts), resKey(res), key)
+	}
 	return err
 }
 
-// UpdateRow applies changes to the row at key in order, creating the row if
-// it is absent. It returns the new value of every incremented column.
+// UpdateRow applies changes in order to the row at key (absent: created).
 func (t *Table) UpdateRow(ctx context.Context, key PrimaryKey, changes []Change, opts ...WriteOption) (UpdateResult, error) {
 	ctx, st := t.c.begin(ctx, "UpdateRow", t.name)
 	res, err := t.c.write(ctx, "UpdateRow", t.name, WriteUpdate, key, nil, changes, writeCond(opts))
 	st.endWrite(err, key, nil, changes)
+	if err == nil && len(opts) > 0 {
+		setReturnKey(returnKeyOf(opts), resKey(res), key)
+	}
 	if err != nil || res == nil {
 		return UpdateResult{}, err
 	}
@@ -62,6 +67,14 @@ func (t *Table) GetRow(ctx context.Context, key PrimaryKey, opts ...ReadOption) 
 		return Row{}, false, nil
 	}
 	return *r, true, nil
+}
+
+// resKey is a write result's Key (nil: none).
+func resKey(res *UpdateResult) PrimaryKey {
+	if res == nil {
+		return nil
+	}
+	return res.Key
 }
 
 // writeCond is writeCondition without its cost (a Condition on the heap)
@@ -95,8 +108,11 @@ func (c *Client) write(ctx context.Context, op, table string, kind WriteKind, ke
 // and changes are new slices with their versions set.
 func (c *Client) writeRequest(m *TableMeta, kind WriteKind, key PrimaryKey, cols []Column, changes []Change, cond Condition) (*WriteRequest, error) {
 	now := c.now()
-	if err := checkKey(m, key, false); err != nil {
+	if err := checkWriteKey(m, kind, key); err != nil {
 		return nil, err
+	}
+	if !c.caps.AutoIncrement && key.AutoIncrementIndex() >= 0 {
+		return nil, Errorf(ErrUnimplemented, "the backend has no auto-increment key columns (SPEC §14; Capabilities.AutoIncrement is false)")
 	}
 	if err := checkCondition(m, cond); err != nil {
 		return nil, err

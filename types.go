@@ -20,8 +20,9 @@ const (
 	TypeBoolean
 	TypeBinary
 
-	typeInfMin // only in range bounds
-	typeInfMax // only in range bounds
+	typeInfMin        // only in range bounds
+	typeInfMax        // only in range bounds
+	typeAutoIncrement // only in a put's or update's key (SPEC §14)
 )
 
 // String returns the name of the type as SPEC.md spells it.
@@ -41,6 +42,8 @@ func (t Type) String() string {
 		return "InfMin"
 	case typeInfMax:
 		return "InfMax"
+	case typeAutoIncrement:
+		return "AutoIncrement"
 	}
 	return "Type(" + strconv.Itoa(int(t)) + ")"
 }
@@ -80,11 +83,11 @@ func Binary(b []byte) Value { return Value{typ: TypeBinary, str: string(b)} }
 // BinaryString returns a Binary value of the bytes of s, without a copy.
 func BinaryString(s string) Value { return Value{typ: TypeBinary, str: s} }
 
-// InfMin sorts below every value; it is allowed only in range bounds.
-var InfMin = Value{typ: typeInfMin}
-
-// InfMax sorts above every value; it is allowed only in range bounds.
-var InfMax = Value{typ: typeInfMax}
+var (
+	InfMin        = Value{typ: typeInfMin}        // below every value; only in range bounds
+	InfMax        = Value{typ: typeInfMax}        // above every value; only in range bounds
+	AutoIncrement = Value{typ: typeAutoIncrement} // in a put's or update's key: the store assigns it (SPEC §14)
+)
 
 // Type returns the type of v; the zero Value has type 0.
 func (v Value) Type() Type { return v.typ }
@@ -98,7 +101,10 @@ func (v Value) IsInfMin() bool { return v.typ == typeInfMin }
 // IsInfMax reports whether v is [InfMax].
 func (v Value) IsInfMax() bool { return v.typ == typeInfMax }
 
-// IsValid reports whether v is of one of the five types (not zero or Inf).
+// IsAutoIncrement reports whether v is [AutoIncrement].
+func (v Value) IsAutoIncrement() bool { return v.typ == typeAutoIncrement }
+
+// IsValid reports whether v is of one of the five types (no placeholder).
 func (v Value) IsValid() bool { return v.typ >= TypeString && v.typ <= TypeBinary }
 
 // Str returns the string of a String value; ok is false for other types.
@@ -125,8 +131,7 @@ func (v Value) Bytes() (b []byte, ok bool) {
 // BytesString returns the bytes of a Binary value as a string, without a copy.
 func (v Value) BytesString() (s string, ok bool) { return v.str, v.typ == TypeBinary }
 
-// Equal reports whether v and w have the same type and value (Doubles by
-// bits: Double(0) and Double(-0) differ, as they do when stored).
+// Equal reports whether v and w are of one type and value (Double(-0) ≠ 0).
 func (v Value) Equal(w Value) bool { return v == w }
 
 // Size is v's bytes in SPEC's size limits (8 for numbers, 1 for Boolean).
@@ -146,8 +151,7 @@ func (v Value) Size() int {
 // doubles in hex) a message quotes; SPEC §12 keeps messages short.
 const maxQuoted = 64
 
-// String formats v for people, untyped (7, click, 0x00ff, true, InfMin), a
-// String cut at 64 bytes and a Binary at 32; %#v gives the typed form.
+// String formats v untyped (7, click, 0x00ff, true), cut at 64 bytes; %#v: typed.
 func (v Value) String() string {
 	switch v.typ {
 	case TypeString:
@@ -166,7 +170,7 @@ func (v Value) String() string {
 			return fmt.Sprintf("0x%x…", v.str[:maxQuoted/2])
 		}
 		return fmt.Sprintf("0x%x", v.str)
-	case typeInfMin, typeInfMax:
+	case typeInfMin, typeInfMax, typeAutoIncrement:
 		return v.typ.String()
 	}
 	return "invalid"
@@ -200,7 +204,7 @@ func (v Value) GoString() string {
 			return fmt.Sprintf("Binary(0x%x…, %d bytes)", v.str[:maxQuoted/2], len(v.str))
 		}
 		return fmt.Sprintf("Binary(0x%x)", v.str)
-	case typeInfMin, typeInfMax:
+	case typeInfMin, typeInfMax, typeAutoIncrement:
 		return v.typ.String()
 	}
 	return "Value(invalid)"
@@ -280,8 +284,9 @@ func (r Row) Size() int {
 
 // KeyColumn is one column of a table's primary-key schema.
 type KeyColumn struct {
-	Name string
-	Type Type
+	Name          string
+	Type          Type
+	AutoIncrement bool `json:",omitempty"` // SPEC §14: the store assigns it (one Integer column, not the first)
 }
 
 // KeySchema is a table's primary key: 1–4 columns, first the partition key.

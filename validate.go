@@ -82,6 +82,12 @@ func checkMeta(m *TableMeta) *Error {
 			if prev.Name == kc.Name {
 				return invalid("primary-key column %q appears twice", kc.Name)
 			}
+			if prev.AutoIncrement && kc.AutoIncrement {
+				return invalid("primary-key columns %q and %q are both auto-increment; a table may have one (SPEC §14)", prev.Name, kc.Name)
+			}
+		}
+		if kc.AutoIncrement && (i == 0 || kc.Type != TypeInteger) {
+			return invalid("primary-key column %q (%v, column %d) cannot be auto-increment: it must be an Integer column other than the first (SPEC §14)", kc.Name, kc.Type, i+1)
 		}
 	}
 	return checkOptions(m.Options)
@@ -96,8 +102,24 @@ func isKeyName(m *TableMeta, name string) bool {
 	return false
 }
 
+// hasAutoIncrement reports whether m declares an auto-increment column.
+func hasAutoIncrement(m *TableMeta) bool {
+	for _, kc := range m.Key {
+		if kc.AutoIncrement {
+			return true
+		}
+	}
+	return false
+}
+
 // checkKeyValue checks one key value against its schema column.
 func checkKeyValue(kc KeyColumn, v Value, bound bool) *Error {
+	if v.typ == typeAutoIncrement {
+		if kc.AutoIncrement {
+			return Errorf(ErrInvalidPrimaryKey, "primary-key column %q is AutoIncrement, which only a put's or update's key may hold; address an existing row by its real key (SPEC §14)", kc.Name)
+		}
+		return Errorf(ErrInvalidPrimaryKey, "primary-key column %q is AutoIncrement, but it is not an auto-increment column (SPEC §14)", kc.Name)
+	}
 	if v.IsInf() {
 		if bound {
 			return nil
@@ -122,7 +144,11 @@ func checkKeyValue(kc KeyColumn, v Value, bound bool) *Error {
 }
 
 // checkKey applies SPEC §4: same count, names, order and types as the schema.
-func checkKey(m *TableMeta, k PrimaryKey, bound bool) *Error {
+func checkKey(m *TableMeta, k PrimaryKey, bound bool) *Error { return checkKeyAI(m, k, bound, false) }
+
+// checkKeyAI is checkKey; with ai, the auto-increment column may hold
+// AutoIncrement.
+func checkKeyAI(m *TableMeta, k PrimaryKey, bound, ai bool) *Error {
 	if len(k) != len(m.Key) {
 		return Errorf(ErrInvalidPrimaryKey, "key %v has %d columns, the schema has %d", k, len(k), len(m.Key))
 	}
@@ -130,11 +156,20 @@ func checkKey(m *TableMeta, k PrimaryKey, bound bool) *Error {
 		if k[i].Name != kc.Name {
 			return Errorf(ErrInvalidPrimaryKey, "key column %d is named %q, the schema says %q", i+1, k[i].Name, kc.Name)
 		}
+		if ai && kc.AutoIncrement && k[i].Value.typ == typeAutoIncrement {
+			continue
+		}
 		if err := checkKeyValue(kc, k[i].Value, bound); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkWriteKey is checkKey of a write's key, where a put or update may
+// hold AutoIncrement as the value of the table's auto-increment column.
+func checkWriteKey(m *TableMeta, kind WriteKind, k PrimaryKey) *Error {
+	return checkKeyAI(m, k, false, kind != WriteDelete)
 }
 
 // checkValue checks an attribute value (SPEC §2).
@@ -154,6 +189,8 @@ func checkValue(column string, v Value) *Error {
 			return invalid("column %q: Double %v is not allowed (NaN and ±Inf are refused)", column, f)
 		}
 	case TypeInteger, TypeBoolean:
+	case typeAutoIncrement:
+		return invalid("column %q: AutoIncrement is allowed only in a put's or update's key (SPEC §14)", column)
 	default:
 		return invalid("column %q: value %#v is not a String, Integer, Double, Boolean or Binary", column, v)
 	}

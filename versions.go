@@ -16,7 +16,7 @@ type SystemClock struct{}
 // Now returns time.Now().
 func (SystemClock) Now() time.Time { return time.Now() }
 
-// ManualClock is a concurrency-safe Clock that moves only when told to (zero: the epoch).
+// ManualClock is a concurrency-safe Clock moved only by hand (zero: the epoch).
 type ManualClock struct {
 	mu sync.Mutex
 	t  time.Time

@@ -116,11 +116,6 @@ func testCapabilitiesClaimed(e *env) {
 	if _, ok := e.b.(tk.AtomicWriter); caps.AtomicWrite && !ok {
 		e.t.Errorf("the backend claims AtomicWrite (SPEC §13) but is no tablekit.AtomicWriter")
 	}
-	for name, c := range map[string]bool{"AutoIncrement (SPEC §14)": caps.AutoIncrement} {
-		if c {
-			e.t.Errorf("the backend claims %s, which this suite cannot check yet: a claim nobody tests is not made", name)
-		}
-	}
 }
 
 // testCapabilitiesAbsent: a method whose capability is not claimed answers

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tablekit/tablekit"
@@ -50,6 +51,8 @@ var mutants = map[string]string{
 	"scanClaimedSkips":      "S13_Capabilities/Claimed",
 	"batchReadUndeclared":   "S13_Capabilities/Absent",
 	"atomicPartial":         "S13_AtomicWrite/AllOrNothing",
+	"aiDuplicate":           "S14_AutoIncrement/UniqueIncreasing16Writers",
+	"aiDecreasing":          "S14_AutoIncrement/UniqueIncreasing16Writers",
 	// Not a backend bug: a harness whose backends share no storage and
 	// that does not implement SharedStore must fail, never skip.
 	"notShared": "S3_CrossClient/RecreatedSameSchema",
@@ -122,7 +125,8 @@ func TestMutant(t *testing.T) {
 // mutant is the local engine with the bug named m.
 type mutant struct {
 	tablekit.Backend
-	m string
+	m    string
+	down atomic.Int64 // aiDecreasing's last value
 }
 
 func (b *mutant) ctx(ctx context.Context) context.Context {
@@ -228,7 +232,7 @@ func (b *mutant) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, f
 // Capabilities is what the mutant's methods offer, but for
 // batchReadUndeclared, which hides BatchRead while BatchGetRow works.
 func (b *mutant) Capabilities() tablekit.Capabilities {
-	return tablekit.Capabilities{BatchRead: b.m != "batchReadUndeclared", BatchWrite: true, LendingScan: true, AtomicWrite: true}
+	return tablekit.Capabilities{BatchRead: b.m != "batchReadUndeclared", BatchWrite: true, LendingScan: true, AtomicWrite: true, AutoIncrement: true}
 }
 
 // AtomicWrite is the local engine's, but for atomicPartial: the bug of a
@@ -336,6 +340,15 @@ func (b *mutant) Write(ctx context.Context, r *tablekit.WriteRequest) (*tablekit
 		}
 	case b.m == "noKeyOnly" && c.Kind == tablekit.WritePut && len(c.Columns) == 0:
 		c.Kind = tablekit.WriteDelete
+	case b.m == "aiDuplicate" && c.Key.AutoIncrementIndex() >= 0:
+		c.Key = c.Key.WithAutoIncrement(1) // every write the same value
+		res, err := b.Backend.Write(b.ctx(ctx), &c)
+		return aiResult(res, c.Key), err
+	case b.m == "aiDecreasing" && c.Key.AutoIncrementIndex() >= 0:
+		b.down.CompareAndSwap(0, 1<<40)
+		c.Key = c.Key.WithAutoIncrement(b.down.Add(-1)) // unique, but each below the last
+		res, err := b.Backend.Write(b.ctx(ctx), &c)
+		return aiResult(res, c.Key), err
 	case b.m == "deleteMissingFails" && c.Kind == tablekit.WriteDelete:
 		row, err := b.Backend.GetRow(ctx, &tablekit.GetRowRequest{Meta: c.Meta, Key: c.Key, Read: tablekit.ReadSpec{MaxVersions: 1}, Now: c.Now})
 		if err == nil && row == nil {
@@ -350,6 +363,15 @@ func (b *mutant) Write(ctx context.Context, r *tablekit.WriteRequest) (*tablekit
 		res.Increments = nil
 	}
 	return res, b.err(err)
+}
+
+// aiResult is res carrying key, as a write with AutoIncrement answers.
+func aiResult(res *tablekit.UpdateResult, key tablekit.PrimaryKey) *tablekit.UpdateResult {
+	if res == nil {
+		res = &tablekit.UpdateResult{}
+	}
+	res.Key = key
+	return res
 }
 
 // BatchWriteRow is the local engine's writes one at a time (the engine has

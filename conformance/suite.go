@@ -81,6 +81,7 @@ func sections() []section {
 		{"S12_Context", contextCases()},
 		{"S13_Capabilities", capabilityCases()},
 		{"S13_AtomicWrite", atomicCases()},
+		{"S14_AutoIncrement", autoIncCases()},
 		{"S15_ChangeFeed", changeFeedCases()},
 	}
 }

@@ -27,10 +27,15 @@ func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest)
 	}
 	keys := make([]string, len(reqs))
 	ents := make([]*entry, len(reqs))
+	auto := false // a key holds AutoIncrement: assigned under the lock (autoinc.go)
 	for i, w := range reqs {
 		if w.Meta.Name != reqs[0].Meta.Name {
 			return nil, &tablekit.AtomicWriteError{Index: i, Err: tablekit.Errorf(tablekit.ErrInvalidArgument,
 				"table %q: an atomic write is within one table, %q", w.Meta.Name, reqs[0].Meta.Name)}
+		}
+		if w.Kind != tablekit.WriteDelete && w.Key.AutoIncrementIndex() >= 0 {
+			auto = true
+			continue
 		}
 		keys[i] = codec.EncodeKeyString(w.Key)
 		ents[i] = &entry{key: slices.Clone(w.Key)}
@@ -41,6 +46,12 @@ func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest)
 	defer t.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	orig := reqs
+	if auto {
+		if reqs, err = t.assignAll(reqs, keys, ents); err != nil {
+			return nil, err
+		}
 	}
 	for i, w := range reqs {
 		m, err := t.current(w.Meta)
@@ -69,11 +80,15 @@ func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest)
 	// Every write holds: store them all (the rows are distinct), each with
 	// its change record (feed.go).
 	for i, w := range reqs {
+		if w != orig[i] { // assigned (autoinc.go)
+			out[i].Update = withKey(out[i].Update, w.Key)
+		}
 		t.record(w, out[i].Update)
 		if !keep[i] {
 			t.rows.Delete(keys[i])
 			continue
 		}
+		t.ai.saw(w.Key)
 		ents[i].seal()
 		t.rows.Set(keys[i], ents[i])
 	}

@@ -29,6 +29,7 @@ type table struct {
 	meta tablekit.TableMeta
 	rows btree.Map[string, *entry]
 	feed *feedLog // the change feed (feed.go); nil when never enabled
+	ai   *autoInc // auto-increment counters (autoinc.go); nil without such a column
 }
 
 // entry is a stored row and its decoded key. Entries are never modified in
@@ -96,7 +97,7 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 	}
 	m := *meta
 	m.Key = slices.Clone(meta.Key)
-	e.tables[meta.Name] = &table{meta: m}
+	e.tables[meta.Name] = &table{meta: m, ai: newAutoInc(&m)}
 	return nil
 }
 
@@ -304,6 +305,9 @@ func (sc *rangeScratch) release() {
 // Write implements tablekit.Backend: it applies one write to its row under
 // the table lock.
 func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	if w.Kind != tablekit.WriteDelete && w.Key.AutoIncrementIndex() >= 0 {
+		return e.writeAuto(ctx, w) // autoinc.go
+	}
 	t, err := e.table(ctx, w.Meta.Name)
 	if err != nil {
 		return nil, err
@@ -362,6 +366,7 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 		}
 		return res, nil
 	}
+	t.ai.saw(w.Key)
 	ent.seal()
 	t.rows.Set(stored, ent)
 	return res, nil
