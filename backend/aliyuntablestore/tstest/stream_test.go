@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
+	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
+	"github.com/golang/protobuf/proto"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/tablekit/tablekit"
@@ -387,4 +389,59 @@ func TestStreamSurvivesRestart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUpdateTableWithoutOptions: an UpdateTable with no table_options (only
+// a stream spec, or only reserved throughput) is served; it used to
+// panic (a 500) reading the absent options.
+func TestUpdateTableWithoutOptions(t *testing.T) {
+	e := newEnv(t)
+	e.createTable("t", 1, pkDef{"pk1", tablestore.PrimaryKeyType_STRING})
+	if _, err := e.c.UpdateTable(&tablestore.UpdateTableRequest{TableName: "t", ReservedThroughput: &tablestore.ReservedThroughput{Readcap: 1, Writecap: 1}}); err != nil {
+		t.Fatalf("UpdateTable with reserved throughput only: %v", err)
+	}
+	if _, err := e.c.UpdateTable(&tablestore.UpdateTableRequest{TableName: "t", StreamSpec: &tablestore.StreamSpecification{EnableStream: false}}); err != nil {
+		t.Fatalf("UpdateTable with a stream spec only: %v", err)
+	}
+}
+
+// FuzzStreamRequest sends the four stream calls arbitrary bodies, and
+// GetStreamRecord arbitrary iterators and limits: never a panic or a
+// 5xx, and malformed input is a 4xx OTS error.
+func FuzzStreamRequest(f *testing.F) {
+	e := newEnv(f)
+	if err := e.createStreamTable("s", 24); err != nil {
+		f.Fatal(err)
+	}
+	stream, shards := e.streamShards("s")
+	e.put("s", pk("pk1", "a"), "x", int64(1))
+	good := string(*e.iterator(stream, shards[0].SelfShard))
+	ops := []string{"ListStream", "DescribeStream", "GetShardIterator", "GetStreamRecord"}
+	for i := range ops {
+		f.Add(uint8(i), []byte{}, "", int32(0))
+	}
+	f.Add(uint8(3), []byte{}, good, int32(1))
+	f.Add(uint8(3), []byte{}, good[:len(good)/2], int32(1000))
+	f.Add(uint8(3), []byte{}, good+"A", int32(-1))
+	f.Add(uint8(2), []byte{0x0a, 0x24}, "", int32(0))
+	f.Fuzz(func(t *testing.T, opIdx uint8, body []byte, iter string, limit int32) {
+		op := ops[int(opIdx)%len(ops)]
+		if op == "GetStreamRecord" && iter != "" {
+			req := &otsprotocol.GetStreamRecordRequest{ShardIterator: proto.String(iter)}
+			if limit != 0 {
+				req.Limit = proto.Int32(limit)
+			}
+			var err error
+			if body, err = proto.Marshal(req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := do(t, e.srv, signedRequest(t, e.srv, op, body, e.srv.AccessKeySecret()))
+		if r.status >= 500 {
+			t.Fatalf("%s: status %d %s %q", op, r.status, r.err.GetCode(), r.err.GetMessage())
+		}
+		if r.status != 200 && (r.status/100 != 4 || !strings.HasPrefix(r.err.GetCode(), "OTS")) {
+			t.Fatalf("%s: status %d %v", op, r.status, r.err)
+		}
+	})
 }
