@@ -1,6 +1,7 @@
 package aliyuntablestore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,7 +99,7 @@ func (b *Backend) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMe
 		return nil, err
 	}
 	streams := slices.Clone(list.Streams)
-	slices.SortStableFunc(streams, func(x, y tablestore.Stream) int { return int(min(max(x.CreationTime-y.CreationTime, -1), 1)) })
+	slices.SortStableFunc(streams, func(x, y tablestore.Stream) int { return cmp.Compare(x.CreationTime, y.CreationTime) })
 	var prevLeaves []string
 	for _, s := range streams {
 		if s.Id == nil || *s.Id == "" || strings.Contains(string(*s.Id), "/") {
@@ -250,13 +251,14 @@ func (b *Backend) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest)
 			next = string(*resp.NextShardIterator)
 		}
 		if len(recs) <= pos.skip {
-			// Nothing new from this iterator.
 			switch {
-			case next == "":
+			case next == "": // the end of an ended shard
 				return &tablekit.ReadShardResponse{Next: pos.checkpoint(), Ended: true}, nil
-			case next == pos.iterator:
-				return &tablekit.ReadShardResponse{Next: pos.checkpoint()}, nil
+			case len(recs) == 0: // caught up: no record after the iterator yet
+				return &tablekit.ReadShardResponse{Next: feedPosition{skip: pos.skip, iterator: next}.checkpoint()}, nil
 			}
+			// Records delivered already: skip them, read on (each turn
+			// skips at least one).
 			pos = feedPosition{skip: pos.skip - len(recs), iterator: next}
 			continue
 		}
