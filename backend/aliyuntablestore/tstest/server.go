@@ -120,7 +120,7 @@ type Options struct {
 
 	// MetaFile, when set, keeps the per-table state the Backend does not
 	// (reserved throughput, defined columns, creation time, secondary
-	// indexes): NewServer loads it, and every table-level call saves it
+	// indexes, a stream's times and columns_to_get): NewServer loads it, and every table-level call saves it
 	// durably before it is answered. Give it with a durable Backend.
 	MetaFile string
 }
