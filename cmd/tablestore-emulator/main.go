@@ -124,7 +124,7 @@ Where the data lives (-backend URL, any tablekit backend):
   bigtable://PROJECT/INSTANCE              Bigtable or its emulator (BIGTABLE_EMULATOR_HOST)
   tablestore://INSTANCE?endpoint=URL       Tablestore itself
 The table state tablekit does not model (reserved throughput, defined
-columns, creation time, secondary indexes) is kept in -meta FILE; with
+columns, creation time, secondary indexes, stream times) is kept in -meta FILE; with
 file://DIR it defaults to DIR/tstest-tables.json, otherwise it lives in
 memory and is lost at restart (the tables and rows are not).
 

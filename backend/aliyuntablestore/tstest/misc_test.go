@@ -70,8 +70,6 @@ func TestUnsupportedFeatures(t *testing.T) {
 	e.call("GetRange", &otsprotocol.GetRangeRequest{TableName: proto.String("t"), Direction: otsprotocol.Direction_FORWARD.Enum(), MaxVersions: proto.Int32(1),
 		InclusiveStartPrimaryKey: allInf(true, "k").Build(false), ExclusiveEndPrimaryKey: allInf(false, "k").Build(false), ReturnEntirePrimaryKeys: proto.Bool(false)}).
 		want(t, 400, "OTSParameterInvalid", "return_entire_primary_keys=false"+suffix)
-	_, err := e.c.UpdateTable(&tablestore.UpdateTableRequest{TableName: "t", StreamSpec: &tablestore.StreamSpecification{EnableStream: true, ExpirationTime: 24}})
-	wantOTS(t, err, 400, "OTSParameterInvalid", "Stream"+suffix)
 	// The SDK's DescribeTable of an emulator table reports no stream.
 	d, err := e.c.DescribeTable(&tablestore.DescribeTableRequest{TableName: "t"})
 	if err != nil || d.StreamDetails == nil || d.StreamDetails.EnableStream {

@@ -128,7 +128,7 @@ type Options struct {
 
 	// MetaFile, when set, keeps the per-table state the Backend does not
 	// (reserved throughput, defined columns, creation time, secondary
-	// indexes): NewServer loads it, and every table-level call saves it
+	// indexes, a stream's times and columns_to_get): NewServer loads it, and every table-level call saves it
 	// durably before it is answered. Give it with a durable Backend.
 	MetaFile string
 }
@@ -170,6 +170,7 @@ type tableExtra struct {
 	definedColumns  []definedColumn
 	created         int64        // microseconds
 	idx             tableIndexes // secondary indexes (index.go)
+	stream          streamExtra  // Tablestore Stream (stream.go)
 }
 
 type definedColumn struct {
@@ -370,6 +371,10 @@ func init() {
 		"StartLocalTransaction": (*Server).startLocalTransaction,
 		"CommitTransaction":     (*Server).commitTransaction,
 		"AbortTransaction":      (*Server).abortTransaction,
+		"ListStream":            (*Server).listStream,
+		"DescribeStream":        (*Server).describeStream,
+		"GetShardIterator":      (*Server).getShardIterator,
+		"GetStreamRecord":       (*Server).getStreamRecord,
 	}
 }
 
