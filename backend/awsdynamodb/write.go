@@ -57,7 +57,7 @@ func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tableki
 // (An update always rewrites the item, or adds to it in one conditional
 // call: see fastwrite.go.)
 func direct(w *tablekit.WriteRequest) bool {
-	return (w.Kind == tablekit.WritePut || w.Kind == tablekit.WriteDelete) && rowmodel.WriteReads(w) == rowmodel.ReadsNothing
+	return !autoIncrement(w) && (w.Kind == tablekit.WritePut || w.Kind == tablekit.WriteDelete) && rowmodel.WriteReads(w) == rowmodel.ReadsNothing
 }
 
 // target is where a write lands.
@@ -75,7 +75,11 @@ func (b *Backend) locate(ctx context.Context, w *tablekit.WriteRequest) (target,
 	if err != nil {
 		return target{}, err
 	}
-	sk, err := sortKey(w.Key)
+	k := w.Key
+	if autoIncrement(w) {
+		k = k.WithAutoIncrement(0) // as long as every value (sortKey checks the limit); writeAuto encodes the real one
+	}
+	sk, err := sortKey(k)
 	if err != nil {
 		return target{}, err
 	}
@@ -98,10 +102,14 @@ func directRequest(w *tablekit.WriteRequest, t target) (types.WriteRequest, erro
 	return types.WriteRequest{PutRequest: &types.PutRequest{Item: enc.item}}, nil
 }
 
-// write applies a write that is not direct: in one conditional call when
-// it can (fastwrite.go), else, or when that call's condition fails, with
+// write applies a write that is not direct: a new auto-increment key with
+// writeAuto (autoinc.go); else in one conditional call when it can
+// (fastwrite.go), else, or when that call's condition fails, with
 // optimistic concurrency.
 func (b *Backend) write(ctx context.Context, w *tablekit.WriteRequest, t target) (*tablekit.UpdateResult, error) {
+	if autoIncrement(w) {
+		return b.writeAuto(ctx, w, t)
+	}
 	if fastUpdate(w) || fastPutOrDelete(w) {
 		if res, done, err := b.fastWrite(ctx, w, t); done {
 			return res, err

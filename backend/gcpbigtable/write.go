@@ -31,6 +31,8 @@ import (
 //     DeleteVersion). Read the visible row and its revision, compute the new
 //     row with rowmodel, then CheckAndMutateRow on "the revision is still
 //     the one read"; retry on a lost race.
+//   - auto: a write whose key holds tablekit.AutoIncrement. A value from
+//     the partition's counter, then a put if absent (autoinc.go).
 //
 // The revision rule that makes the optimistic predicate mean "the row is
 // unchanged": a mutation that starts with DeleteRow (every PutRow and
@@ -47,6 +49,7 @@ const (
 	pathGuarded
 	pathExistence
 	pathOptimistic
+	pathAuto // a new row whose key holds tablekit.AutoIncrement (autoinc.go)
 )
 
 // maxGuardedColumns bounds the columns a guarded write's predicate lists
@@ -83,6 +86,9 @@ func deletedOnly(changes []tablekit.Change) (cols []string, ok bool) {
 // (rowmodel.WriteReads), and, for an update that may leave the row empty,
 // from what the store needs besides (no row of bookkeeping alone).
 func choosePath(w *tablekit.WriteRequest) path {
+	if autoIncrement(w) {
+		return pathAuto
+	}
 	reads := rowmodel.WriteReads(w)
 	if reads == rowmodel.ReadsRow {
 		return pathOptimistic
@@ -229,6 +235,9 @@ var markerValue = []byte("1")
 // Write implements tablekit.Backend: one put, update or delete, on the
 // cheapest path that is exact and atomic on its row (see the package doc).
 func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	if autoIncrement(w) {
+		return b.writeAuto(ctx, w)
+	}
 	key, err := rowKey(w.Key)
 	if err != nil {
 		return nil, err
