@@ -139,16 +139,18 @@ func (b *Backend) pastTaken(ctx context.Context, meta *tablekit.TableMeta, t tar
 }
 
 // writeAuto applies a write whose key holds tablekit.AutoIncrement: its
-// condition on an absent row, a value from the counter, then the row
-// written only if no item has its key (else pastTaken, and again).
-func (b *Backend) writeAuto(ctx context.Context, w *tablekit.WriteRequest, t target) (*tablekit.UpdateResult, error) {
+// condition on an absent row, a value from the counter (v, when a batch
+// took it already, else one UpdateItem), then the row written only if no
+// item has its key (else pastTaken, and again).
+func (b *Backend) writeAuto(ctx context.Context, w *tablekit.WriteRequest, t target, v int64) (*tablekit.UpdateResult, error) {
 	next, res, err := rowmodel.Apply(nil, w)
 	if err != nil {
 		return nil, err
 	}
-	v, err := b.takeValues(ctx, w.Meta, t.ti, w.Key[0].Value, 1)
-	if err != nil {
-		return nil, err
+	if v == 0 {
+		if v, err = b.takeValues(ctx, w.Meta, t.ti, w.Key[0].Value, 1); err != nil {
+			return nil, err
+		}
 	}
 	if res == nil {
 		res = &tablekit.UpdateResult{}
@@ -197,6 +199,50 @@ func (b *Backend) writeAuto(ctx context.Context, w *tablekit.WriteRequest, t tar
 			return nil, err
 		}
 	}
+}
+
+// batchValues takes the values of a batch's writes whose key holds
+// tablekit.AutoIncrement: one UpdateItem (ADD n) per table and
+// partition-key value for its n writes, which get them in request order.
+// A write whose condition fails on an absent row gets that error in out
+// instead (and takes no value), as does every write of a group whose
+// UpdateItem failed. It returns each write's value (0 for the others), or
+// nil when there are none.
+func (b *Backend) batchValues(ctx context.Context, reqs []*tablekit.WriteRequest, ts []target, out []tablekit.WriteResponse) []int64 {
+	groups := map[string][]int{}
+	var order []string
+	for i, w := range reqs {
+		if out[i].Err != nil || !autoIncrement(w) {
+			continue
+		}
+		if _, _, err := rowmodel.Apply(nil, w); err != nil {
+			out[i].Err = err
+			continue
+		}
+		id := ts[i].ti.native + "\x00" + string(codec.EncodeKey(w.Key[:1]))
+		if groups[id] == nil {
+			order = append(order, id)
+		}
+		groups[id] = append(groups[id], i)
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	vals := make([]int64, len(reqs))
+	_ = driver.Parallel(ctx, len(order), b.opts.concurrency, func(ctx context.Context, g int) error {
+		idx := groups[order[g]]
+		w := reqs[idx[0]]
+		first, err := b.takeValues(ctx, w.Meta, ts[idx[0]].ti, w.Key[0].Value, int64(len(idx)))
+		for k, i := range idx {
+			if err != nil {
+				out[i].Err = err
+			} else {
+				vals[i] = first + int64(k)
+			}
+		}
+		return nil
+	})
+	return vals
 }
 
 // assignAtomic gives every write of an atomic write whose key holds

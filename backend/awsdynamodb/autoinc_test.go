@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 	"testing"
@@ -302,5 +303,47 @@ func TestAutoIncrementAtomic(t *testing.T) {
 	}
 	if got, want := partition(t, tbl, "n"), fmt.Sprintf("[1 [mine] 2 [b] 4 [mine] %d [a]]", a); got != want {
 		t.Fatalf("partition n:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestAutoIncrementBatch: a batch's writes with AutoIncrement take their
+// values with one UpdateItem per partition key and get them in request
+// order; one whose condition fails on the new row takes none.
+func TestAutoIncrementBatch(t *testing.T) {
+	ct := newCountingTransport()
+	b, err := awsdynamodb.New(newClient(t, &http.Client{Transport: ct}), &awsdynamodb.Options{NoTransactions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	db, tbl := newTable(t, b, nil, tablekit.TableOptions{}, autoKey...)
+	var ws []tablekit.BatchWrite
+	for i := range 6 {
+		p := []string{"x", "y"}[i%2]
+		ws = append(ws, tablekit.BatchPut(tbl.Name(), autoPK(p), []tablekit.Column{{Name: "i", Value: tablekit.Integer(int64(i))}}))
+	}
+	ws = append(ws, tablekit.BatchPut(tbl.Name(), autoPK("x"), nil, tablekit.ExpectExist))
+	ct.reset()
+	out, err := db.BatchWriteRow(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ct.get("UpdateItem"); n != 2 {
+		t.Errorf("%d UpdateItem calls for 6 new rows in 2 partition keys, want 2", n)
+	}
+	for i, r := range out[:6] {
+		if r.Err != nil {
+			t.Fatalf("write %d: %v", i, r.Err)
+		}
+		if got, want := seqOf(t, r.Key), int64(i/2+1); got != want {
+			t.Errorf("write %d: seq %d, want %d (request order)", i, got, want)
+		}
+	}
+	if !errors.Is(out[6].Err, tablekit.ErrConditionFailed) {
+		t.Fatalf("write 6 (ExpectExist): %v, want ErrConditionFailed", out[6].Err)
+	}
+	var k tablekit.PrimaryKey
+	if err := tbl.PutRow(ctx, autoPK("x"), nil, tablekit.ReturnKey(&k)); err != nil || seqOf(t, k) != 4 {
+		t.Fatalf("next put in x: %v %v, want seq 4 (the failed write took no value)", k, err)
 	}
 }

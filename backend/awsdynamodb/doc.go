@@ -247,13 +247,16 @@
 // UPDATED_NEW: atomic, so values are unique and each is above every one
 // handed out before), then is one PutItem conditioned on
 // attribute_not_exists(.k): two calls, never an overwrite. That condition
-// fails only when the counter is behind a stored row (the counter item
-// was deleted, or the row was written with an explicit value): the write
-// then fails with ErrConditionFailed and writes nothing. An atomic write
-// takes its values before the TransactWriteItems (one UpdateItem ADD n for
-// its n such writes, whose items carry attribute_not_exists(.k) and are
-// never read). A write that fails after taking a value leaves a gap, never
-// a duplicate.
+// fails only when the counter is behind a stored row (written with an
+// explicit value, or the counter item was deleted): the write then reads
+// the greatest value of the column among the rows sharing the key's
+// columns before it (one Query of one item), takes a value past it (one
+// UpdateItem) and tries again, at most 16 values (then ErrConditionFailed,
+// nothing written). A batch takes the values of such writes first, one
+// UpdateItem (ADD n) per partition key, in request order; so does an
+// atomic write, before its TransactWriteItems (whose items carry
+// attribute_not_exists(.k) and are never read). A write that fails after
+// taking a value leaves a gap, never a duplicate.
 //
 // BatchGetRow groups keys per table in BatchGetItem calls of at most 100;
 // BatchWriteRow sends unconditional puts and deletes in BatchWriteItem calls

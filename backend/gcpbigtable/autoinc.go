@@ -108,8 +108,8 @@ func (b *Backend) pastTaken(ctx context.Context, tbl *bigtable.Table, meta *tabl
 }
 
 // writeAuto applies a write whose key holds tablekit.AutoIncrement (see
-// above).
-func (b *Backend) writeAuto(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+// above), with value v when a batch took it already (else 0).
+func (b *Backend) writeAuto(ctx context.Context, w *tablekit.WriteRequest, v int64) (*tablekit.UpdateResult, error) {
 	if _, err := rowKeySize(w.Key.WithAutoIncrement(0)); err != nil { // every value encodes to the same length
 		return nil, err
 	}
@@ -118,9 +118,10 @@ func (b *Backend) writeAuto(ctx context.Context, w *tablekit.WriteRequest) (*tab
 		return nil, err
 	}
 	tbl := b.table(w.Meta.Name, w.Meta.Incarnation)
-	v, err := b.takeValue(ctx, tbl, w.Key[0].Value, 1)
-	if err != nil {
-		return nil, err
+	if v == 0 {
+		if v, err = b.takeValue(ctx, tbl, w.Key[0].Value, 1); err != nil {
+			return nil, err
+		}
 	}
 	if res == nil {
 		res = &tablekit.UpdateResult{}
@@ -153,6 +154,50 @@ func (b *Backend) writeAuto(ctx context.Context, w *tablekit.WriteRequest) (*tab
 			return nil, err
 		}
 	}
+}
+
+// batchValues takes the values of a batch's writes whose key holds
+// tablekit.AutoIncrement (the indexes auto of reqs): one
+// ReadModifyWriteRow (adding n) per table and partition-key value for its
+// n writes, which get them in request order. A write whose key is too
+// long or whose condition fails on an absent row gets that error in out
+// instead (and takes no value), as does every write of a group whose call
+// failed. It returns each write's value (0 for the others).
+func (b *Backend) batchValues(ctx context.Context, reqs []*tablekit.WriteRequest, auto []int, out []tablekit.WriteResponse) []int64 {
+	vals := make([]int64, len(reqs))
+	groups := map[string][]int{}
+	var order []string
+	for _, i := range auto {
+		w := reqs[i]
+		if _, err := rowKeySize(w.Key.WithAutoIncrement(0)); err != nil {
+			out[i].Err = err
+			continue
+		}
+		if _, _, err := rowmodel.Apply(nil, w); err != nil {
+			out[i].Err = err
+			continue
+		}
+		id := TableID(w.Meta.Name, w.Meta.Incarnation) + "\x00" + counterRow(w.Key[0].Value)
+		if groups[id] == nil {
+			order = append(order, id)
+		}
+		groups[id] = append(groups[id], i)
+	}
+	_ = driver.Parallel(ctx, len(order), b.cfg.Concurrency, func(ctx context.Context, g int) error {
+		idx := groups[order[g]]
+		w := reqs[idx[0]]
+		n := int64(len(idx))
+		last, err := b.takeValue(ctx, b.table(w.Meta.Name, w.Meta.Incarnation), w.Key[0].Value, n)
+		for k, i := range idx {
+			if err != nil {
+				out[i].Err = err
+			} else {
+				vals[i] = last - n + 1 + int64(k)
+			}
+		}
+		return nil
+	})
+	return vals
 }
 
 // Capabilities implements tablekit.CapabilityDeclarer: batch reads and

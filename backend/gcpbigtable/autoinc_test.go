@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"cloud.google.com/go/bigtable"
@@ -256,5 +257,58 @@ func TestAutoIncrementWrites(t *testing.T) {
 	}
 	if _, err := tbl.AtomicWrite(ctx, []tablekit.BatchWrite{tablekit.BatchPut("", autoPK("p"), nil)}); !errors.Is(err, tablekit.ErrUnimplemented) {
 		t.Fatalf("AtomicWrite: %v, want ErrUnimplemented", err)
+	}
+}
+
+// TestAutoIncrementBatch: a batch's writes with AutoIncrement take their
+// values with one ReadModifyWriteRow per partition key and get them in
+// request order; one whose condition fails on the new row takes none.
+func TestAutoIncrementBatch(t *testing.T) {
+	ctx := context.Background()
+	var rpcs atomic.Int64
+	cfg := gcpbigtable.Options{Project: "proj", Instance: "inst", GC: gcpbigtable.GCOff}
+	cfg.ClientConfig.MetricsProvider = bigtable.NoopMetricsProvider{}
+	cfg.ClientOptions = append(emulatorOptions(newServer(t)), countRPCs(&rpcs)...)
+	be, err := gcpbigtable.Open(ctx, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := tablekit.NewClient(be)
+	t.Cleanup(func() { db.Close() })
+	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "auto", Key: autoKey}); err != nil {
+		t.Fatal(err)
+	}
+	// Warm the Client's metadata cache up, so that only the writes' calls count.
+	if err := db.Table("auto").PutRow(ctx, tablekit.Key("pk", tablekit.Binary(nil)).Add("seq", tablekit.Integer(1)), nil); err != nil {
+		t.Fatal(err)
+	}
+	var ws []tablekit.BatchWrite
+	for i := range 6 {
+		p := []string{"x", "y"}[i%2]
+		ws = append(ws, tablekit.BatchPut("auto", autoPK(p), []tablekit.Column{{Name: "i", Value: tablekit.Integer(int64(i))}}))
+	}
+	ws = append(ws, tablekit.BatchPut("auto", autoPK("x"), nil, tablekit.ExpectExist))
+	rpcs.Store(0)
+	out, err := db.BatchWriteRow(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := rpcs.Load(); n != 2+6 {
+		t.Errorf("%d RPCs for 6 new rows in 2 partition keys, want 8 (2 ReadModifyWriteRow, 6 CheckAndMutateRow)", n)
+	}
+	for i, r := range out[:6] {
+		if r.Err != nil {
+			t.Fatalf("write %d: %v", i, r.Err)
+		}
+		if got, want := seqOf(t, r.Key), int64(i/2+1); got != want {
+			t.Errorf("write %d: seq %d, want %d (request order)", i, got, want)
+		}
+	}
+	if !errors.Is(out[6].Err, tablekit.ErrConditionFailed) {
+		t.Fatalf("write 6 (ExpectExist): %v, want ErrConditionFailed", out[6].Err)
+	}
+	var k tablekit.PrimaryKey
+	if err := db.Table("auto").PutRow(ctx, autoPK("x"), nil, tablekit.ReturnKey(&k)); err != nil || seqOf(t, k) != 4 {
+		t.Fatalf("next put in x: %v %v, want seq 4 (the failed write took no value)", k, err)
 	}
 }

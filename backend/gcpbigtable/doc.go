@@ -292,12 +292,16 @@
 //     is above every one handed out before), then is one CheckAndMutateRow
 //     whose mutation goes in the false branch of "the row has any cell": a
 //     put if absent, never an overwrite. The predicate holds only when the
-//     counter is behind a stored row (the counter row was deleted, or the
-//     row was written with an explicit value): the write then fails with
-//     ErrConditionFailed and writes nothing. A write that fails after
-//     taking a value leaves a gap, never a duplicate. In a batch it runs as
-//     a single-row call. Bigtable has no atomic writes (SPEC §13): the
-//     backend declares AutoIncrement, not AtomicWrite, in Capabilities.
+//     counter is behind a stored row (written with an explicit value, or
+//     the counter row was deleted): the write then reads the greatest
+//     value of the column among the rows sharing the key's columns before
+//     it (one reverse ReadRows of one row), takes a value past it and tries
+//     again, at most 16 values (then ErrConditionFailed, nothing written).
+//     A write that fails after taking a value leaves a gap, never a
+//     duplicate. A batch takes the values of its such writes first, one
+//     ReadModifyWriteRow per partition key, in request order, then runs
+//     them as single-row calls. Bigtable has no atomic writes (SPEC §13):
+//     the backend declares AutoIncrement, not AtomicWrite, in Capabilities.
 //
 // The revision rule: a mutation that starts with DeleteRow (PutRow,
 // DeleteRow, an update that empties the row) removes m:rev; every other

@@ -236,7 +236,7 @@ var markerValue = []byte("1")
 // cheapest path that is exact and atomic on its row (see the package doc).
 func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
 	if autoIncrement(w) {
-		return b.writeAuto(ctx, w)
+		return b.writeAuto(ctx, w, 0)
 	}
 	key, err := rowKey(w.Key)
 	if err != nil {
@@ -561,7 +561,9 @@ func rewriteColumn(m *bigtable.Mutation, name string, vis, keep []tablekit.Colum
 // BatchWriteRow implements tablekit.BatchWriter. Blind writes go through
 // ApplyBulk, one MutateRows call per table; the others run as single-row
 // calls; all of these calls run in parallel, at most Config.Concurrency at
-// once. The Client never puts two writes of one row in one call, so their
+// once. Writes whose key holds tablekit.AutoIncrement take their values
+// first, one ReadModifyWriteRow per partition key (batchValues: in request
+// order). The Client never puts two writes of one row in one call, so their
 // order does not matter.
 //
 // The per-row work is kept to what the mutations need: the row keys share
@@ -578,13 +580,16 @@ func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 	// First pass: which writes go in bulk, and how many value bytes they
 	// encode, so one buffer holds them all.
 	nBulk, size := 0, 0
-	var single []int
+	var single, auto []int
 	for i, w := range reqs {
 		if out[i].Err != nil {
 			continue
 		}
-		if choosePath(w) != pathBlind {
+		if p := choosePath(w); p != pathBlind {
 			single = append(single, i)
+			if p == pathAuto {
+				auto = append(auto, i)
+			}
 			continue
 		}
 		nBulk++
@@ -638,13 +643,21 @@ func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 			out[i].Update = updateResult(reqs[i], nil)
 		}
 	}
+	var vals []int64
+	if len(auto) > 0 {
+		vals = b.batchValues(ctx, reqs, auto, out)
+	}
 	err := driver.Parallel(ctx, len(bulks)+len(single), b.cfg.Concurrency, func(ctx context.Context, n int) error {
 		if n < len(bulks) {
 			applyBulk(ctx, bulks[n])
 			return ctx.Err()
 		}
-		i := single[n-len(bulks)]
-		out[i].Update, out[i].Err = b.Write(ctx, reqs[i])
+		switch i := single[n-len(bulks)]; {
+		case vals == nil || !autoIncrement(reqs[i]):
+			out[i].Update, out[i].Err = b.Write(ctx, reqs[i])
+		case out[i].Err == nil: // else batchValues refused it
+			out[i].Update, out[i].Err = b.writeAuto(ctx, reqs[i], vals[i])
+		}
 		return ctx.Err()
 	})
 	if err != nil {
