@@ -116,7 +116,8 @@
 // its partition key has held plus one; a counter key is written in the
 // same pebble batch as the row, so after a crash or Close and Open no
 // value is handed out twice (see autoinc.go; TestAutoIncrementCrash kills
-// writing processes and checks it).
+// writing processes and checks it). The engine keeps the counter of each
+// partition key it has written such a row in, in memory, while it is open.
 //
 // # Limits
 //
