@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -56,9 +57,10 @@ var (
 )
 
 // Capabilities implements tablekit.CapabilityDeclarer: batch reads and
-// writes, and atomic writes unless Options.NoTransactions.
+// writes, auto-increment key columns (autoinc.go), and atomic writes unless
+// Options.NoTransactions.
 func (b *Backend) Capabilities() tablekit.Capabilities {
-	c := tablekit.Capabilities{BatchRead: true, BatchWrite: true, AtomicWrite: !b.opts.noTransactions}
+	c := tablekit.Capabilities{BatchRead: true, BatchWrite: true, AtomicWrite: !b.opts.noTransactions, AutoIncrement: true}
 	_, c.LendingScan = any(b).(tablekit.RangeScanner)
 	return c
 }
@@ -88,7 +90,11 @@ func (b *Backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest
 		}
 		ts[i] = t
 	}
-	tx := &atomicTx{b: b, reqs: reqs, ts: ts}
+	reqs, fresh, err := b.assignAtomic(ctx, reqs, ts)
+	if err != nil {
+		return nil, err
+	}
+	tx := &atomicTx{b: b, reqs: reqs, ts: ts, fresh: fresh}
 	readAll := false
 	for attempt := 0; ; attempt++ {
 		items, out, err := tx.build(ctx, readAll)
@@ -127,6 +133,12 @@ type atomicTx struct {
 	reqs []*tablekit.WriteRequest
 	ts   []target
 
+	// fresh[i]: write i is a new row whose key the counter assigned
+	// (autoinc.go): never read, always put if absent (nil: none is).
+	fresh []bool
+	// picked[i]: how many values write i has been given (repick).
+	picked []int
+
 	confirmed bool // the table's Generation is known to be the requests' (rowmodel.Reveals)
 	metaItem  int  // the index of the metadata ConditionCheck in the last build, or -1
 	metaFor   int  // the write that asked for it
@@ -147,7 +159,7 @@ func (tx *atomicTx) build(ctx context.Context, readAll bool) ([]types.TransactWr
 	native := aws.String(ts[0].ti.native)
 	var keys []map[string]types.AttributeValue
 	for i, w := range reqs {
-		if readAll || !oneCall(w) {
+		if (readAll || !oneCall(w)) && !tx.isFresh(i) {
 			keys = append(keys, keyAttrs(ts[i].shard, ts[i].sk))
 		}
 	}
@@ -166,6 +178,15 @@ func (tx *atomicTx) build(ctx context.Context, readAll bool) ([]types.TransactWr
 		t := ts[i]
 		fail := func(err error) ([]types.TransactWriteItem, []tablekit.WriteResponse, error) {
 			return nil, nil, &tablekit.AtomicWriteError{Index: i, Err: err}
+		}
+		if tx.isFresh(i) {
+			item, res, err := freshItem(native, w, t, &size)
+			if err != nil {
+				return fail(err)
+			}
+			out[i].Update = res
+			items = append(items, item)
+			continue
 		}
 		if !readAll && oneCall(w) {
 			e := newExpr()
@@ -270,6 +291,15 @@ func (tx *atomicTx) canceled(ctx context.Context, tce *types.TransactionCanceled
 		switch code := aws.ToString(r.Code); code {
 		case "", "None":
 		case "ConditionalCheckFailed":
+			if tx.isFresh(k) {
+				// The key the counter assigned is a row (written with an
+				// explicit value): take a value past it, and send again.
+				if err := tx.repick(ctx, k); err != nil {
+					return err
+				}
+				race = true
+				continue
+			}
 			if k == tx.metaItem {
 				// The table changed since the request's metadata was read.
 				if err := tx.b.confirmGeneration(ctx, tx.reqs[tx.metaFor].Meta); err != nil {
@@ -329,4 +359,68 @@ func revisionCond(item map[string]types.AttributeValue) (string, map[string]stri
 
 func transactTooBig() error {
 	return tablekit.Errorf(tablekit.ErrInvalidArgument, "the items of the atomic write reach DynamoDB's transaction limit of %d bytes at this write", maxTransactBytes)
+}
+
+// repick gives write i, a new row whose assigned key turned out to be a
+// row already, a value past that row (pastTaken), or fails after
+// maxAutoAttempts values.
+func (tx *atomicTx) repick(ctx context.Context, i int) error {
+	if tx.picked == nil {
+		tx.picked = make([]int, len(tx.reqs))
+	}
+	tx.picked[i]++
+	w := tx.reqs[i]
+	if tx.picked[i] >= maxAutoAttempts {
+		return &tablekit.AtomicWriteError{Index: i, Err: inTable(driver.AutoIncrementTaken(w.Key, tx.picked[i]).(*tablekit.Error), w.Meta.Name)}
+	}
+	ai := autoColumn(w.Meta)
+	v, err := tx.b.pastTaken(ctx, w.Meta, tx.ts[i], w.Key, ai)
+	if err != nil {
+		return err
+	}
+	c := *w
+	c.Key = w.Key.Clone()
+	c.Key[ai].Value = tablekit.Integer(v)
+	sk, err := sortKey(c.Key)
+	if err != nil {
+		return &tablekit.AtomicWriteError{Index: i, Err: err}
+	}
+	tx.reqs[i], tx.ts[i].sk = &c, sk
+	return nil
+}
+
+// isFresh reports whether write i is a new row whose key the counter
+// assigned.
+func (tx *atomicTx) isFresh(i int) bool { return tx.fresh != nil && i < len(tx.fresh) && tx.fresh[i] }
+
+// freshItem is the transaction item of a new row whose key the counter
+// assigned, and the write's result: its row computed on an absent row, put
+// only if no item has its key (or, for an update that leaves nothing, a
+// check of that). *size is the transaction's size so far, grown by the item.
+func freshItem(native *string, w *tablekit.WriteRequest, t target, size *int) (types.TransactWriteItem, *tablekit.UpdateResult, error) {
+	var item types.TransactWriteItem
+	next, res, err := rowmodel.Apply(nil, w)
+	if err != nil {
+		return item, nil, err
+	}
+	if res == nil {
+		res = &tablekit.UpdateResult{}
+	}
+	res.Key = w.Key
+	cond, names := newRowCond()
+	if next == nil {
+		item.ConditionCheck = &types.ConditionCheck{
+			TableName: native, Key: keyAttrs(t.shard, t.sk), ConditionExpression: cond, ExpressionAttributeNames: names,
+		}
+		return item, res, nil
+	}
+	enc, err := encodeItem(w.Meta, w.Key, t.shard, t.sk, next)
+	if err != nil {
+		return item, nil, err
+	}
+	if *size += enc.size; *size > maxTransactBytes {
+		return item, nil, transactTooBig()
+	}
+	item.Put = &types.Put{TableName: native, Item: enc.item, ConditionExpression: cond, ExpressionAttributeNames: names}
+	return item, res, nil
 }

@@ -151,9 +151,18 @@
 // This is the only layout: nothing was released before it, so the adapter
 // reads no other.
 //
+// Auto-increment counters (SPEC §14). A table with an auto-increment key
+// column also holds, per partition-key value that received a write with
+// tablekit.AutoIncrement, one counter item: .s = -1 - the value's shard
+// (negative, so no read, range or export, each of which queries shards
+// 0..N-1, ever meets it), .k = codec.EncodeKey of the partition-key value
+// alone, and .n (N) the last value assigned (a DynamoDB Streams reader
+// drops their records). See Auto-increment under Semantics.
+//
 // Metadata. Schemas and options live in one metadata table (default
 // "<prefix>tablekit.meta", hash key "name" S), one item per portable table:
-// name, native, key (list of {name, type}), ttl, maxVersions,
+// name, native, key (list of {name, type}, and autoIncrement true on an
+// auto-increment column), ttl, maxVersions,
 // maxVersionOffset, shards, nativeTTL (whether DynamoDB's TTL is on for the
 // table), incarnation and generation (absent on tables made before them:
 // DescribeTable then reports an empty Incarnation and Generation 0).
@@ -230,6 +239,24 @@
 // [Options.NoTransactions] (?transactions=false): the backend then declares
 // no atomic writes and the Client refuses them. The adapter's tests of
 // atomic writes, and a second run of the conformance suite, use moto.
+//
+// Auto-increment (SPEC §14; dynalite included, no transaction needed): a
+// write whose key holds tablekit.AutoIncrement has its condition
+// evaluated on an absent row (the row is new), then takes its value from
+// the partition's counter item with one UpdateItem (ADD .n 1, ReturnValues
+// UPDATED_NEW: atomic, so values are unique and each is above every one
+// handed out before), then is one PutItem conditioned on
+// attribute_not_exists(.k): two calls, never an overwrite. That condition
+// fails only when the counter is behind a stored row (written with an
+// explicit value, or the counter item was deleted): the write then reads
+// the greatest value of the column among the rows sharing the key's
+// columns before it (one Query of one item), takes a value past it (one
+// UpdateItem) and tries again, at most 16 values (then ErrConditionFailed,
+// nothing written). A batch takes the values of such writes first, one
+// UpdateItem (ADD n) per partition key, in request order; so does an
+// atomic write, before its TransactWriteItems (whose items carry
+// attribute_not_exists(.k) and are never read). A write that fails after
+// taking a value leaves a gap, never a duplicate.
 //
 // BatchGetRow groups keys per table in BatchGetItem calls of at most 100;
 // BatchWriteRow sends unconditional puts and deletes in BatchWriteItem calls

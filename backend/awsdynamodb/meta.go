@@ -32,6 +32,10 @@ const (
 	metaNativeTTL   = "nativeTTL"
 	metaIncarnation = "incarnation" // absent on tables made before incarnations
 	metaGeneration  = "generation"  // absent on tables made before generations
+
+	// metaAutoIncrement, in a key column's map: BOOL true on the table's
+	// auto-increment column (SPEC §14), absent on every other.
+	metaAutoIncrement = "autoIncrement"
 )
 
 func num(i int64) types.AttributeValue {
@@ -43,10 +47,14 @@ func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Va
 func metaItem(m *tablekit.TableMeta, ti *tableInfo) map[string]types.AttributeValue {
 	key := make([]types.AttributeValue, len(m.Key))
 	for i, kc := range m.Key {
-		key[i] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+		col := map[string]types.AttributeValue{
 			"name": str(kc.Name),
 			"type": str(kc.Type.String()),
-		}}
+		}
+		if kc.AutoIncrement {
+			col[metaAutoIncrement] = &types.AttributeValueMemberBOOL{Value: true}
+		}
+		key[i] = &types.AttributeValueMemberM{Value: col}
 	}
 	item := map[string]types.AttributeValue{
 		metaName:       str(m.Name),
@@ -108,6 +116,9 @@ func parseMeta(item map[string]types.AttributeValue) (*tablekit.TableMeta, *tabl
 			return nil, nil, bad("key column")
 		}
 		kc := tablekit.KeyColumn{Name: name.Value}
+		if ai, ok := mm.Value[metaAutoIncrement].(*types.AttributeValueMemberBOOL); ok {
+			kc.AutoIncrement = ai.Value
+		}
 		for _, t := range []tablekit.Type{tablekit.TypeString, tablekit.TypeInteger, tablekit.TypeBinary} {
 			if t.String() == typ.Value {
 				kc.Type = t

@@ -57,7 +57,7 @@ func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tableki
 // (An update always rewrites the item, or adds to it in one conditional
 // call: see fastwrite.go.)
 func direct(w *tablekit.WriteRequest) bool {
-	return (w.Kind == tablekit.WritePut || w.Kind == tablekit.WriteDelete) && rowmodel.WriteReads(w) == rowmodel.ReadsNothing
+	return !autoIncrement(w) && (w.Kind == tablekit.WritePut || w.Kind == tablekit.WriteDelete) && rowmodel.WriteReads(w) == rowmodel.ReadsNothing
 }
 
 // target is where a write lands.
@@ -75,7 +75,11 @@ func (b *Backend) locate(ctx context.Context, w *tablekit.WriteRequest) (target,
 	if err != nil {
 		return target{}, err
 	}
-	sk, err := sortKey(w.Key)
+	k := w.Key
+	if autoIncrement(w) {
+		k = k.WithAutoIncrement(0) // as long as every value (sortKey checks the limit); writeAuto encodes the real one
+	}
+	sk, err := sortKey(k)
 	if err != nil {
 		return target{}, err
 	}
@@ -98,10 +102,14 @@ func directRequest(w *tablekit.WriteRequest, t target) (types.WriteRequest, erro
 	return types.WriteRequest{PutRequest: &types.PutRequest{Item: enc.item}}, nil
 }
 
-// write applies a write that is not direct: in one conditional call when
-// it can (fastwrite.go), else, or when that call's condition fails, with
+// write applies a write that is not direct: a new auto-increment key with
+// writeAuto (autoinc.go); else in one conditional call when it can
+// (fastwrite.go), else, or when that call's condition fails, with
 // optimistic concurrency.
 func (b *Backend) write(ctx context.Context, w *tablekit.WriteRequest, t target) (*tablekit.UpdateResult, error) {
+	if autoIncrement(w) {
+		return b.writeAuto(ctx, w, t, 0)
+	}
 	if fastUpdate(w) || fastPutOrDelete(w) {
 		if res, done, err := b.fastWrite(ctx, w, t); done {
 			return res, err
@@ -199,7 +207,9 @@ func (b *Backend) confirmGeneration(ctx context.Context, meta *tablekit.TableMet
 // BatchWriteRow implements tablekit.BatchWriter. Unconditional puts and
 // deletes go through BatchWriteItem, 25 per call, grouped per DynamoDB
 // table; every other write (conditions, updates) takes the single-row
-// optimistic path. All of it runs in parallel within the backend's
+// optimistic path. Writes whose key holds tablekit.AutoIncrement take
+// their values first, one UpdateItem per partition key (batchValues: in
+// request order), then are written as single rows (writeAuto). All of it runs in parallel within the backend's
 // concurrency bound: the Client never sends two writes of one row in one
 // call.
 func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
@@ -250,10 +260,17 @@ func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 	for _, native := range order {
 		tasks = append(tasks, *chunks[native])
 	}
+	vals := b.batchValues(ctx, reqs, targets, out)
 	err := driver.Parallel(ctx, len(tasks), b.opts.concurrency, func(ctx context.Context, j int) error {
 		tk := tasks[j]
 		if tk.occ >= 0 {
-			out[tk.occ].Update, out[tk.occ].Err = b.write(ctx, reqs[tk.occ], targets[tk.occ])
+			switch i := tk.occ; {
+			case out[i].Err != nil: // from batchValues
+			case vals != nil && vals[i] != 0:
+				out[i].Update, out[i].Err = b.writeAuto(ctx, reqs[i], targets[i], vals[i])
+			default:
+				out[i].Update, out[i].Err = b.write(ctx, reqs[i], targets[i])
+			}
 			return nil
 		}
 		failed, err := b.batchWrite(ctx, tk.native, tk.items)

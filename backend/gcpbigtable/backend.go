@@ -108,6 +108,8 @@ var (
 	_ tablekit.Backend     = (*Backend)(nil)
 	_ tablekit.BatchReader = (*Backend)(nil)
 	_ tablekit.BatchWriter = (*Backend)(nil)
+
+	_ tablekit.CapabilityDeclarer = (*Backend)(nil)
 )
 
 // maxMessage is the gRPC message size limit the Bigtable client sets for

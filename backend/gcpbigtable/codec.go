@@ -169,8 +169,9 @@ type storedSchema struct {
 }
 
 type storedKeyCol struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
+	Name          string `json:"name"`
+	Type          string `json:"type"`
+	AutoIncrement bool   `json:"auto_increment,omitempty"` // SPEC §14
 }
 
 // storedOptions is the JSON of t:options.
@@ -183,7 +184,7 @@ type storedOptions struct {
 func encodeSchema(m *tablekit.TableMeta) []byte {
 	s := storedSchema{BigtableTable: TableID(m.Name, m.Incarnation)}
 	for _, kc := range m.Key {
-		s.Key = append(s.Key, storedKeyCol{Name: kc.Name, Type: kc.Type.String()})
+		s.Key = append(s.Key, storedKeyCol{Name: kc.Name, Type: kc.Type.String(), AutoIncrement: kc.AutoIncrement})
 	}
 	b, _ := json.Marshal(s)
 	return b
@@ -236,7 +237,7 @@ func decodeMeta(name string, schema, options, incarnation, generation []byte) (*
 		if !ok {
 			return nil, fmt.Errorf("metadata t:schema of table %q: key column %q has unknown type %q", name, kc.Name, kc.Type)
 		}
-		m.Key = append(m.Key, tablekit.KeyColumn{Name: kc.Name, Type: t})
+		m.Key = append(m.Key, tablekit.KeyColumn{Name: kc.Name, Type: t, AutoIncrement: kc.AutoIncrement})
 	}
 	if m.Options.MaxVersions < 1 || (o.TTL != -1 && o.TTL < 1) || o.MaxVersionOffset < 1 {
 		return nil, fmt.Errorf("metadata t:options of table %q holds invalid options %+v", name, o)

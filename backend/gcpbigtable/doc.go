@@ -107,10 +107,22 @@
 // leave a row; no write leaves a row holding m:rev but no c cell and no
 // m:keyonly (an update that deletes a row's last data deletes the row).
 //
+// Auto-increment counters (SPEC §14): per partition-key value that
+// received a write with tablekit.AutoIncrement, one counter row whose key
+// is 00 00 and codec.EncodeKey of the partition-key value alone, holding
+// m:seq, the last value assigned (8 bytes big endian, as
+// ReadModifyWriteRow keeps it). No row key starts with 00 00 (see Row key:
+// the least is 00 01, the empty String), and a range read whose lower end
+// is unbounded starts at 00 01, so no read, range or export meets a
+// counter row; DeleteTable drops them with the table. They are contiguous
+// at the start of the table: a heavy auto-increment load on many
+// partition keys concentrates its counter increments there.
+//
 // The metadata table (id "tablekit.meta", see [Options.MetaTable]) has one
 // row per table, keyed by the portable name, family "t":
 //
 //	t:schema       {"bigtable_table":"orders.5f0c9a1e22b4d7c8","key":[{"name":"customer","type":"String"},{"name":"ts","type":"Integer"}]}
+//	               (an auto-increment key column adds "auto_increment":true)
 //	t:options      {"ttl":-1,"max_versions":1,"max_version_offset":86400}
 //	t:incarnation  5f0c9a1e22b4d7c8
 //	t:generation   1
@@ -273,6 +285,23 @@
 //     a newer one is deleted, and a column that keeps cells is never empty
 //     in between. An update that leaves no visible cell and no marker
 //     deletes the row.
+//   - A write whose key holds tablekit.AutoIncrement (SPEC §14) has its
+//     condition evaluated on an absent row (the row is new), then takes
+//     its value with one ReadModifyWriteRow (increment m:seq of the
+//     partition's counter row by 1: atomic, so values are unique and each
+//     is above every one handed out before), then is one CheckAndMutateRow
+//     whose mutation goes in the false branch of "the row has any cell": a
+//     put if absent, never an overwrite. The predicate holds only when the
+//     counter is behind a stored row (written with an explicit value, or
+//     the counter row was deleted): the write then reads the greatest
+//     value of the column among the rows sharing the key's columns before
+//     it (one reverse ReadRows of one row), takes a value past it and tries
+//     again, at most 16 values (then ErrConditionFailed, nothing written).
+//     A write that fails after taking a value leaves a gap, never a
+//     duplicate. A batch takes the values of its such writes first, one
+//     ReadModifyWriteRow per partition key, in request order, then runs
+//     them as single-row calls. Bigtable has no atomic writes (SPEC §13):
+//     the backend declares AutoIncrement, not AtomicWrite, in Capabilities.
 //
 // The revision rule: a mutation that starts with DeleteRow (PutRow,
 // DeleteRow, an update that empties the row) removes m:rev; every other

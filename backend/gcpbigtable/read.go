@@ -327,7 +327,7 @@ func rangeSpan(req *tablekit.GetRangeRequest) span {
 		if endB != nil && s.lo >= s.hi {
 			return span{empty: true}
 		}
-		return s
+		return s.floored()
 	}
 	// Backward: hi = start (closed if exact, open if infinite), lo = end
 	// (open if exact, closed if infinite).
@@ -337,6 +337,16 @@ func rangeSpan(req *tablekit.GetRangeRequest) span {
 	s = span{lo: string(endB), loOpen: endExact, hi: string(startB), hiOpen: !startExact}
 	if startB != nil && s.lo != "" && (s.lo > s.hi || (s.lo == s.hi && (s.loOpen || s.hiOpen))) {
 		return span{empty: true}
+	}
+	return s.floored()
+}
+
+// floored returns s starting at rowFloor when its lower end is unbounded:
+// below it lie only the auto-increment counter rows (autoinc.go), which no
+// read returns. Every other lower end is at least rowFloor already.
+func (s span) floored() span {
+	if s.lo == "" {
+		s.lo, s.loOpen = rowFloor, false
 	}
 	return s
 }

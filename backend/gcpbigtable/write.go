@@ -31,6 +31,8 @@ import (
 //     DeleteVersion). Read the visible row and its revision, compute the new
 //     row with rowmodel, then CheckAndMutateRow on "the revision is still
 //     the one read"; retry on a lost race.
+//   - auto: a write whose key holds tablekit.AutoIncrement. A value from
+//     the partition's counter, then a put if absent (autoinc.go).
 //
 // The revision rule that makes the optimistic predicate mean "the row is
 // unchanged": a mutation that starts with DeleteRow (every PutRow and
@@ -47,6 +49,7 @@ const (
 	pathGuarded
 	pathExistence
 	pathOptimistic
+	pathAuto // a new row whose key holds tablekit.AutoIncrement (autoinc.go)
 )
 
 // maxGuardedColumns bounds the columns a guarded write's predicate lists
@@ -83,6 +86,9 @@ func deletedOnly(changes []tablekit.Change) (cols []string, ok bool) {
 // (rowmodel.WriteReads), and, for an update that may leave the row empty,
 // from what the store needs besides (no row of bookkeeping alone).
 func choosePath(w *tablekit.WriteRequest) path {
+	if autoIncrement(w) {
+		return pathAuto
+	}
 	reads := rowmodel.WriteReads(w)
 	if reads == rowmodel.ReadsRow {
 		return pathOptimistic
@@ -229,6 +235,9 @@ var markerValue = []byte("1")
 // Write implements tablekit.Backend: one put, update or delete, on the
 // cheapest path that is exact and atomic on its row (see the package doc).
 func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	if autoIncrement(w) {
+		return b.writeAuto(ctx, w, 0)
+	}
 	key, err := rowKey(w.Key)
 	if err != nil {
 		return nil, err
@@ -552,7 +561,9 @@ func rewriteColumn(m *bigtable.Mutation, name string, vis, keep []tablekit.Colum
 // BatchWriteRow implements tablekit.BatchWriter. Blind writes go through
 // ApplyBulk, one MutateRows call per table; the others run as single-row
 // calls; all of these calls run in parallel, at most Config.Concurrency at
-// once. The Client never puts two writes of one row in one call, so their
+// once. Writes whose key holds tablekit.AutoIncrement take their values
+// first, one ReadModifyWriteRow per partition key (batchValues: in request
+// order). The Client never puts two writes of one row in one call, so their
 // order does not matter.
 //
 // The per-row work is kept to what the mutations need: the row keys share
@@ -569,13 +580,16 @@ func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 	// First pass: which writes go in bulk, and how many value bytes they
 	// encode, so one buffer holds them all.
 	nBulk, size := 0, 0
-	var single []int
+	var single, auto []int
 	for i, w := range reqs {
 		if out[i].Err != nil {
 			continue
 		}
-		if choosePath(w) != pathBlind {
+		if p := choosePath(w); p != pathBlind {
 			single = append(single, i)
+			if p == pathAuto {
+				auto = append(auto, i)
+			}
 			continue
 		}
 		nBulk++
@@ -629,13 +643,21 @@ func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 			out[i].Update = updateResult(reqs[i], nil)
 		}
 	}
+	var vals []int64
+	if len(auto) > 0 {
+		vals = b.batchValues(ctx, reqs, auto, out)
+	}
 	err := driver.Parallel(ctx, len(bulks)+len(single), b.cfg.Concurrency, func(ctx context.Context, n int) error {
 		if n < len(bulks) {
 			applyBulk(ctx, bulks[n])
 			return ctx.Err()
 		}
-		i := single[n-len(bulks)]
-		out[i].Update, out[i].Err = b.Write(ctx, reqs[i])
+		switch i := single[n-len(bulks)]; {
+		case vals == nil || !autoIncrement(reqs[i]):
+			out[i].Update, out[i].Err = b.Write(ctx, reqs[i])
+		case out[i].Err == nil: // else batchValues refused it
+			out[i].Update, out[i].Err = b.writeAuto(ctx, reqs[i], vals[i])
+		}
 		return ctx.Err()
 	})
 	if err != nil {
