@@ -217,7 +217,7 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 				tr.Rows[ri] = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
 				continue
 			}
-			if dupKey(seen, meta.Name, w.key) {
+			if !hasPlaceholder(w.key) && dupKey(seen, meta.Name, w.key) {
 				return nil, errDuplicateRow
 			}
 			if idx.indexed() {
@@ -239,6 +239,7 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 			if r.Err != nil {
 				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: rowError(condError(sl.w.bw.Condition, r.Err))}
 			} else {
+				sl.w.written(r.Key)
 				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(true), Consumed: capacity(writeCapacity(sl.w, false)), Row: sl.w.returned(r.Increments)}
 			}
 			resp.Tables[sl.t].Rows[sl.r] = out

@@ -76,6 +76,17 @@
 // (tablekit.CapabilitiesOf(backend).AtomicWrite false), over 100 rows
 // (tablekit.MaxAtomicWrite), or on a table with secondary indexes.
 //
+// Auto-increment primary-key columns (see autoinc.go): CreateTable takes
+// the AUTO_INCREMENT option on one INTEGER key column other than the first,
+// DescribeTable shows it, and a row to put or update (PutRow, UpdateRow,
+// BatchWriteRow, atomic or not) passes the AUTO_INCREMENT placeholder as its
+// value: the Backend assigns it (tablekit's SPEC §14: unique and increasing
+// within the partition key, not consecutive) and RT_PK returns the key
+// written. The placeholder anywhere else is refused as a key of the wrong
+// type (OTSInvalidPK). Over a Backend without
+// tablekit.Capabilities.AutoIncrement, CreateTable of such a table is
+// refused as unsupported.
+//
 // Secondary indexes, global and local (CreateTable index_metas,
 // CreateIndex with include_base_data, DropIndex), are tables the server
 // keeps in step with their base table on every write (see index.go);
@@ -105,9 +116,9 @@
 // SDK's test package (its module's tablestore package, endpoint and keys set
 // with -ldflags -X on its testConfig package) and runs its TableStoreSuite
 // and Test_WriteAndReadOtsData against cmd/tablestore-emulator, in memory and
-// over file://DIR: 29 pass, 1 is skipped by the SDK itself, and the 12 that
+// over file://DIR: 30 pass, 1 is skipped by the SDK itself, and the 11 that
 // fail are listed with their reason (ColumnPaginationFilter,
-// streams, SQL, auto-increment keys, update_full_row=true at creation, and
+// streams, SQL, update_full_row=true at creation, and
 // creation_time, which the SDK only decodes with golang/protobuf < 1.4); a
 // listed test that passes fails the check too. The suite's SetUpSuite loses
 // its two search-index lines (see gosdk_test.go); the SDK's Search, global
@@ -132,8 +143,7 @@
 // service's time, one day by default) and TTL expires cells on the
 // service's own time.
 // Features tablekit does not model are refused with a 400
-// OTSParameterInvalid that says so: auto-increment primary keys,
-// ColumnPaginationFilter, regex value_trans_rule, start_column/end_column,
+// OTSParameterInvalid that says so: ColumnPaginationFilter, regex value_trans_rule, start_column/end_column,
 // streams, local transactions, allow_update=false. Search, SQL, timeseries and tunnel APIs answer
 // OTSUnsupportOperation.
 //
