@@ -21,6 +21,13 @@ import (
 // (rowmodel.Update, the rule every backend shares), whose increments are
 // known before the call. A write whose key holds the placeholder is never
 // sent twice: a second attempt would write a second row.
+//
+// Tablestore takes no condition on such a write (400 "Invalid
+// expect:EXPECT_NOT_EXIST when modify row with pk auto increment"; tstest
+// answers so too), but SPEC §14 gives it one, evaluated against the absent
+// row it creates: the adapter evaluates it (rowmodel.Check, the rule every
+// backend shares) and sends the write without it, or, when it fails,
+// nothing.
 
 // Capabilities implements tablekit.CapabilityDeclarer: batches, atomic
 // writes and auto-increment keys are Tablestore's; a change feed is
@@ -90,4 +97,19 @@ func writeResult(req *tablekit.WriteRequest, pk *tablestore.PrimaryKey, cols []*
 	}
 	res.Key = k
 	return res, nil
+}
+
+// newRowWrite is w without its condition when its key holds the
+// placeholder (see above): the condition holds on the absent row, or w
+// fails with ErrConditionFailed.
+func newRowWrite(w *tablekit.WriteRequest) (*tablekit.WriteRequest, error) {
+	if !assigns(w) || w.Condition.IsZero() {
+		return w, nil
+	}
+	if err := rowmodel.Check(nil, w.Meta.Options, w.Condition, w.Now); err != nil {
+		return nil, err
+	}
+	cp := *w
+	cp.Condition = tablekit.Condition{}
+	return &cp, nil
 }

@@ -209,6 +209,8 @@
 //     holds tablekit.AutoIncrement is a one-row BatchWriteRow, and one that
 //     also increments is sent as the put of the row it creates (a change
 //     feed records it as a put). Such a write is never sent twice.
+//     Tablestore takes no condition on it: the adapter evaluates the
+//     condition against the absent row and sends the write without it.
 //   - No change feed yet (SPEC §15): enabling one fails with
 //     ErrUnimplemented and Capabilities().ChangeFeed is false. Tablestore
 //     Stream would serve it (UpdateTable's StreamSpecification, ListStream,

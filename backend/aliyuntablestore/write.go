@@ -25,6 +25,10 @@ func keyAndCondition(key tablekit.PrimaryKey, c tablekit.Condition) (*tablestore
 // writeChange builds the SDK change of one write: a PutRowChange,
 // UpdateRowChange or DeleteRowChange.
 func writeChange(w *tablekit.WriteRequest) (tablestore.RowChange, error) {
+	w, err := newRowWrite(w) // autoinc.go
+	if err != nil {
+		return nil, err
+	}
 	switch w.Kind {
 	case tablekit.WritePut:
 		return putChange(w)

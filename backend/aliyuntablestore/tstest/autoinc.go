@@ -21,7 +21,14 @@ import (
 // write's answer carries the key written: RT_PK returns it (per row in
 // BatchWriteRow, atomic or not). The placeholder anywhere else (a read, a
 // delete, a range bound, another key column) fails the key's type check,
-// as a value of the wrong type does.
+// as a value of the wrong type does. As on the service, a write with the
+// placeholder takes no condition: a row existence other than IGNORE is
+// "Invalid expect:EXPECT_NOT_EXIST when modify row with pk auto increment"
+// (the service's words for EXPECT_NOT_EXIST, reported in
+// aliyun-tablestore-python-sdk#3), a column condition "Can't set condition
+// when modify row with pk auto increment." (the service's documentation);
+// the tablekit adapter evaluates the condition against the absent row
+// itself.
 
 // autoIncrementColumn applies CreateTable's rules to the option of
 // primary-key column i (pk) of meta, whose earlier columns are in
@@ -77,4 +84,19 @@ func (w *write) put(ctx context.Context, t *tablekit.Table, cond tablekit.Condit
 	err := t.PutRow(ctx, w.key, w.bw.Columns, cond, tablekit.ReturnKey(&k))
 	w.written(k)
 	return err
+}
+
+// checkAutoIncrementCondition refuses a condition on a write whose key
+// holds the placeholder, as the service does.
+func checkAutoIncrementCondition(key tablekit.PrimaryKey, c *otsprotocol.Condition) *otsError {
+	if !hasPlaceholder(key) {
+		return nil
+	}
+	if e := c.GetRowExistence(); e != otsprotocol.RowExistenceExpectation_IGNORE {
+		return paramErr("Invalid expect:%s when modify row with pk auto increment", e)
+	}
+	if len(c.ColumnCondition) > 0 {
+		return paramErr("Can't set condition when modify row with pk auto increment.")
+	}
+	return nil
 }

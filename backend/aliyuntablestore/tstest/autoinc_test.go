@@ -147,16 +147,19 @@ func TestAutoIncrementPutRow(t *testing.T) {
 		t.Fatalf("%d rows, want 6: %q", len(rows), rows)
 	}
 
-	// The row is new: a condition that it exists fails, nothing written.
+	// As on the service, such a write takes no condition; nothing written.
 	_, err = e.putAuto("t", "a", tablestore.RowExistenceExpectation_EXPECT_EXIST, "v", int64(0))
-	wantOTS(t, err, 403, "OTSConditionCheckFail", "Row does not exist which is expected existent")
-	resp, err = e.putAuto("t", "a", tablestore.RowExistenceExpectation_EXPECT_NOT_EXIST, "v", int64(5))
-	if err != nil {
-		t.Fatal(err)
-	}
-	assigned(t, resp.PrimaryKey, "a", last)
-	if rows := e.scanAll("t", "p", "id"); len(rows) != 7 {
-		t.Fatalf("%d rows, want 7: %q", len(rows), rows)
+	wantOTS(t, err, 400, "OTSParameterInvalid", "Invalid expect:EXPECT_EXIST when modify row with pk auto increment")
+	_, err = e.putAuto("t", "a", tablestore.RowExistenceExpectation_EXPECT_NOT_EXIST, "v", int64(0))
+	wantOTS(t, err, 400, "OTSParameterInvalid", "Invalid expect:EXPECT_NOT_EXIST when modify row with pk auto increment")
+	up := &tablestore.UpdateRowChange{TableName: "t", PrimaryKey: autoKey("a")}
+	up.PutColumn("v", int64(0))
+	up.SetCondition(tablestore.RowExistenceExpectation_IGNORE)
+	up.SetColumnCondition(tablestore.NewSingleColumnCondition("v", tablestore.CT_EQUAL, int64(0)))
+	_, err = e.c.UpdateRow(&tablestore.UpdateRowRequest{UpdateRowChange: up})
+	wantOTS(t, err, 400, "OTSParameterInvalid", "Can't set condition when modify row with pk auto increment.")
+	if rows := e.scanAll("t", "p", "id"); len(rows) != 6 {
+		t.Fatalf("%d rows, want 6: %q", len(rows), rows)
 	}
 }
 
@@ -263,7 +266,7 @@ func TestAutoIncrementUpdateAndBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := resp.TableToRowsResult["t"]; len(r) != 2 || r[0].IsSucceed || r[1].IsSucceed || r[1].Error.Message != "Row does not exist which is expected existent" {
+	if r := resp.TableToRowsResult["t"]; len(r) != 2 || r[0].IsSucceed || r[1].IsSucceed || r[1].Error.Message != "Invalid expect:EXPECT_EXIST when modify row with pk auto increment" {
 		t.Fatalf("failed atomic batch: %+v", r)
 	}
 	if n := len(e.scanAll("t", "p", "id")); n != before {

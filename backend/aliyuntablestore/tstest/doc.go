@@ -82,7 +82,9 @@
 // BatchWriteRow, atomic or not) passes the AUTO_INCREMENT placeholder as its
 // value: the Backend assigns it (tablekit's SPEC §14: unique and increasing
 // within the partition key, not consecutive) and RT_PK returns the key
-// written. The placeholder anywhere else is refused as a key of the wrong
+// written. As on the service, such a write takes no condition (a row
+// existence other than IGNORE or a column condition is OTSParameterInvalid).
+// The placeholder anywhere else is refused as a key of the wrong
 // type (OTSInvalidPK). Over a Backend without
 // tablekit.Capabilities.AutoIncrement, CreateTable of such a table is
 // refused as unsupported.

@@ -29,6 +29,9 @@ func decodeWrite(meta *tablekit.TableMeta, op otsprotocol.OperationType, change 
 		return nil, errParse
 	}
 	key, row, oe := decodeKeyAuto(meta, change, false, op != otsprotocol.OperationType_DELETE)
+	if oe == nil {
+		oe = checkAutoIncrementCondition(key, cond) // autoinc.go
+	}
 	if oe != nil {
 		return nil, oe
 	}
