@@ -286,7 +286,7 @@ func (r Row) Size() int {
 type KeyColumn struct {
 	Name          string
 	Type          Type
-	AutoIncrement bool // SPEC §14: the store assigns it (one Integer column, not the first)
+	AutoIncrement bool `json:",omitempty"` // SPEC §14: the store assigns it (one Integer column, not the first)
 }
 
 // KeySchema is a table's primary key: 1–4 columns, first the partition key.

@@ -223,12 +223,21 @@ func runDifferential(t testing.TB, h Harness, o DifferentialOptions) (rep diffRe
 			return rep
 		}
 	}
+	cleanupAI, err := d.setupAutoInc(ctx, uniq)
+	if err != nil {
+		rep.Err = err
+		return rep
+	}
+	defer cleanupAI()
 	if _, err := sut2.DescribeTable(ctx, d.tables[0].name); err != nil {
 		rep.Err = fmt.Errorf("differential: the second backend cannot describe table %s, which the first created: %w\n%s", d.tables[0].name, err, notSharedHelp)
 		return rep
 	}
 	start := time.Now()
 	rep.Err = d.run(ctx)
+	if rep.Err == nil {
+		rep.Err = d.finalAutoInc(ctx)
+	}
 	if rep.Err == nil {
 		rep.Err = d.compareFeeds(ctx, tablekit.CapabilitiesOf(b).ChangeFeed) // differential_feed.go
 	}
@@ -296,7 +305,8 @@ type differ struct {
 	errs     map[string]int
 	seed     int64
 	ops      int
-	atomic   bool // both sides have atomic writes: the mix has them (differential_atomic.go)
+	atomic   bool         // both sides have atomic writes: the mix has them (differential_atomic.go)
+	ai       *diffAutoInc // both sides have auto-increment keys (differential_autoinc.go); else nil
 }
 
 type cursorState struct {

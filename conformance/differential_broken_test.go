@@ -213,3 +213,31 @@ func (b ignoresIncarnation) Write(ctx context.Context, req *tablekit.WriteReques
 	c.Meta = b.current(ctx, req.Meta)
 	return b.Backend.Write(ctx, &c)
 }
+
+// aiRepeats claims auto-increment keys but hands out 1, 2, 3, 1, 2, 3, ...
+// (a counter that forgets): values repeat and go down.
+type aiRepeats struct {
+	tablekit.Backend
+	n atomic.Int64
+}
+
+func (b *aiRepeats) Capabilities() tablekit.Capabilities {
+	return tablekit.Capabilities{AutoIncrement: true}
+}
+
+func (b *aiRepeats) Write(ctx context.Context, req *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	if req.Key.AutoIncrementIndex() < 0 {
+		return b.Backend.Write(ctx, req)
+	}
+	c := *req
+	c.Key = req.Key.WithAutoIncrement(1 + b.n.Add(1)%3)
+	res, err := b.Backend.Write(ctx, &c)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = &tablekit.UpdateResult{}
+	}
+	res.Key = c.Key
+	return res, nil
+}

@@ -308,6 +308,9 @@ func (d *differ) pickOp() operation {
 	case r < 95:
 		return d.genRecreate()
 	default:
+		if d.ai != nil && r >= 96 {
+			return d.genAutoInc() // differential_autoinc.go
+		}
 		tb := d.table()
 		return &getOp{tb: tb, key: d.key(tb), spec: d.readSpec()}
 	}

@@ -60,6 +60,7 @@ func TestDifferentialDetectsBrokenBackends(t *testing.T) {
 		{"DropsEvery7thIncrement", func(b tablekit.Backend) tablekit.Backend { return &dropIncrements{Backend: b, every: 7} }},
 		{"StaleReads", newStaleReads},
 		{"IgnoresIncarnation", func(b tablekit.Backend) tablekit.Backend { return ignoresIncarnation{b} }},
+		{"AutoIncrementRepeats", func(b tablekit.Backend) tablekit.Backend { return &aiRepeats{Backend: b} }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

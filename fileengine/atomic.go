@@ -33,6 +33,10 @@ func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest)
 	}
 	defer e.end()
 	defer t.mu.RUnlock()
+	reqs, assigned, err := e.assignAll(reqs, func(int) *table { return t }) // autoinc.go
+	if err != nil {
+		return nil, err
+	}
 	keys := make([][]byte, len(reqs))
 	held := make([]int, len(reqs))
 	for i, w := range reqs {
@@ -61,6 +65,9 @@ func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest)
 		res, err := e.apply(b, t, w, keys[i], &tickets)
 		if err != nil {
 			return nil, &tablekit.AtomicWriteError{Index: i, Err: err}
+		}
+		if assigned != nil && assigned[i] {
+			res = withKey(res, w.Key)
 		}
 		out[i].Update = res
 	}

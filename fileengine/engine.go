@@ -98,13 +98,15 @@ type table struct {
 
 	// feed is the change feed (feed.go); nil when never enabled.
 	feed *fileFeed
+	// ai is the auto-increment state (autoinc.go); nil without such a column.
+	ai *autoInc
 }
 
 // newTable returns the in-memory state of the table m describes, whose
 // rows id is rows.
 func newTable(m tablekit.TableMeta, rows string) *table {
 	p := rowsPrefix(rows)
-	return &table{meta: m, rows: rows, prefix: p, top: codec.PrefixSuccessor(p)}
+	return &table{meta: m, rows: rows, prefix: p, top: codec.PrefixSuccessor(p), ai: newAutoInc(&m)}
 }
 
 var (
@@ -436,6 +438,7 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 	// Rows of an earlier table with this rows id (there are none unless a
 	// caller reuses an Incarnation) must not reappear.
 	_ = b.DeleteRange(t.prefix, t.top, nil)
+	_ = b.DeleteRange(aiTablePrefix(rows), codec.PrefixSuccessor(aiTablePrefix(rows)), nil)
 	_ = b.Set(metaKey(m.Name), val, nil)
 	if err := e.commit(b); err != nil {
 		return storeError(err, "table %q: create", m.Name)
@@ -542,6 +545,7 @@ func (e *Engine) DeleteTable(ctx context.Context, name string) error {
 	_ = b.Delete(metaKey(name), nil)
 	_ = b.DeleteRange(feedPrefix(t.rows), codec.PrefixSuccessor(feedPrefix(t.rows)), nil)
 	_ = b.Delete(feedStateKey(t.rows), nil)
+	_ = b.DeleteRange(aiTablePrefix(t.rows), codec.PrefixSuccessor(aiTablePrefix(t.rows)), nil)
 	if err := e.commit(b); err != nil {
 		return storeError(err, "table %q: delete", name)
 	}
@@ -609,6 +613,9 @@ func (e *Engine) stripe(k []byte) int {
 // the write with rowmodel under the table's stored options, and commits
 // the new row (or its deletion) as one pebble batch.
 func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	if w.Kind != tablekit.WriteDelete && w.Key.AutoIncrementIndex() >= 0 {
+		return e.writeAuto(ctx, w) // autoinc.go
+	}
 	t, err := e.using(ctx, w.Meta)
 	if err != nil {
 		return nil, err
@@ -671,6 +678,11 @@ func (e *Engine) apply(b *pebble.Batch, t *table, w *tablekit.WriteRequest, k []
 	if err != nil {
 		return nil, err
 	}
+	if keep && t.ai != nil {
+		if err := e.noteAutoInc(b, t, w); err != nil { // autoinc.go
+			return nil, err
+		}
+	}
 	t.record(b, w, res, tickets)
 	if !keep {
 		if cur != nil || w.Kind == tablekit.WriteDelete {
@@ -724,6 +736,19 @@ func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 	}
 	keys := make([][]byte, len(reqs))
 	var held []int
+	reqs, assigned, err := e.assignAll(reqs, func(i int) *table { // autoinc.go
+		if t := tabs[reqs[i].Meta.Name]; t != nil && t.current(reqs[i].Meta) == nil {
+			return t
+		}
+		return nil
+	})
+	if err != nil {
+		var ae *tablekit.AtomicWriteError
+		if !errors.As(err, &ae) {
+			return nil, err
+		}
+		return nil, ae.Err // a store error: the whole batch fails
+	}
 	for i, w := range reqs {
 		t := tabs[w.Meta.Name]
 		if t == nil {
@@ -762,6 +787,9 @@ func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 			return nil, err
 		}
 		res, err := e.apply(b, tabs[w.Meta.Name], w, keys[i], &tickets)
+		if err == nil && assigned != nil && assigned[i] {
+			res = withKey(res, w.Key)
+		}
 		out[i] = tablekit.WriteResponse{Update: res, Err: err}
 		if err == nil {
 			applied = append(applied, i)

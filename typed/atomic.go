@@ -15,6 +15,9 @@ import (
 //	o, _ := orders.PutWrite(&order, tablekit.ExpectNotExist)
 //	l, _ := lines.PutWrite(&line)
 //	_, err := db.AtomicWrite(ctx, []tablekit.BatchWrite{o, l})
+//
+// A zero autoincrement field is left to the store: [Table.SetKey] fills
+// it in from the write's result.
 func (t *Table[T]) PutWrite(v *T, opts ...tablekit.WriteOption) (tablekit.BatchWrite, error) {
 	if t.si.err != nil {
 		return tablekit.BatchWrite{}, t.si.err
@@ -43,6 +46,14 @@ func (t *Table[T]) PutAtomic(ctx context.Context, vs []T, opts ...tablekit.Write
 		}
 		ws[i] = w
 	}
-	_, err := t.t.AtomicWrite(ctx, ws)
-	return err
+	res, err := t.t.AtomicWrite(ctx, ws)
+	if err != nil {
+		return err
+	}
+	for i, r := range res {
+		if err := t.SetKey(&vs[i], r.Key); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -141,3 +141,41 @@ func Example_history() {
 	// 1 paid
 	// 2 shipped
 }
+
+// A message's sequence number is assigned by the store: the field tagged
+// autoincrement is zero when written and filled in by Put.
+type Message struct {
+	Conversation string `tablekit:"conversation,key"`
+	Seq          int64  `tablekit:"seq,key,autoincrement"`
+	Text         string `tablekit:"text"`
+}
+
+func ExampleTable_Put_autoIncrement() {
+	ctx := context.Background()
+	db := tablekit.NewClient(localengine.New())
+	defer db.Close()
+	err := db.CreateTable(ctx, tablekit.TableMeta{Name: "messages", Key: tablekit.KeySchema{
+		{Name: "conversation", Type: tablekit.TypeString},
+		{Name: "seq", Type: tablekit.TypeInteger, AutoIncrement: true}}})
+	if err != nil {
+		panic(err)
+	}
+	msgs := typed.Of[Message](db.Table("messages"))
+	for _, text := range []string{"hello", "how are you?"} {
+		m := Message{Conversation: "c1", Text: text}
+		if err := msgs.Put(ctx, &m); err != nil {
+			panic(err)
+		}
+		fmt.Println(m.Seq, m.Text)
+	}
+	// Two more in one atomic write: both filled in.
+	more := []Message{{Conversation: "c1", Text: "fine"}, {Conversation: "c1", Text: "and you?"}}
+	if err := msgs.PutAtomic(ctx, more); err != nil {
+		panic(err)
+	}
+	fmt.Println(more[0].Seq, more[1].Seq)
+	// Output:
+	// 1 hello
+	// 2 how are you?
+	// 3 4
+}

@@ -30,6 +30,12 @@
 // and both types, and leaves the field as it was; so is a nil struct
 // pointer. Field metadata is computed once per struct type.
 //
+// Auto-increment keys (SPEC §14): a key field tagged
+// `tablekit:"seq,key,autoincrement"` (an integer, the table's
+// auto-increment column) that is zero in a write asks the store for its
+// value, and Put, Update, UpdateFields, PutAtomic and PutAll fill the
+// field in with it; after a [Table.PutWrite], [Table.SetKey] does.
+//
 // Writes: [Table.Put] replaces a row; [Table.Update] writes every field,
 // zero values included; [Table.UpdateFields] writes only the fields it
 // names, a patch. Each takes conditions, as the untyped writes do; a
@@ -64,6 +70,7 @@ type field struct {
 	name      string // Go field name, for messages
 	column    string
 	key       bool
+	autoInc   bool // tag option autoincrement: zero asks the store (SPEC §14)
 	omitEmpty bool
 	typ       reflect.Type
 	kind      fieldKind
@@ -92,9 +99,10 @@ const (
 
 // structInfo is the cached metadata of one struct type.
 type structInfo struct {
-	keys  []field
-	attrs []field // in ascending column order, as a Row's columns are
-	err   error
+	keys    []field
+	attrs   []field // in ascending column order, as a Row's columns are
+	autoInc bool    // a key field is tagged autoincrement
+	err     error
 }
 
 var cache sync.Map // reflect.Type -> *structInfo
@@ -196,6 +204,8 @@ func collect(t reflect.Type, index []int, offset uintptr, si *structInfo) error 
 			switch o {
 			case "key":
 				f.key = true
+			case "autoincrement":
+				f.autoInc = true
 			case "omitempty":
 				f.omitEmpty = true
 			case "":
@@ -214,6 +224,10 @@ func collect(t reflect.Type, index []int, offset uintptr, si *structInfo) error 
 		if f.kind == kindText || f.kind == kindBinary {
 			f.arr = reflect.ArrayOf(1, ft)
 		}
+		if f.autoInc && (!f.key || f.ptr || (f.kind != kindInt && f.kind != kindUint) || si.autoInc) {
+			return invalid("typed: field %s of %v is tagged autoincrement: it must be the one such key field, of an integer type (not a pointer)", sf.Name, t)
+		}
+		si.autoInc = si.autoInc || f.autoInc
 		if f.key {
 			si.keys = append(si.keys, f)
 		} else {
@@ -465,6 +479,9 @@ func marshal(sv reflect.Value, si *structInfo) (tablekit.PrimaryKey, []tablekit.
 		if !ok {
 			return nil, nil, invalid("typed: key field %s (column %q) is absent", f.name, f.column)
 		}
+		if f.autoInc && val == tablekit.Integer(0) {
+			val = tablekit.AutoIncrement // the store assigns it; the write fills the field in
+		}
 		key = append(key, tablekit.KeyPart{Name: f.column, Value: val})
 	}
 	cols := make([]tablekit.Column, 0, len(si.attrs))
@@ -569,7 +586,28 @@ func (t *Table[T]) Put(ctx context.Context, v *T, opts ...tablekit.WriteOption) 
 	if err != nil {
 		return err
 	}
-	return t.t.PutRow(ctx, w.Key, w.Columns, opts...)
+	if !t.si.autoInc {
+		return t.t.PutRow(ctx, w.Key, w.Columns, opts...)
+	}
+	var k tablekit.PrimaryKey
+	if err := t.t.PutRow(ctx, w.Key, w.Columns, append(opts[:len(opts):len(opts)], tablekit.ReturnKey(&k))...); err != nil {
+		return err
+	}
+	return t.SetKey(v, k)
+}
+
+// SetKey sets v's key fields from key: after a write of v whose
+// autoincrement field was zero, the key the store assigned (the write
+// result's Key, as [tablekit.BatchWriteResult] and
+// [tablekit.UpdateResult] carry it). A nil key changes nothing.
+func (t *Table[T]) SetKey(v *T, key tablekit.PrimaryKey) error {
+	if t.si.err != nil {
+		return t.si.err
+	}
+	if v == nil || key == nil {
+		return nil
+	}
+	return unmarshal(tablekit.Row{Key: key}, reflect.ValueOf(v).UnsafePointer(), &structInfo{keys: t.si.keys})
 }
 
 // Update writes into the row of v's key, creating it if absent, every
@@ -594,8 +632,11 @@ func (t *Table[T]) Update(ctx context.Context, v *T, opts ...tablekit.WriteOptio
 	for i, c := range cols {
 		changes[i] = tablekit.Put(c.Name, c.Value)
 	}
-	_, err = t.t.UpdateRow(ctx, key, changes, opts...)
-	return err
+	res, err := t.t.UpdateRow(ctx, key, changes, opts...)
+	if err != nil {
+		return err
+	}
+	return t.SetKey(v, res.Key)
 }
 
 // UpdateFields is the partial update, a patch: in the row of v's key
@@ -633,8 +674,11 @@ func (t *Table[T]) UpdateFields(ctx context.Context, v *T, fields []string, opts
 	if err != nil {
 		return err
 	}
-	_, err = t.t.UpdateRow(ctx, key, changes, opts...)
-	return err
+	res, err := t.t.UpdateRow(ctx, key, changes, opts...)
+	if err != nil {
+		return err
+	}
+	return t.SetKey(v, res.Key)
 }
 
 // patch returns the changes of UpdateFields: one per named field.
@@ -771,6 +815,9 @@ func PutAll[T any](ctx context.Context, db *tablekit.Client, t *Table[T], vs []T
 	res, _ := db.WriteAll(ctx, ws)
 	for j, r := range res {
 		errs[at[j]] = r.Err
+		if r.Err == nil && r.Key != nil {
+			errs[at[j]] = t.SetKey(&vs[at[j]], r.Key)
+		}
 	}
 	return errs, errors.Join(errs...)
 }
