@@ -3,7 +3,6 @@ package tstest
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"testing"
 
@@ -325,12 +324,4 @@ func emulatorAutoIncrement(t *testing.T, emu *emulator, want bool) bool {
 		t.Fatal(err)
 	}
 	return true
-}
-
-// withoutAutoIncrement is allowed with the Go SDK's auto-increment test
-// added, for an emulator whose Backend has no auto-increment keys.
-func withoutAutoIncrement(allowed map[string]string) map[string]string {
-	out := maps.Clone(allowed)
-	out["TableStoreSuite.TestTableWithKeyAutoIncrement"] = "the emulator's backend has no auto-increment keys (tablekit Capabilities.AutoIncrement is false)"
-	return out
 }

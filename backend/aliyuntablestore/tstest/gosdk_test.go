@@ -293,11 +293,7 @@ func TestGoSDK(t *testing.T) {
 				t.Skip("-short: the in-memory run only")
 			}
 			emu := startEmulator(t, tc.args(t)...)
-			allowed := goSDKAllowed
-			if !emulatorAutoIncrement(t, emu, tc.name == "mem") { // autoinc_test.go
-				allowed = withoutAutoIncrement(allowed)
-			}
-			checkGoSDK(t, runGoSDK(t, goBin, work, emu), allowed)
+			checkGoSDK(t, runGoSDK(t, goBin, work, emu), goSDKAllowed)
 		})
 	}
 }

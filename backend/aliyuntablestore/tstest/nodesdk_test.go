@@ -294,7 +294,7 @@ func TestNodeSDKOverBackends(t *testing.T) {
 	node, _ := nodeTools(t)
 	t.Run("file", func(t *testing.T) {
 		emu := startEmulator(t, "-backend", "file://"+filepath.ToSlash(t.TempDir()))
-		runProbe(t, node, emu, false)
+		runProbe(t, node, emu, true)
 	})
 	t.Run("dynamodb", func(t *testing.T) {
 		ep := dynalitetest.Start(t)
