@@ -82,7 +82,9 @@
 // BatchWriteRow, atomic or not) passes the AUTO_INCREMENT placeholder as its
 // value: the Backend assigns it (tablekit's SPEC §14: unique and increasing
 // within the partition key, not consecutive) and RT_PK returns the key
-// written. As on the service, such a write takes no condition (a row
+// written. The values are the Backend's: the local and file engines count
+// 1, 2, 3… per partition key, where the service's are large (time-like)
+// numbers; a client must assume neither. As on the service, such a write takes no condition (a row
 // existence other than IGNORE or a column condition is OTSParameterInvalid).
 // The placeholder anywhere else is refused as a key of the wrong
 // type (OTSInvalidPK). Over a Backend without
