@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/fileengine"
 	"github.com/tablekit/tablekit/localengine"
 )
 
@@ -265,4 +268,74 @@ func TestAutoIncrementBatches(t *testing.T) {
 	if _, err := db.Table("msgs").UpdateRow(ctx, ares[1].Key, []tablekit.Change{tablekit.Increment("n", 1)}, tablekit.ReturnKey(&kr)); err != nil || !kr.Equal(ares[1].Key) {
 		t.Fatalf("UpdateRow: %v, ReturnKey %v", err, kr)
 	}
+}
+
+// BenchmarkAutoIncrementPut: a PutRow of a new row whose key holds
+// AutoIncrement against a PutRow of a new row with a real key (the same
+// schema, without the auto-increment flag), on the local engine and on
+// the file engine (synced commits, its default; and NoSync). Each
+// iteration runs both, in alternating order, so that they meet the same
+// load; the metrics are the median time of each and their ratio:
+//
+//	go test -run '^$' -bench BenchmarkAutoIncrementPut -benchtime 5000x .
+func BenchmarkAutoIncrementPut(b *testing.B) {
+	b.Run("local", func(b *testing.B) { benchAutoInc(b, localengine.New()) })
+	for _, nosync := range []bool{false, true} {
+		b.Run(fmt.Sprintf("file/nosync=%v", nosync), func(b *testing.B) {
+			e, err := fileengine.Open(b.TempDir(), &fileengine.Options{NoSync: nosync})
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchAutoInc(b, e)
+		})
+	}
+}
+
+func benchAutoInc(b *testing.B, e tablekit.Backend) {
+	ctx := context.Background()
+	db := tablekit.NewClient(e)
+	defer db.Close()
+	for name, ai := range map[string]bool{"plain": false, "auto": true} {
+		err := db.CreateTable(ctx, tablekit.TableMeta{Name: name, Key: tablekit.KeySchema{
+			{Name: "p", Type: tablekit.TypeString}, {Name: "s", Type: tablekit.TypeInteger, AutoIncrement: ai}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	plain, auto := db.Table("plain"), db.Table("auto")
+	cols := []tablekit.Column{{Name: "v", Value: tablekit.String(strings.Repeat("x", 100))}}
+	ph := tablekit.Key("p", tablekit.String("conv")).Add("s", tablekit.AutoIncrement)
+	var seq int64
+	ops := [2]func(){
+		func() {
+			seq++
+			if err := plain.PutRow(ctx, tablekit.Key("p", tablekit.String("conv")).Add("s", tablekit.Integer(seq)), cols); err != nil {
+				b.Fatal(err)
+			}
+		},
+		func() {
+			if err := auto.PutRow(ctx, ph, cols); err != nil {
+				b.Fatal(err)
+			}
+		},
+	}
+	var took [2][]float64
+	n := 0
+	for b.Loop() {
+		for k := range 2 {
+			op := (n + k) % 2
+			start := time.Now()
+			ops[op]()
+			took[op] = append(took[op], float64(time.Since(start).Nanoseconds()))
+		}
+		n++
+	}
+	var med [2]float64
+	for i := range took {
+		slices.Sort(took[i])
+		med[i] = took[i][len(took[i])/2]
+	}
+	b.ReportMetric(med[0], "plain-ns/op")
+	b.ReportMetric(med[1], "auto-ns/op")
+	b.ReportMetric(med[1]/med[0], "auto/plain")
 }

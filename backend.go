@@ -60,6 +60,16 @@ type Backend interface {
 //   - ScanRange: rows lent to fn are not modified or kept by either side;
 //     the caller never modifies next. GetRange may stop early (after
 //     MaxScanRows examined rows, say) with Next set.
+//   - Auto-increment (SPEC §14), for a backend whose Capabilities say
+//     AutoIncrement (CapabilityDeclarer): CreateTable stores KeyColumn's
+//     flag and DescribeTable returns it. The key of a put or update (in
+//     Write, BatchWriteRow and AtomicWrite) may hold AutoIncrement in that
+//     column (Key.AutoIncrementIndex()); assign a value above every one
+//     assigned before in the partition key, never again, also after a
+//     crash or a failed write (gaps are fine), write the row under
+//     Key.WithAutoIncrement(v) as a new row (its condition sees no row),
+//     record the real key in the change feed, and return it in
+//     UpdateResult.Key. Conformance S14_AutoIncrement checks it.
 
 // BatchReader reads many rows in one store call (else: GetRow per row).
 type BatchReader interface {

@@ -144,13 +144,20 @@ func checkKeyValue(kc KeyColumn, v Value, bound bool) *Error {
 }
 
 // checkKey applies SPEC §4: same count, names, order and types as the schema.
-func checkKey(m *TableMeta, k PrimaryKey, bound bool) *Error {
+func checkKey(m *TableMeta, k PrimaryKey, bound bool) *Error { return checkKeyAI(m, k, bound, false) }
+
+// checkKeyAI is checkKey; with ai, the auto-increment column may hold
+// AutoIncrement.
+func checkKeyAI(m *TableMeta, k PrimaryKey, bound, ai bool) *Error {
 	if len(k) != len(m.Key) {
 		return Errorf(ErrInvalidPrimaryKey, "key %v has %d columns, the schema has %d", k, len(k), len(m.Key))
 	}
 	for i, kc := range m.Key {
 		if k[i].Name != kc.Name {
 			return Errorf(ErrInvalidPrimaryKey, "key column %d is named %q, the schema says %q", i+1, k[i].Name, kc.Name)
+		}
+		if ai && kc.AutoIncrement && k[i].Value.typ == typeAutoIncrement {
+			continue
 		}
 		if err := checkKeyValue(kc, k[i].Value, bound); err != nil {
 			return err
@@ -162,14 +169,7 @@ func checkKey(m *TableMeta, k PrimaryKey, bound bool) *Error {
 // checkWriteKey is checkKey of a write's key, where a put or update may
 // hold AutoIncrement as the value of the table's auto-increment column.
 func checkWriteKey(m *TableMeta, kind WriteKind, k PrimaryKey) *Error {
-	i := k.AutoIncrementIndex()
-	if i < 0 || kind == WriteDelete || i >= len(m.Key) || !m.Key[i].AutoIncrement || len(k) != len(m.Key) {
-		return checkKey(m, k, false)
-	}
-	rest := make(PrimaryKey, len(k))
-	copy(rest, k)
-	rest[i].Value = Integer(0) // stands for the value to come
-	return checkKey(m, rest, false)
+	return checkKeyAI(m, k, false, kind != WriteDelete)
 }
 
 // checkValue checks an attribute value (SPEC §2).

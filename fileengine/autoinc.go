@@ -194,16 +194,35 @@ func withKey(res *tablekit.UpdateResult, key tablekit.PrimaryKey) *tablekit.Upda
 	return res
 }
 
-// writeAuto is Write of a put or update whose key holds AutoIncrement: an
-// atomic write of one row, which assigns the value.
+// writeAuto is Write of a put or update whose key holds AutoIncrement:
+// the value is assigned under the table's shared lock, then the write goes
+// as Write's does, under the stripe of the row it names.
 func (e *Engine) writeAuto(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
-	out, err := e.AtomicWrite(ctx, []*tablekit.WriteRequest{w})
+	t, err := e.using(ctx, w.Meta)
 	if err != nil {
-		var ae *tablekit.AtomicWriteError
-		if errors.As(err, &ae) {
-			return nil, ae.Err
-		}
 		return nil, err
 	}
-	return out[0].Update, nil
+	defer e.end()
+	defer t.mu.RUnlock()
+	if w, err = e.assign(t, w); err != nil {
+		return nil, err
+	}
+	b := e.db.NewBatch()
+	defer b.Close()
+	k := codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(w.Key)), t.prefix...), w.Key)
+	mu := &e.locks[e.stripe(k)]
+	mu.Lock()
+	defer mu.Unlock()
+	var tickets feedTickets
+	defer tickets.done()
+	res, err := e.apply(b, t, w, k, &tickets)
+	if err != nil {
+		return nil, err
+	}
+	if !b.Empty() {
+		if err := e.commit(b); err != nil {
+			return nil, storeError(err, "%v", w)
+		}
+	}
+	return withKey(res, w.Key), nil
 }

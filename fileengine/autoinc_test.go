@@ -139,6 +139,7 @@ func TestAutoIncrementReopen(t *testing.T) {
 const (
 	aiCrashEnv      = "FILEENGINE_AI_CRASH_DIR"
 	aiCrashCycleEnv = "FILEENGINE_AI_CRASH_CYCLE"
+	aiCrashSyncEnv  = "FILEENGINE_AI_CRASH_NOSYNC"
 	aiCrashTable    = "aicrash"
 )
 
@@ -148,7 +149,7 @@ func TestAutoIncrementCrashChild(t *testing.T) {
 		t.Skip("only run as the auto-increment crash test's child process")
 	}
 	cycle := os.Getenv(aiCrashCycleEnv)
-	db, ack := openCrashChild(dir, nil)
+	db, ack := openCrashChild(dir, &fileengine.Options{NoSync: os.Getenv(aiCrashSyncEnv) == "true"})
 	tab := db.Table(aiCrashTable)
 	ctx := context.Background()
 	fail := func(err error) {
@@ -212,16 +213,26 @@ func TestAutoIncrementCrashChild(t *testing.T) {
 // SIGKILL at random moments and reopens the store each time: every
 // acknowledged row is there, whole, under the key it was given, and no
 // value is ever handed out twice in a partition key, across crashes
-// (a row committed but not acknowledged counts as handed out too).
+// (a row committed but not acknowledged counts as handed out too); with
+// synced commits and with Options.NoSync.
 func TestAutoIncrementCrash(t *testing.T) {
-	cycles := 8
-	if testing.Short() {
-		cycles = 3
+	for _, noSync := range []bool{false, true} {
+		t.Run(map[bool]string{false: "sync", true: "nosync"}[noSync], func(t *testing.T) {
+			cycles := 6
+			if testing.Short() {
+				cycles = 3
+			}
+			testAutoIncrementCrash(t, noSync, cycles)
+		})
 	}
+}
+
+func testAutoIncrementCrash(t *testing.T, noSync bool, cycles int) {
+	opts := &fileengine.Options{NoSync: noSync}
 	dir := t.TempDir()
 	ctx := context.Background()
 	{
-		eng, err := fileengine.Open(dir, nil)
+		eng, err := fileengine.Open(dir, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +252,7 @@ func TestAutoIncrementCrash(t *testing.T) {
 	acks := 0
 	for cycle := range cycles {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestAutoIncrementCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), aiCrashEnv+"="+dir, aiCrashCycleEnv+"="+strconv.Itoa(cycle))
+		cmd.Env = append(os.Environ(), aiCrashEnv+"="+dir, aiCrashCycleEnv+"="+strconv.Itoa(cycle), aiCrashSyncEnv+"="+strconv.FormatBool(noSync))
 		var acked []rowID
 		for _, l := range killChild(t, cmd, cycle, time.Duration(50+rand.IntN(300))*time.Millisecond) {
 			f := strings.Fields(l)
@@ -254,7 +265,7 @@ func TestAutoIncrementCrash(t *testing.T) {
 			acked = append(acked, id)
 			acks++
 		}
-		eng, err := fileengine.Open(dir, nil)
+		eng, err := fileengine.Open(dir, opts)
 		if err != nil {
 			t.Fatalf("cycle %d: reopen: %v", cycle, err)
 		}

@@ -21,6 +21,7 @@ import (
 //	'r' len(id) id codec.EncodeKey(key)   a row of the table whose rows id is id
 //	's' len(id) id                        the table's change feed state (feed.go)
 //	'c' len(id) id shard seq              a change record (feed.go)
+//	'a' len(id) id pk value               an auto-increment counter (autoinc.go)
 //
 // A table's rows id is its Incarnation; a table created without one (by a
 // caller other than the Client, which gives every table one) gets "-" and

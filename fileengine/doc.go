@@ -112,6 +112,13 @@
 // reads of the feed and by SetChangeFeed; nothing of the feed is held in
 // memory but its state.
 //
+// Auto-increment key columns (SPEC §14): a write's value is the greatest
+// its partition key has held plus one; a counter key is written in the
+// same pebble batch as the row, so after a crash or Close and Open no
+// value is handed out twice (see autoinc.go; TestAutoIncrementCrash kills
+// writing processes and checks it). The engine keeps the counter of each
+// partition key it has written such a row in, in memory, while it is open.
+//
 // # Limits
 //
 // None beyond SPEC's but the disk's: a store holds what its file system

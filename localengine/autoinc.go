@@ -2,11 +2,11 @@ package localengine
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/rowmodel"
 )
 
 // Auto-increment key columns (SPEC §14). A table with one keeps, per
@@ -60,9 +60,10 @@ func (a *autoInc) saw(k tablekit.PrimaryKey) {
 	if !ok {
 		return
 	}
-	pk := codec.EncodeKeyString(k[:1])
-	if v > a.last[pk] {
-		a.last[pk] = v
+	var buf [128]byte
+	pk := codec.AppendKey(buf[:0], k[:1])
+	if v > a.last[string(pk)] { // a lookup by string(pk) does not allocate
+		a.last[string(pk)] = v
 	}
 }
 
@@ -72,12 +73,13 @@ func (a *autoInc) assign(w *tablekit.WriteRequest) (*tablekit.WriteRequest, erro
 	if a == nil || w.Key.AutoIncrementIndex() != a.col {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: key %v holds AutoIncrement, but that is not the table's auto-increment column", w.Meta.Name, w.Key)
 	}
-	pk := codec.EncodeKeyString(w.Key[:1])
-	v := a.last[pk] + 1
+	var buf [128]byte
+	pk := codec.AppendKey(buf[:0], w.Key[:1])
+	v := a.last[string(pk)] + 1
 	if v <= 0 {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: partition key %v has used every auto-increment value", w.Meta.Name, w.Key[:1])
 	}
-	a.last[pk] = v
+	a.last[string(pk)] = v
 	c := *w
 	c.Key = w.Key.WithAutoIncrement(v)
 	return &c, nil
@@ -118,16 +120,39 @@ func withKey(res *tablekit.UpdateResult, key tablekit.PrimaryKey) *tablekit.Upda
 	return res
 }
 
-// writeAuto is Write of a request whose key holds AutoIncrement: an atomic
-// write of one row, where the value is assigned.
+// writeAuto is Write of a put or update whose key holds AutoIncrement: as
+// Write, but the key is assigned, encoded and stored under the table's
+// lock.
 func (e *Engine) writeAuto(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
-	out, err := e.AtomicWrite(ctx, []*tablekit.WriteRequest{w})
+	t, err := e.table(ctx, w.Meta.Name)
 	if err != nil {
-		var ae *tablekit.AtomicWriteError
-		if errors.As(err, &ae) {
-			return nil, ae.Err
-		}
 		return nil, err
 	}
-	return out[0].Update, nil
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m, err := t.current(w.Meta)
+	if err != nil {
+		return nil, err
+	}
+	if w, err = t.ai.assign(w); err != nil {
+		return nil, err
+	}
+	if w.Meta.Options != m.Options || w.Meta.Generation != m.Generation {
+		w.Meta = m // w is assign's copy
+	}
+	k := codec.EncodeKeyString(w.Key)
+	ent := &entry{key: slices.Clone(w.Key)}
+	// No row holds the value (saw keeps the counter above every real key
+	// written): the write meets an absent row.
+	keep, res, err := rowmodel.ApplyTo(&ent.row, nil, w)
+	if err != nil {
+		return nil, err
+	}
+	res = withKey(res, w.Key)
+	t.record(w, res)
+	if keep {
+		ent.seal()
+		t.rows.Set(k, ent)
+	}
+	return res, nil
 }

@@ -63,6 +63,12 @@
 // are kept for the retention (24-168 h, by commit time at the requests'
 // clock), trimmed on later writes and reads.
 //
+// Auto-increment key columns (SPEC §14): each table keeps, per partition
+// key, the greatest value its auto-increment column has held (assigned,
+// or written with a real key); a write with tablekit.AutoIncrement gets
+// that plus one, under the table's lock, so its row is always new. The
+// counters are in memory and go with the table.
+//
 // # Limits
 //
 // None beyond SPEC's: the limit is the process's memory, which holds every

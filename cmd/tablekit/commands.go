@@ -103,7 +103,7 @@ func (o optionFlags) options() tablekit.TableOptions {
 }
 
 func createCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-	key := fs.String("key", "", "key schema NAME:TYPE,... with TYPE String, Integer or Binary (e.g. id:String,seq:Integer)")
+	key := fs.String("key", "", "key schema NAME:TYPE,... with TYPE String, Integer or Binary (e.g. id:String,seq:Integer); seq:Integer:auto: an auto-increment column")
 	js := fs.String("json", "", "the table as JSON (describe --json's form), inline, @FILE or - for stdin")
 	of := addOptionFlags(fs)
 	return func(ctx context.Context, args []string) error {
@@ -313,7 +313,15 @@ func putCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			cells = append(cells, col)
 		}
 		return e.withKey(ctx, args[0], args[1], func(t *tablekit.Table, m *tablekit.TableMeta, k tablekit.PrimaryKey) error {
-			return t.PutRow(ctx, k, cells, wo...)
+			if k.AutoIncrementIndex() < 0 {
+				return t.PutRow(ctx, k, cells, wo...)
+			}
+			var got tablekit.PrimaryKey
+			if err := t.PutRow(ctx, k, cells, append(wo, tablekit.ReturnKey(&got))...); err != nil {
+				return err
+			}
+			_, err := fmt.Fprintln(e.stdout, formatKey(got)) // the key the store assigned
+			return err
 		})
 	}
 }

@@ -45,6 +45,10 @@ or a plain object: key columns by name, every other field a column written
 at the current time (string: String; whole number: Integer; other number:
 Double; true/false: Boolean; {"b":"BASE64"}: Binary; {"s":…} etc. as above):
     {"id":"o1","status":"paid","total":9.5}
+A table's auto-increment key column (describe: NAME:Integer:auto) may be
+left out of a row's key, in either form: the store assigns it, and the
+row is a new one each time it is written (an import run again, or gone
+on with --from-line after an error, writes such rows again as new rows).
 
 While rows are written the table accepts any version and expires nothing;
 its options are set back (or to the header's) on every way out: success, a
@@ -224,10 +228,11 @@ func (im *importer) check(ctx context.Context, r io.Reader) (int64, error) {
 
 // validate checks row with the library's rules, on the in-memory table.
 func (im *importer) validate(ctx context.Context, row *tablekit.Row) error {
-	if err := im.check1.PutRow(ctx, row.Key, row.Columns); err != nil {
+	var k tablekit.PrimaryKey // the key written: assigned, for an auto-increment column left out
+	if err := im.check1.PutRow(ctx, row.Key, row.Columns, tablekit.ReturnKey(&k)); err != nil {
 		return err
 	}
-	return im.check1.DeleteRow(ctx, row.Key)
+	return im.check1.DeleteRow(ctx, k)
 }
 
 // decode reads one row line in either form.
@@ -485,6 +490,10 @@ func decodeFlatRow(m *tablekit.TableMeta, obj map[string]json.RawMessage) (table
 	var r tablekit.Row
 	for _, kc := range m.Key {
 		raw, ok := obj[kc.Name]
+		if !ok && kc.AutoIncrement { // left out: the store assigns it
+			r.Key = append(r.Key, tablekit.KeyPart{Name: kc.Name, Value: tablekit.AutoIncrement})
+			continue
+		}
 		if !ok {
 			return r, fmt.Errorf("the line lacks key column %q (table %q's key is %s)", kc.Name, m.Name, schemaString(m.Key))
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc64"
 	"math"
+	"slices"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
@@ -46,8 +47,9 @@ type jsonCell struct {
 }
 
 type jsonKeyColumn struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
+	Name          string `json:"name"`
+	Type          string `json:"type"`
+	AutoIncrement bool   `json:"auto_increment,omitempty"` // SPEC §14
 }
 
 type jsonOptions struct {
@@ -124,7 +126,7 @@ func (j jsonValue) value() (tablekit.Value, error) {
 func headerOf(m tablekit.TableMeta) jsonHeader {
 	h := jsonHeader{Table: m.Name, Options: optionsToJSON(m.Options)}
 	for _, kc := range m.Key {
-		h.Key = append(h.Key, jsonKeyColumn{Name: kc.Name, Type: kc.Type.String()})
+		h.Key = append(h.Key, jsonKeyColumn{Name: kc.Name, Type: kc.Type.String(), AutoIncrement: kc.AutoIncrement})
 	}
 	return h
 }
@@ -136,7 +138,7 @@ func (h jsonHeader) meta() (tablekit.TableMeta, error) {
 		if err != nil {
 			return m, fmt.Errorf("key column %q: %v", kc.Name, err)
 		}
-		m.Key = append(m.Key, tablekit.KeyColumn{Name: kc.Name, Type: t})
+		m.Key = append(m.Key, tablekit.KeyColumn{Name: kc.Name, Type: t, AutoIncrement: kc.AutoIncrement})
 	}
 	return m, nil
 }
@@ -201,12 +203,17 @@ func decodeJSONKey(m *tablekit.TableMeta, line []byte) (tablekit.PrimaryKey, err
 }
 
 func keyFromJSON(m *tablekit.TableMeta, obj map[string]jsonValue) (tablekit.PrimaryKey, error) {
-	if len(obj) != len(m.Key) {
+	auto := slices.ContainsFunc(m.Key, func(kc tablekit.KeyColumn) bool { _, ok := obj[kc.Name]; return kc.AutoIncrement && !ok })
+	if n := len(m.Key); len(obj) != n && !(auto && len(obj) == n-1) {
 		return nil, fmt.Errorf("key has %s; table %q's key is %s", plural(int64(len(obj)), "column"), m.Name, schemaString(m.Key))
 	}
 	k := make(tablekit.PrimaryKey, len(m.Key))
 	for i, kc := range m.Key {
 		jv, ok := obj[kc.Name]
+		if !ok && kc.AutoIncrement { // left out: the store assigns it
+			k[i] = tablekit.KeyPart{Name: kc.Name, Value: tablekit.AutoIncrement}
+			continue
+		}
 		if !ok {
 			return nil, fmt.Errorf("key lacks column %q; table %q's key is %s", kc.Name, m.Name, schemaString(m.Key))
 		}

@@ -35,6 +35,9 @@ like one of these forms (MIN, MAX, "x", s:x) quoted. In scan bounds a
 trailing column may be left out (it becomes MIN for --start, MAX for
 --end) and MIN / MAX give the infinite bounds: --start id=a,seq=MIN.
 A key may also be the JSON object of export's "key": '{"id":{"s":"a"}}'.
+In put, AUTO is the value of a table's auto-increment column (create
+--key conv:String,seq:Integer:auto): the store assigns it and put prints
+the key written: tablekit put msgs conv=c1,seq=AUTO --col text=s:hi.
 
 An attribute value (put --col NAME=VALUE, filters) always names its type:
     s:TEXT  or  "quoted"     String (a bare s: value is taken literally)
@@ -91,6 +94,9 @@ func formatKeyValue(v tablekit.Value) string {
 	}
 	if v.IsInfMax() {
 		return "MAX"
+	}
+	if v.IsAutoIncrement() {
+		return "AUTO"
 	}
 	return formatValue(v)
 }
@@ -322,6 +328,8 @@ func parseKey(m *tablekit.TableMeta, s string, bound bool, fill tablekit.Value) 
 			v = tablekit.InfMin
 		case bound && lit == "MAX":
 			v = tablekit.InfMax
+		case kc.AutoIncrement && lit == "AUTO":
+			v = tablekit.AutoIncrement // the store assigns it (a put; elsewhere refused)
 		default:
 			prefix, rest := splitPrefix(lit)
 			if prefix != "" && typePrefixes[prefix] != kc.Type {
@@ -340,17 +348,21 @@ func parseKey(m *tablekit.TableMeta, s string, bound bool, fill tablekit.Value) 
 	return k, nil
 }
 
-// schemaString prints a key schema as name:Type,...
+// schemaString prints a key schema as name:Type,... (an auto-increment
+// column as name:Integer:auto).
 func schemaString(ks tablekit.KeySchema) string {
 	parts := make([]string, len(ks))
 	for i, kc := range ks {
 		parts[i] = kc.Name + ":" + kc.Type.String()
+		if kc.AutoIncrement {
+			parts[i] += ":auto"
+		}
 	}
 	return strings.Join(parts, ",")
 }
 
-// parseSchema reads name:Type,... (types String, Integer, Binary, case
-// insensitive, or s/i/b).
+// parseSchema reads name:Type[:auto],... (types String, Integer, Binary,
+// case insensitive, or s/i/b; :auto makes an auto-increment column).
 func parseSchema(s string) (tablekit.KeySchema, error) {
 	var ks tablekit.KeySchema
 	for part := range strings.SplitSeq(s, ",") {
@@ -358,11 +370,15 @@ func parseSchema(s string) (tablekit.KeySchema, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("key column %s: want NAME:TYPE (String, Integer or Binary)", shorten(part))
 		}
+		typ, auto, isAuto := strings.Cut(typ, ":")
+		if isAuto && auto != "auto" {
+			return nil, fmt.Errorf("key column %q: %s after the type: want :auto (an auto-increment column) or nothing", name, shorten(auto))
+		}
 		t, err := parseType(typ)
 		if err != nil {
 			return nil, fmt.Errorf("key column %q: %v", name, err)
 		}
-		ks = append(ks, tablekit.KeyColumn{Name: name, Type: t})
+		ks = append(ks, tablekit.KeyColumn{Name: name, Type: t, AutoIncrement: isAuto})
 	}
 	return ks, nil
 }
