@@ -110,11 +110,13 @@
 //
 // Checked against a second SDK: TestNodeSDK builds and starts
 // cmd/tablestore-emulator and runs the Node.js SDK's own test files (npm
-// tablestore, pinned in package.json) and testdata/node/probe.test.js
-// against it; the only failures allowed are the declared unsupported
+// tablestore, pinned in package.json) and testdata/node/*.test.js (the
+// table API, auto-increment keys) against it; the only failures allowed are
+// the declared unsupported
 // operations (search, parallel scan, SQL, allow_update=false), listed by
-// test title. TestNodeSDKOverBackends runs the probe against the emulator
-// over file://DIR and over dynamodb:// on dynalite.
+// test title. TestNodeSDKOverBackends runs the probes against the emulator
+// over file://DIR and over dynamodb:// on dynalite (auto-increment only
+// where the backend has it).
 //
 // Checked against the Go SDK's own tests: TestGoSDK builds the official Go
 // SDK's test package (its module's tablestore package, endpoint and keys set
