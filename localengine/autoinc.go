@@ -99,6 +99,9 @@ func (t *table) assignAll(reqs []*tablekit.WriteRequest, keys []string, ents []*
 		if w.Kind == tablekit.WriteDelete || w.Key.AutoIncrementIndex() < 0 {
 			continue
 		}
+		if _, err := t.current(w.Meta); err != nil {
+			continue // AtomicWrite refuses it as stale, before its key is used
+		}
 		c, err := t.ai.assign(w)
 		if err != nil {
 			return nil, &tablekit.AtomicWriteError{Index: i, Err: err}
