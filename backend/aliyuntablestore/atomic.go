@@ -80,11 +80,8 @@ func (b *Backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest
 	}
 	out := make([]tablekit.WriteResponse, len(reqs))
 	for i := range rows {
-		if reqs[i].Kind != tablekit.WriteUpdate {
-			continue
-		}
-		if out[i].Update, err = incrementResult(reqs[i], rows[i].Columns); err != nil {
-			return nil, err // applied, but an increment's value is unknown
+		if out[i].Update, err = writeResult(reqs[i], &rows[i].PrimaryKey, rows[i].Columns); err != nil {
+			return nil, err // applied, but an increment's value or an assigned key is unknown
 		}
 	}
 	return out, nil

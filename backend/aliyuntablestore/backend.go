@@ -300,6 +300,10 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 		if err != nil {
 			return err
 		}
+		if kc.AutoIncrement {
+			req.TableMeta.AddPrimaryKeyColumnOption(kc.Name, t, tablestore.AUTO_INCREMENT)
+			continue
+		}
 		req.TableMeta.AddPrimaryKeyColumn(kc.Name, t)
 	}
 	return b.do(ctx, "/CreateTable", req, false, func() error {
@@ -372,10 +376,8 @@ func (b *Backend) DescribeTable(ctx context.Context, table string) (*tablekit.Ta
 		default:
 			return nil, tablekit.Errorf(tablekit.ErrUnimplemented, "table %q: primary-key column %q has type %d, which tablekit does not know", table, *s.Name, *s.Type)
 		}
-		if s.Option != nil && *s.Option == tablestore.AUTO_INCREMENT {
-			return nil, tablekit.Errorf(tablekit.ErrUnimplemented, "table %q: primary-key column %q is auto-increment, which tablekit does not support", table, *s.Name)
-		}
-		m.Key = append(m.Key, tablekit.KeyColumn{Name: *s.Name, Type: t})
+		auto := s.Option != nil && *s.Option == tablestore.AUTO_INCREMENT
+		m.Key = append(m.Key, tablekit.KeyColumn{Name: *s.Name, Type: t, AutoIncrement: auto})
 	}
 	m.Options = tablekit.TableOptions{
 		TTL:              time.Duration(resp.TableOption.TimeToAlive) * time.Second,

@@ -176,10 +176,7 @@ func (b *Backend) batchWriteOnce(ctx context.Context, bud *budget, reqs []*table
 				}
 				continue
 			}
-			out[i].Err = nil
-			if reqs[i].Kind == tablekit.WriteUpdate {
-				out[i].Update, out[i].Err = incrementResult(reqs[i], rr.Columns)
-			}
+			out[i].Update, out[i].Err = writeResult(reqs[i], &rr.PrimaryKey, rr.Columns)
 		}
 	}
 	slices.Sort(again) // request order, whatever the map order of tables

@@ -70,7 +70,8 @@ func badValue(what string, v tablekit.Value) error {
 	return tablekit.Errorf(tablekit.ErrInvalidArgument, "%s: value %v cannot be sent to Tablestore", what, v)
 }
 
-// nativeKey converts a key (or range bound, with InfMin/InfMax).
+// nativeKey converts a key (or range bound, with InfMin/InfMax; or the
+// key of a put or update, with AutoIncrement).
 func nativeKey(k tablekit.PrimaryKey) (*tablestore.PrimaryKey, error) {
 	pk := &tablestore.PrimaryKey{PrimaryKeys: make([]*tablestore.PrimaryKeyColumn, 0, len(k))}
 	for _, p := range k {
@@ -79,6 +80,8 @@ func nativeKey(k tablekit.PrimaryKey) (*tablestore.PrimaryKey, error) {
 			pk.AddPrimaryKeyColumnWithMinValue(p.Name)
 		case p.Value.IsInfMax():
 			pk.AddPrimaryKeyColumnWithMaxValue(p.Name)
+		case p.Value.IsAutoIncrement():
+			pk.AddPrimaryKeyColumnWithAutoIncrement(p.Name)
 		default:
 			if !p.Value.Type().IsKeyType() {
 				return nil, badValue("primary-key column "+p.Name, p.Value)

@@ -203,8 +203,14 @@
 //     beyond the service's bound is evaluated by the adapter alone (the
 //     service then returns every row of the range, so such a read costs a
 //     full scan of its range).
-//   - Tables with an auto-increment primary-key column are refused by
-//     DescribeTable with ErrUnimplemented.
+//   - Auto-increment key columns (SPEC §14; Capabilities.AutoIncrement)
+//     are Tablestore's AUTO_INCREMENT, the assigned key read back with
+//     RT_PK. The SDK's UpdateRow returns no key, so an update whose key
+//     holds tablekit.AutoIncrement is a one-row BatchWriteRow, and one that
+//     also increments is sent as the put of the row it creates (a change
+//     feed records it as a put). Such a write is never sent twice.
+//     Tablestore takes no condition on it: the adapter evaluates the
+//     condition against the absent row and sends the write without it.
 //   - The change feed (SPEC §15) is Tablestore Stream (see feed.go): a
 //     shard is "STREAM/SHARD", a checkpoint "K:ITERATOR" (K records read
 //     after a shard iterator, which is a position the service keeps

@@ -25,10 +25,17 @@ func keyAndCondition(key tablekit.PrimaryKey, c tablekit.Condition) (*tablestore
 // writeChange builds the SDK change of one write: a PutRowChange,
 // UpdateRowChange or DeleteRowChange.
 func writeChange(w *tablekit.WriteRequest) (tablestore.RowChange, error) {
+	w, err := newRowWrite(w) // autoinc.go
+	if err != nil {
+		return nil, err
+	}
 	switch w.Kind {
 	case tablekit.WritePut:
 		return putChange(w)
 	case tablekit.WriteUpdate:
+		if asPut(w) { // autoinc.go
+			return putOfUpdate(w)
+		}
 		return updateChange(w)
 	case tablekit.WriteDelete:
 		return deleteChange(w)
@@ -48,6 +55,9 @@ func putChange(req *tablekit.WriteRequest) (*tablestore.PutRowChange, error) {
 		PrimaryKey: pk,
 		Columns:    make([]tablestore.AttributeColumn, len(req.Columns)),
 		Condition:  cond,
+	}
+	if assigns(req) {
+		ch.SetReturnPk()
 	}
 	for i, c := range req.Columns {
 		x, ok := nativeValue(c.Value)
@@ -72,6 +82,9 @@ func updateChange(req *tablekit.WriteRequest) (*tablestore.UpdateRowChange, erro
 		PrimaryKey: pk,
 		Columns:    make([]tablestore.ColumnToUpdate, 0, len(req.Changes)),
 		Condition:  cond,
+	}
+	if assigns(req) { // sent in a BatchWriteRow, which honours RT_PK (autoinc.go)
+		ch.ReturnType = tablestore.ReturnType_RT_PK
 	}
 	for _, c := range req.Changes {
 		switch c.Kind {
@@ -120,13 +133,15 @@ func hasIncrement(changes []tablekit.Change) bool {
 
 // noReplay reports whether sending a write twice could change its outcome:
 // an increment would add twice, a condition could fail on the write's own
-// first effect. Puts and deletes at resolved versions are idempotent.
+// first effect, a key to assign would write a second row. Puts and deletes
+// at resolved versions are idempotent.
 func noReplay(w *tablekit.WriteRequest) bool {
-	return !w.Condition.IsZero() || (w.Kind == tablekit.WriteUpdate && hasIncrement(w.Changes))
+	return !w.Condition.IsZero() || (w.Kind == tablekit.WriteUpdate && hasIncrement(w.Changes)) || assigns(w)
 }
 
 // Write implements tablekit.Backend: a put is PutRow, an update
-// UpdateRow, a delete DeleteRow.
+// UpdateRow, a delete DeleteRow. An update whose key holds the
+// auto-increment placeholder is a one-row BatchWriteRow (see autoinc.go).
 func (b *Backend) Write(ctx context.Context, req *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
 	ch, err := writeChange(req)
 	if err != nil {
@@ -136,12 +151,24 @@ func (b *Backend) Write(ctx context.Context, req *tablekit.WriteRequest) (*table
 	switch ch := ch.(type) {
 	case *tablestore.PutRowChange:
 		sreq := &tablestore.PutRowRequest{PutRowChange: ch}
+		var resp *tablestore.PutRowResponse
 		err = b.do(ctx, "/PutRow", sreq, replay, func() error {
-			_, err := b.c.PutRow(sreq)
+			var err error
+			resp, err = b.c.PutRow(sreq)
 			return err
 		})
-		return nil, staleKey(err)
+		if err != nil {
+			return nil, staleKey(err)
+		}
+		return writeResult(req, &resp.PrimaryKey, nil)
 	case *tablestore.UpdateRowChange:
+		if assigns(req) {
+			out, err := b.BatchWriteRow(ctx, []*tablekit.WriteRequest{req})
+			if err != nil {
+				return nil, err
+			}
+			return out[0].Update, out[0].Err
+		}
 		sreq := &tablestore.UpdateRowRequest{UpdateRowChange: ch}
 		var resp *tablestore.UpdateRowResponse
 		err = b.do(ctx, "/UpdateRow", sreq, replay, func() error {

@@ -124,7 +124,10 @@ func (s *Server) atomicBatchWriteRow(ctx context.Context, req *otsprotocol.Batch
 						w.key[0].Name, w.key[0].Value, first.Name, first.Value))
 				}
 			}
-			id := meta.Name + "\x00" + string(codec.EncodeKey(w.key))
+			id := fmt.Sprintf("\x01%d,%d", ti, ri) // a key to assign: a new row, never merged
+			if !hasPlaceholder(w.key) {
+				id = meta.Name + "\x00" + string(codec.EncodeKey(w.key))
+			}
 			if g := byKey[id]; g != nil {
 				bw, oe := mergeWrites(meta, g.bw, w.bw, now)
 				if oe != nil {
@@ -167,6 +170,7 @@ func (s *Server) atomicBatchWriteRow(ctx context.Context, req *otsprotocol.Batch
 	}
 	for i, g := range groups {
 		for _, sl := range g.slots {
+			sl.w.written(res[i].Key)
 			resp.Tables[sl.t].Rows[sl.r] = &otsprotocol.RowInBatchWriteRowResponse{
 				IsOk: proto.Bool(true), Consumed: capacity(writeCapacity(sl.w, false)), Row: sl.w.returned(res[i].Increments)}
 		}

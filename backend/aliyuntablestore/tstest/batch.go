@@ -219,7 +219,7 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 				tr.Rows[ri] = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
 				continue
 			}
-			if dupKey(seen, meta.Name, w.key) {
+			if !hasPlaceholder(w.key) && dupKey(seen, meta.Name, w.key) {
 				return nil, errDuplicateRow
 			}
 			if oe := held.hold(s, meta.Name, w.key); oe != nil {
@@ -245,6 +245,7 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 			if r.Err != nil {
 				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: rowError(condError(sl.w.bw.Condition, r.Err))}
 			} else {
+				sl.w.written(r.Key)
 				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(true), Consumed: capacity(writeCapacity(sl.w, false)), Row: sl.w.returned(r.Increments)}
 			}
 			resp.Tables[sl.t].Rows[sl.r] = out

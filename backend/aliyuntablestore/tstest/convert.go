@@ -137,17 +137,29 @@ func readOnlyBytes(s string) []byte {
 // decodeKey decodes a PlainBuffer block holding one primary key and checks
 // it against the schema. bound allows INF_MIN/INF_MAX (GetRange bounds).
 func decodeKey(meta *tablekit.TableMeta, b []byte, bound bool) (tablekit.PrimaryKey, plainbuffer.Row, *otsError) {
+	return decodeKeyAuto(meta, b, bound, false)
+}
+
+// decodeKeyAuto is decodeKey; auto allows the AUTO_INCREMENT placeholder
+// as the value of the table's auto-increment column (a row to put or
+// update), decoded as tablekit.AutoIncrement.
+func decodeKeyAuto(meta *tablekit.TableMeta, b []byte, bound, auto bool) (tablekit.PrimaryKey, plainbuffer.Row, *otsError) {
 	row, err := plainbuffer.DecodeRow(b)
 	if err != nil {
 		return nil, row, paramErr("%s", err.Error())
 	}
-	k, oe := checkKey(meta, row.PrimaryKey, bound)
+	k, oe := checkKeyAuto(meta, row.PrimaryKey, bound, auto)
 	return k, row, oe
 }
 
 // checkKey applies Tablestore's primary-key validation (OTSInvalidPK
 // messages computed from the schema) and converts the key.
 func checkKey(meta *tablekit.TableMeta, cells []plainbuffer.Cell, bound bool) (tablekit.PrimaryKey, *otsError) {
+	return checkKeyAuto(meta, cells, bound, false)
+}
+
+// checkKeyAuto is checkKey; auto as in decodeKeyAuto.
+func checkKeyAuto(meta *tablekit.TableMeta, cells []plainbuffer.Cell, bound, auto bool) (tablekit.PrimaryKey, *otsError) {
 	if len(cells) != len(meta.Key) {
 		return nil, invalidPK("Validate PK size fail. Input: %d, Meta: %d.", len(cells), len(meta.Key))
 	}
@@ -164,6 +176,10 @@ func checkKey(meta *tablekit.TableMeta, cells []plainbuffer.Cell, bound bool) (t
 		inf := t == plainbuffer.TypeInfMin || t == plainbuffer.TypeInfMax
 		if inf && bound {
 			key[i] = tablekit.KeyPart{Name: c.Name, Value: toValue(c.Value)}
+			continue
+		}
+		if t == plainbuffer.TypeAutoIncrement && auto && kc.AutoIncrement {
+			key[i] = tablekit.KeyPart{Name: c.Name, Value: tablekit.AutoIncrement}
 			continue
 		}
 		if t != wireKeyType(kc.Type) {

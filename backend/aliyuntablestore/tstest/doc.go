@@ -104,6 +104,21 @@
 // origin_record (the feed keeps no old values) and GetShardIterator by
 // timestamp.
 //
+// Auto-increment primary-key columns (see autoinc.go): CreateTable takes
+// the AUTO_INCREMENT option on one INTEGER key column other than the first,
+// DescribeTable shows it, and a row to put or update (PutRow, UpdateRow,
+// BatchWriteRow, atomic or not) passes the AUTO_INCREMENT placeholder as its
+// value: the Backend assigns it (tablekit's SPEC §14: unique and increasing
+// within the partition key, not consecutive) and RT_PK returns the key
+// written. The values are the Backend's: the local and file engines count
+// 1, 2, 3… per partition key, where the service's are large (time-like)
+// numbers; a client must assume neither. As on the service, such a write takes no condition (a row
+// existence other than IGNORE or a column condition is OTSParameterInvalid).
+// The placeholder anywhere else is refused as a key of the wrong
+// type (OTSInvalidPK). Over a Backend without
+// tablekit.Capabilities.AutoIncrement, CreateTable of such a table is
+// refused as unsupported.
+//
 // Secondary indexes, global and local (CreateTable index_metas,
 // CreateIndex with include_base_data, DropIndex), are tables the server
 // keeps in step with their base table on every write (see index.go);
@@ -123,19 +138,21 @@
 //
 // Checked against a second SDK: TestNodeSDK builds and starts
 // cmd/tablestore-emulator and runs the Node.js SDK's own test files (npm
-// tablestore, pinned in package.json) and testdata/node/probe.test.js
-// against it; the only failures allowed are the declared unsupported
+// tablestore, pinned in package.json) and testdata/node/*.test.js (the
+// table API, auto-increment keys) against it; the only failures allowed are
+// the declared unsupported
 // operations (search, parallel scan, SQL, allow_update=false), listed by
-// test title. TestNodeSDKOverBackends runs the probe against the emulator
-// over file://DIR and over dynamodb:// on dynalite.
+// test title. TestNodeSDKOverBackends runs the probes against the emulator
+// over file://DIR and over dynamodb:// on dynalite (auto-increment only
+// where the backend has it).
 //
 // Checked against the Go SDK's own tests: TestGoSDK builds the official Go
 // SDK's test package (its module's tablestore package, endpoint and keys set
 // with -ldflags -X on its testConfig package) and runs its TableStoreSuite
 // and Test_WriteAndReadOtsData against cmd/tablestore-emulator, in memory and
-// over file://DIR: 34 pass, 1 is skipped by the SDK itself, and the 7 that
+// over file://DIR: 35 pass, 1 is skipped by the SDK itself, and the 6 that
 // fail are listed with their reason (ColumnPaginationFilter,
-// SQL, auto-increment keys, update_full_row=true at creation, and
+// SQL, update_full_row=true at creation, and
 // creation_time, which the SDK only decodes with golang/protobuf < 1.4); a
 // listed test that passes fails the check too. The suite's SetUpSuite loses
 // its two search-index lines (see gosdk_test.go); the SDK's Search, global
@@ -160,9 +177,9 @@
 // service's time, one day by default) and TTL expires cells on the
 // service's own time.
 // Features tablekit does not model are refused with a 400
-// OTSParameterInvalid that says so: auto-increment primary keys,
-// ColumnPaginationFilter, regex value_trans_rule, start_column/end_column,
-// allow_update=false. Search, SQL, timeseries and tunnel APIs answer
+// OTSParameterInvalid that says so: ColumnPaginationFilter, regex
+// value_trans_rule, start_column/end_column, allow_update=false. Search,
+// SQL, timeseries and tunnel APIs answer
 // OTSUnsupportOperation.
 //
 // Safe to expose (limits.go): a request is authenticated from its headers

@@ -199,9 +199,12 @@ func sameCells(a, b []tablekit.Column) bool {
 // indexedApply applies w to a base table with indexes and brings them in
 // step. The caller holds the table's index lock.
 func (s *Server) indexedApply(ctx context.Context, idx tableIndexes, w *write) ([]tablekit.Column, error) {
-	old, err := s.latestRow(ctx, w.bw.Table, w.key)
-	if err != nil {
-		return nil, err
+	var old rowState // a row whose key the Backend assigns is new
+	if !hasPlaceholder(w.key) {
+		var err error
+		if old, err = s.latestRow(ctx, w.bw.Table, w.key); err != nil {
+			return nil, err
+		}
 	}
 	incs, err := s.apply(ctx, w)
 	if err != nil {

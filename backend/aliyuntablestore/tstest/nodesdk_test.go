@@ -257,18 +257,28 @@ func TestNodeSDK(t *testing.T) {
 		t.Logf("Node.js SDK tests: %d passing, %d failing, %d pending", res.Stats.Passes, res.Stats.Failures, res.Stats.Pending)
 		checkFailures(t, res, nodeUnsupported)
 	})
-	t.Run("probe", func(t *testing.T) { runProbe(t, node, emu) })
+	t.Run("probe", func(t *testing.T) { runProbe(t, node, emu, true) })
 }
 
-// runProbe runs testdata/node/probe.test.js against emu; every test must
-// pass.
-func runProbe(t *testing.T, node string, emu *emulator) {
+// runProbe runs testdata/node/*.test.js (probe.test.js and the probes of
+// single features beside it) against emu; every test must pass. The
+// auto-increment probe runs when emu's backend has auto-increment keys,
+// which autoInc true requires.
+func runProbe(t *testing.T, node string, emu *emulator, autoInc bool) {
 	t.Helper()
-	probe, err := filepath.Abs(filepath.Join("testdata", "node", "probe.test.js"))
+	probes, err := filepath.Glob(filepath.Join("testdata", "node", "*.test.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := runMocha(t, node, emu, []string{probe})
+	if !emulatorAutoIncrement(t, emu, autoInc) { // autoinc_test.go
+		probes = slices.DeleteFunc(probes, func(p string) bool { return filepath.Base(p) == autoIncrementProbe })
+	}
+	for i, p := range probes {
+		if probes[i], err = filepath.Abs(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := runMocha(t, node, emu, probes)
 	t.Logf("Node.js probe: %d passing, %d failing", res.Stats.Passes, res.Stats.Failures)
 	if res.Stats.Tests == 0 {
 		t.Fatal("the probe ran no test")
@@ -284,14 +294,14 @@ func TestNodeSDKOverBackends(t *testing.T) {
 	node, _ := nodeTools(t)
 	t.Run("file", func(t *testing.T) {
 		emu := startEmulator(t, "-backend", "file://"+filepath.ToSlash(t.TempDir()))
-		runProbe(t, node, emu)
+		runProbe(t, node, emu, true)
 	})
 	t.Run("dynamodb", func(t *testing.T) {
 		ep := dynalitetest.Start(t)
 		urltest.AWSEnv(t) // static credentials for the emulator's AWS SDK (dynalite takes any)
 		emu := startEmulator(t, "-backend", "dynamodb://?region="+dynalitetest.Region+"&endpoint="+ep+"&transactions=false")
 		t.Setenv("TSTEST_PROBE_NO_TRANSACTIONS", "1") // no atomic writes: the probe expects transactions refused
-		runProbe(t, node, emu)
+		runProbe(t, node, emu, false)
 	})
 }
 

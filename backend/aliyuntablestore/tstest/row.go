@@ -28,7 +28,10 @@ func decodeWrite(meta *tablekit.TableMeta, op otsprotocol.OperationType, change 
 	if cond == nil {
 		return nil, errParse
 	}
-	key, row, oe := decodeKey(meta, change, false)
+	key, row, oe := decodeKeyAuto(meta, change, false, op != otsprotocol.OperationType_DELETE)
+	if oe == nil {
+		oe = checkAutoIncrementCondition(key, cond) // autoinc.go
+	}
 	if oe != nil {
 		return nil, oe
 	}
@@ -106,9 +109,10 @@ func (s *Server) apply(ctx context.Context, w *write) ([]tablekit.Column, error)
 	cond := w.bw.Condition
 	switch w.bw.Kind {
 	case tablekit.WritePut:
-		return nil, t.PutRow(ctx, w.key, w.bw.Columns, cond)
+		return nil, w.put(ctx, t, cond) // autoinc.go
 	case tablekit.WriteUpdate:
 		res, err := t.UpdateRow(ctx, w.key, w.bw.Changes, cond)
+		w.written(res.Key)
 		return res.Increments, err
 	default:
 		return nil, t.DeleteRow(ctx, w.key, cond)

@@ -114,12 +114,13 @@ func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, e
 		return nil, paramErr("The number of primary key columns must be in range: [1, %d].", tablekit.MaxKeyColumns)
 	}
 	meta := tablekit.TableMeta{Name: name}
-	for _, pk := range tm.PrimaryKey {
+	for i, pk := range tm.PrimaryKey {
 		if oe := checkColumnName(pk.GetName()); oe != nil {
 			return nil, oe
 		}
-		if pk.Option != nil {
-			return nil, unsupported("AUTO_INCREMENT primary key")
+		auto, oe := s.autoIncrementColumn(&meta, i, pk) // autoinc.go
+		if oe != nil {
+			return nil, oe
 		}
 		var t tablekit.Type
 		switch pk.GetType() {
@@ -137,7 +138,7 @@ func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, e
 				return nil, paramErr("Duplicated primary key name: '%s'.", pk.GetName())
 			}
 		}
-		meta.Key = append(meta.Key, tablekit.KeyColumn{Name: pk.GetName(), Type: t})
+		meta.Key = append(meta.Key, tablekit.KeyColumn{Name: pk.GetName(), Type: t, AutoIncrement: auto})
 	}
 	var defined []definedColumn
 	for _, dc := range tm.DefinedColumn {
@@ -243,7 +244,7 @@ func (s *Server) describeTable(ctx context.Context, body []byte) (proto.Message,
 		case tablekit.TypeString:
 			t = otsprotocol.PrimaryKeyType_STRING
 		}
-		tm.PrimaryKey = append(tm.PrimaryKey, &otsprotocol.PrimaryKeySchema{Name: proto.String(kc.Name), Type: t.Enum()})
+		tm.PrimaryKey = append(tm.PrimaryKey, &otsprotocol.PrimaryKeySchema{Name: proto.String(kc.Name), Type: t.Enum(), Option: keyOption(kc)})
 	}
 	for _, dc := range ex.definedColumns {
 		tm.DefinedColumn = append(tm.DefinedColumn, &otsprotocol.DefinedColumnSchema{

@@ -122,12 +122,6 @@ func TestTableErrors(t *testing.T) {
 	wantOTS(t, e.create("x", opt(86399, 1), pkDef{"k", s}), 400, "OTSParameterInvalid", "TimeToLive must be -1 or at least 86400 seconds, got 86399.")
 	wantOTS(t, e.create("x", opt(-1, 0), pkDef{"k", s}), 400, "OTSParameterInvalid", "MaxVersions must be greater than 0, got 0.")
 
-	auto := &tablestore.TableMeta{TableName: "x"}
-	auto.AddPrimaryKeyColumn("p", s)
-	auto.AddPrimaryKeyColumnOption("id", tablestore.PrimaryKeyType_INTEGER, tablestore.AUTO_INCREMENT)
-	_, err := e.c.CreateTable(&tablestore.CreateTableRequest{TableMeta: auto, TableOption: opt(-1, 1), ReservedThroughput: &tablestore.ReservedThroughput{}})
-	wantOTS(t, err, 400, "OTSParameterInvalid", "AUTO_INCREMENT primary key is not supported by the tablekit Tablestore emulator.")
-
 	r := e.call("CreateTable", &otsprotocol.CreateTableRequest{
 		TableMeta:          &otsprotocol.TableMeta{TableName: proto.String("x"), PrimaryKey: []*otsprotocol.PrimaryKeySchema{{Name: proto.String("k"), Type: otsprotocol.PrimaryKeyType_STRING.Enum()}}},
 		ReservedThroughput: &otsprotocol.ReservedThroughput{CapacityUnit: &otsprotocol.CapacityUnit{Read: proto.Int32(1)}},
@@ -161,7 +155,7 @@ func TestTableErrors(t *testing.T) {
 		wantOTS(t, op(), 404, "OTSObjectNotExist", "Requested table does not exist.")
 	}
 
-	_, err = e.c.UpdateTable(&tablestore.UpdateTableRequest{TableName: "t", TableOption: opt(0, 1)})
+	_, err := e.c.UpdateTable(&tablestore.UpdateTableRequest{TableName: "t", TableOption: opt(0, 1)})
 	wantOTS(t, err, 400, "OTSParameterInvalid", "TimeToLive cannot be 0 or less than -1.")
 	_, err = e.c.DescribeTable(&tablestore.DescribeTableRequest{TableName: "bad name"})
 	wantOTS(t, err, 400, "OTSParameterInvalid", "Invalid table name: bad name.")
