@@ -1,0 +1,321 @@
+package fileengine
+
+// BenchmarkScale measures the engine on YCSB-shaped rows (a 2-column key,
+// 10 Binary columns of 100 bytes) at the sizes of -scale.rows, each
+// against pebble reading and writing the same keys and the same stored
+// bytes in the same pebble.DB (the engine's own: same LSM shape, same
+// block cache), side by side in one run (figures: BENCHMARKS.md):
+//
+//	go test -run '^$' -bench Scale -benchtime 20000x -count 3 -timeout 60m ./fileengine/ -args -scale.rows=10000,100000,1000000,4000000
+//
+// Reads interleave the sides in blocks (see interleaveN), each side
+// drawing its own random keys (so neither warms the cache for the other);
+// synced puts alternate the sides within each of g goroutines (see
+// syncedPuts).
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/rowmodel"
+)
+
+var (
+	scaleRows    = flag.String("scale.rows", "10000", "comma-separated table sizes of BenchmarkScale")
+	scaleWriters = flag.String("scale.writers", "1,8,32,128", "comma-separated goroutine counts of BenchmarkScale's synced puts")
+)
+
+// scaleEnv is one loaded table of BenchmarkScale.
+type scaleEnv struct {
+	rows    int64
+	dir     string
+	eng     *Engine
+	client  *tablekit.Client
+	meta    *tablekit.TableMeta
+	prefix  []byte
+	version int64
+	cols    []tablekit.Column // the 10 columns every row holds
+	enc     []byte            // their stored encoding
+}
+
+var scaleEnvs = map[int64]*scaleEnv{}
+
+func scaleKey(i int64) tablekit.PrimaryKey {
+	return tablekit.Key("user", tablekit.String(fmt.Sprintf("user%012d", i/16))).Add("seq", tablekit.Integer(i%16))
+}
+
+func (env *scaleEnv) rawKey(i int64) []byte {
+	return codec.AppendKey(append([]byte(nil), env.prefix...), scaleKey(i))
+}
+
+// setupScale loads a table of n rows once per process. The rows are
+// written into the engine's pebble.DB with the encoding the engine
+// itself writes (checked on one row written through the Client), which
+// is much faster than n Client writes at 4M rows.
+func setupScale(b *testing.B, n int64) *scaleEnv {
+	if env := scaleEnvs[n]; env != nil {
+		return env
+	}
+	dir, err := os.MkdirTemp("", "fileengine-scale")
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := &scaleEnv{rows: n, dir: dir, version: time.Now().UnixMilli()}
+	if env.eng, err = Open(filepath.Join(dir, "store"), nil); err != nil {
+		b.Fatal(err)
+	}
+	env.client = tablekit.NewClient(env.eng)
+	ctx := context.Background()
+	if err := env.client.CreateTable(ctx, tablekit.TableMeta{Name: "usertable", Key: tablekit.KeySchema{
+		{Name: "user", Type: tablekit.TypeString}, {Name: "seq", Type: tablekit.TypeInteger}}}); err != nil {
+		b.Fatal(err)
+	}
+	if env.meta, err = env.eng.DescribeTable(ctx, "usertable"); err != nil {
+		b.Fatal(err)
+	}
+	env.prefix = rowsPrefix(env.meta.Incarnation)
+	r := rand.New(rand.NewPCG(1, 2))
+	for f := range 10 {
+		v := make([]byte, 100)
+		for i := range v {
+			v[i] = byte(r.Uint32())
+		}
+		env.cols = append(env.cols, tablekit.Column{Name: "field" + strconv.Itoa(f), Value: tablekit.Binary(v), Version: env.version})
+	}
+	env.enc = appendRow(nil, &rowmodel.Row{Cells: env.cols, Generation: env.meta.Generation})
+	// The check: a row written through the Client is stored as env.enc.
+	if err := env.client.Table("usertable").PutRow(ctx, scaleKey(0), env.cols); err != nil {
+		b.Fatal(err)
+	}
+	if v, c, err := env.eng.db.Get(env.rawKey(0)); err != nil || string(v) != string(env.enc) {
+		b.Fatalf("the engine stores a row as %x, the load would write %x (%v)", v, env.enc, err)
+	} else {
+		_ = c.Close()
+	}
+	start := time.Now()
+	for lo := int64(0); lo < n; lo += 1000 {
+		bt := env.eng.db.NewBatch()
+		for i := lo; i < min(lo+1000, n); i++ {
+			_ = bt.Set(env.rawKey(i), env.enc, nil)
+		}
+		if err := bt.Commit(pebble.NoSync); err != nil {
+			b.Fatal(err)
+		}
+		_ = bt.Close()
+	}
+	if err := env.eng.db.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("loaded %d rows in %v", n, time.Since(start).Round(time.Millisecond))
+	scaleEnvs[n] = env
+	return env
+}
+
+func closeScale() {
+	for _, env := range scaleEnvs {
+		_ = env.client.Close()
+		_ = os.RemoveAll(env.dir)
+	}
+}
+
+func splitInts(b *testing.B, s string) []int64 {
+	var out []int64
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil || n <= 0 {
+			b.Fatalf("bad list %q", s)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// interleaveN runs the ops b.N times each in blocks of interleaveBlock,
+// rotating which side goes first, and reports each side's mean
+// (NAME-ns/op) and each side's ratio to the first (NAME/FIRST).
+func interleaveN(b *testing.B, names []string, ops []func()) {
+	spent := make([]time.Duration, len(ops))
+	b.ResetTimer()
+	for blk, from := 0, 0; from < b.N; blk, from = blk+1, from+interleaveBlock {
+		to := min(from+interleaveBlock, b.N)
+		for j := range ops {
+			s := (blk + j) % len(ops)
+			t0 := time.Now()
+			for i := from; i < to; i++ {
+				ops[s]()
+			}
+			spent[s] += time.Since(t0)
+		}
+	}
+	b.StopTimer()
+	var total time.Duration
+	for s, d := range spent {
+		total += d
+		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), names[s]+"-ns/op")
+		if s > 0 {
+			b.ReportMetric(float64(d)/float64(spent[0]), names[s]+"/"+names[0])
+		}
+	}
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns/op")
+}
+
+func BenchmarkScale(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range splitInts(b, *scaleRows) {
+		env := setupScale(b, n)
+		tab := env.client.Table("usertable")
+		b.Run(fmt.Sprintf("rows=%d/GetRow", n), func(b *testing.B) {
+			rp, re, rc := rand.New(rand.NewPCG(3, 1)), rand.New(rand.NewPCG(3, 2)), rand.New(rand.NewPCG(3, 3))
+			req := &tablekit.GetRowRequest{Meta: env.meta, Read: tablekit.ReadSpec{MaxVersions: 1}, Now: env.version}
+			interleaveN(b, []string{"pebble", "engine", "client"}, []func(){
+				func() {
+					v, c, err := env.eng.db.Get(env.rawKey(rp.Int64N(n)))
+					if err != nil {
+						b.Fatal(err)
+					}
+					_ = append([]byte(nil), v...)
+					_ = c.Close()
+				},
+				func() {
+					req.Key = scaleKey(re.Int64N(n))
+					if row, err := env.eng.GetRow(ctx, req); err != nil || row == nil || len(row.Columns) != 10 {
+						b.Fatal(row, err)
+					}
+				},
+				func() {
+					row, ok, err := tab.GetRow(ctx, scaleKey(rc.Int64N(n)))
+					if err != nil || !ok || len(row.Columns) != 10 {
+						b.Fatal(ok, err)
+					}
+				},
+			})
+		})
+		b.Run(fmt.Sprintf("rows=%d/Range100", n), func(b *testing.B) {
+			span := n - 100
+			rp, re, rr, rs := rand.New(rand.NewPCG(4, 1)), rand.New(rand.NewPCG(4, 2)), rand.New(rand.NewPCG(4, 3)), rand.New(rand.NewPCG(4, 4))
+			upper := codec.PrefixSuccessor(env.prefix)
+			end := tablekit.Key("user", tablekit.InfMax).Add("seq", tablekit.InfMax)
+			interleaveN(b, []string{"pebble", "engine", "rows", "scan"}, []func(){
+				func() {
+					it, err := env.eng.db.NewIter(&pebble.IterOptions{LowerBound: env.rawKey(rp.Int64N(span)), UpperBound: upper})
+					if err != nil {
+						b.Fatal(err)
+					}
+					k := 0
+					for ok := it.First(); ok && k < 100; ok = it.Next() {
+						_ = append([]byte(nil), it.Key()...)
+						_ = append([]byte(nil), it.Value()...)
+						k++
+					}
+					if err := it.Close(); err != nil || k != 100 {
+						b.Fatal(k, err)
+					}
+				},
+				func() {
+					p, err := env.eng.GetRange(ctx, &tablekit.GetRangeRequest{Meta: env.meta, Start: scaleKey(re.Int64N(span)), End: end,
+						Limit: 100, Read: tablekit.ReadSpec{MaxVersions: 1}, Now: env.version})
+					if err != nil || len(p.Rows) != 100 {
+						b.Fatal(err)
+					}
+				},
+				func() {
+					k := 0
+					for _, err := range tab.Rows(ctx, scaleKey(rr.Int64N(span)), end, tablekit.Limit(100)) {
+						if err != nil {
+							b.Fatal(err)
+						}
+						k++
+					}
+					if k != 100 {
+						b.Fatal(k)
+					}
+				},
+				func() {
+					k := 0
+					for _, err := range tab.Scan(ctx, scaleKey(rs.Int64N(span)), end, tablekit.Limit(100)) {
+						if err != nil {
+							b.Fatal(err)
+						}
+						k++
+					}
+					if k != 100 {
+						b.Fatal(k)
+					}
+				},
+			})
+		})
+		for _, g := range splitInts(b, *scaleWriters) {
+			b.Run(fmt.Sprintf("rows=%d/SyncedPut/g=%d", n, g), func(b *testing.B) {
+				syncedPuts(b, env, int(g))
+			})
+		}
+	}
+}
+
+// syncedPuts runs b.N synced overwrites of random rows from g goroutines,
+// each goroutine alternating the sides from one write to the next (half
+// of them start with each): pebble (db.Set with pebble.Sync of the row's
+// stored bytes) and the engine (Engine.Write of a put of the same
+// columns). The two sides' writes so share the same WAL syncs and the
+// same moment of the machine's disk, whose latency on a shared machine
+// swings more from second to second than the sides differ. Each write is
+// timed; it reports each side's mean latency, the writes per second g
+// writers would make at that latency (g / mean), and engine/pebble of
+// those (above 1: the engine is faster). A writer that holds up others
+// (a lock held through the sync) shows as a longer mean on its side.
+func syncedPuts(b *testing.B, env *scaleEnv, g int) {
+	ctx := context.Background()
+	sides := [2]func(r *rand.Rand) error{
+		func(r *rand.Rand) error { return env.eng.db.Set(env.rawKey(r.Int64N(env.rows)), env.enc, pebble.Sync) },
+		func(r *rand.Rand) error {
+			_, err := env.eng.Write(ctx, &tablekit.WriteRequest{Meta: env.meta, Kind: tablekit.WritePut,
+				Key: scaleKey(r.Int64N(env.rows)), Columns: env.cols, Now: env.version})
+			return err
+		},
+	}
+	var spent [2]atomic.Int64
+	var ops [2]atomic.Int64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for w := range g {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), uint64(w)))
+			for i := w; next.Add(1) <= int64(b.N); i++ {
+				s := i % 2
+				t0 := time.Now()
+				if err := sides[s](r); err != nil {
+					b.Error(err)
+					return
+				}
+				spent[s].Add(int64(time.Since(t0)))
+				ops[s].Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	var rate [2]float64
+	for s := range 2 {
+		mean := time.Duration(spent[s].Load() / max(ops[s].Load(), 1))
+		rate[s] = float64(g) / mean.Seconds()
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+	b.ReportMetric(rate[0], "pebble-writes/s")
+	b.ReportMetric(rate[1], "engine-writes/s")
+	b.ReportMetric(rate[1]/rate[0], "engine/pebble")
+}
