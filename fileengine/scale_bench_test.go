@@ -8,8 +8,9 @@ package fileengine
 //
 //	go test -run '^$' -bench Scale -benchtime 20000x -count 3 -timeout 60m ./fileengine/ -args -scale.rows=10000,100000,1000000,4000000
 //
-// Reads interleave the sides in blocks (see interleaveN), each side
-// drawing its own random keys (so neither warms the cache for the other);
+// Reads interleave the sides in blocks and compare medians (see
+// interleaveN), each side drawing its own random keys (so neither warms
+// the cache for the other);
 // synced puts alternate the sides within each of g goroutines (see
 // syncedPuts).
 
@@ -31,6 +32,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/internal/testkit/benchstat"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -145,29 +147,42 @@ func splitInts(b *testing.B, s string) []int64 {
 }
 
 // interleaveN runs the ops b.N times each in blocks of interleaveBlock,
-// rotating which side goes first, and reports each side's mean
-// (NAME-ns/op) and each side's ratio to the first (NAME/FIRST).
+// rotating which side goes first, and times every operation. It reports
+// each side's median (NAME-p50-ns) and mean (NAME-ns/op), and each side's
+// ratio of medians to the first side's (NAME/FIRST): on a machine shared
+// with other work a preemption lands in one operation, which moves a mean
+// but not a median.
 func interleaveN(b *testing.B, names []string, ops []func()) {
-	spent := make([]time.Duration, len(ops))
+	d := make([][]time.Duration, len(ops))
+	for s := range d {
+		d[s] = make([]time.Duration, 0, b.N)
+	}
 	b.ResetTimer()
 	for blk, from := 0, 0; from < b.N; blk, from = blk+1, from+interleaveBlock {
 		to := min(from+interleaveBlock, b.N)
 		for j := range ops {
 			s := (blk + j) % len(ops)
-			t0 := time.Now()
-			for i := from; i < to; i++ {
+			for range to - from {
+				t0 := time.Now()
 				ops[s]()
+				d[s] = append(d[s], time.Since(t0))
 			}
-			spent[s] += time.Since(t0)
 		}
 	}
 	b.StopTimer()
 	var total time.Duration
-	for s, d := range spent {
-		total += d
-		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), names[s]+"-ns/op")
+	p50 := make([]time.Duration, len(ops))
+	for s := range ops {
+		var sum time.Duration
+		for _, x := range d[s] {
+			sum += x
+		}
+		total += sum
+		p50[s] = benchstat.Median(d[s])
+		b.ReportMetric(float64(p50[s].Nanoseconds()), names[s]+"-p50-ns")
+		b.ReportMetric(float64(sum.Nanoseconds())/float64(b.N), names[s]+"-ns/op")
 		if s > 0 {
-			b.ReportMetric(float64(d)/float64(spent[0]), names[s]+"/"+names[0])
+			b.ReportMetric(float64(p50[s])/float64(p50[0]), names[s]+"/"+names[0])
 		}
 	}
 	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns/op")
