@@ -90,12 +90,23 @@ const (
 	slabKeys  = 512
 )
 
-// add appends the row of encoded key k (without the table's prefix) and
-// cells, whose strings view pebble's memory: it replaces those strings in
-// cells with copies (column names interned by nm), decodes the key and
-// appends both to sl. left is how many rows the page may still return.
-func (sl *slabs) add(schema tablekit.KeySchema, k []byte, cells []tablekit.Column, nm *names, left int) error {
+// room makes sure sl.cells can take n more cells without moving: with
+// rows set, a full block is replaced by a new one (left is how many rows
+// the page may still return, for its size); otherwise append grows it.
+func (sl *slabs) room(n, left int) {
+	if sl.rows != nil && cap(sl.cells)-len(sl.cells) < n {
+		sl.cells = make([]tablekit.Column, 0, max(min(slabCells, n*left), n))
+	}
+}
+
+// add makes a row of the cells the read appended to sl.cells from index
+// c0, whose strings view pebble's memory, and the encoded key k (without
+// the table's prefix): it replaces those strings with copies (column
+// names interned by nm), decodes the key into sl.keys, and records the
+// row. left is how many rows the page may still return.
+func (sl *slabs) add(schema tablekit.KeySchema, k []byte, c0 int, nm *names, left int) error {
 	fresh := sl.rows != nil
+	cells := sl.cells[c0:]
 	n := len(k) + stringsSize(cells, false)
 	if cap(sl.strs)-len(sl.strs) < n {
 		chunk := arenaChunk
@@ -111,14 +122,10 @@ func (sl *slabs) add(schema tablekit.KeySchema, k []byte, cells []tablekit.Colum
 	k0 := len(sl.keys)
 	keys, strs, err := codec.AppendDecodeKey(sl.keys, sl.strs, schema, k)
 	if err != nil {
+		sl.cells = sl.cells[:c0]
 		return err
 	}
 	sl.keys, sl.strs = keys, strs
-	if fresh && cap(sl.cells)-len(sl.cells) < len(cells) {
-		sl.cells = make([]tablekit.Column, 0, max(min(slabCells, len(cells)*left), len(cells)))
-	}
-	c := len(sl.cells)
-	sl.cells = append(sl.cells, cells...)
 	if !fresh {
 		*sl.ends = append(*sl.ends, rowEnd{key: len(sl.keys), cells: len(sl.cells)})
 		return nil
@@ -126,7 +133,7 @@ func (sl *slabs) add(schema tablekit.KeySchema, k []byte, cells []tablekit.Colum
 	if *sl.rows == nil {
 		*sl.rows = make([]tablekit.Row, 0, min(left, 256))
 	}
-	*sl.rows = append(*sl.rows, tablekit.Row{Key: sl.keys[k0:len(sl.keys):len(sl.keys)], Columns: sl.cells[c:len(sl.cells):len(sl.cells)]})
+	*sl.rows = append(*sl.rows, tablekit.Row{Key: sl.keys[k0:len(sl.keys):len(sl.keys)], Columns: sl.cells[c0:len(sl.cells):len(sl.cells)]})
 	return nil
 }
 
@@ -174,11 +181,13 @@ func (e *Engine) readRange(ctx context.Context, req *tablekit.GetRangeRequest, s
 // only its rows: a Client asks for up to tablekit.MaxPageRows rows (1000
 // a page for Rows and Scan), which of 1 MiB rows would be gigabytes.
 //
-// A stored row is decoded, and read, into arrays on walk's stack: its
-// cells are written twice before they reach sl's blocks, and a write to
-// the stack costs no write barrier while the garbage collector runs.
+// A stored row is decoded into an array of walk's (no allocation a row),
+// and the read appends the cells it returns straight to sl's block, where
+// their strings are then replaced by copies: each cell is written three
+// times in all, each write of a pointer costing a write barrier while the
+// garbage collector runs.
 func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeRequest, opts tablekit.TableOptions, plen int, skip []byte, sc *rangeScratch, sl *slabs) (tablekit.PrimaryKey, error) {
-	var stored, read [16]tablekit.Column
+	var stored [16]tablekit.Column
 	row := rowmodel.Row{Cells: stored[:0]}
 	limit := max(req.Limit, 1)
 	found, scanned, size := 0, 0, 0
@@ -213,12 +222,14 @@ func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeReques
 		if err := decodeRow(&row, view(val)); err != nil {
 			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: a row", req.Meta.Name)
 		}
-		cells, f := rowmodel.AppendRead(read[:0], &row, opts, &req.Read, req.Now)
-		if !f {
+		sl.room(len(row.Cells), limit-found)
+		c0 := len(sl.cells)
+		var f bool
+		if sl.cells, f = rowmodel.AppendRead(sl.cells, &row, opts, &req.Read, req.Now); !f {
 			continue
 		}
-		size += len(k) - plen + cellsSize(cells)
-		if err := sl.add(sc.schema, k[plen:], cells, &sc.names, limit-found); err != nil {
+		size += len(k) - plen + cellsSize(sl.cells[c0:])
+		if err := sl.add(sc.schema, k[plen:], c0, &sc.names, limit-found); err != nil {
 			return nil, corruptKey(req, err)
 		}
 		found++
