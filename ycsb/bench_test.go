@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/testkit/benchstat"
 	tkycsb "github.com/tablekit/tablekit/ycsb"
 )
 
@@ -39,7 +40,9 @@ var (
 // next, so that the sides meet the machine's load alike (a run of a fixed
 // time, not of a fixed count, so that go-ycsb's start of a run weighs
 // alike on a fast and a slow target); throughput is operations over the
-// time the runs took. go-ycsb's own work (key choice, values) is in every
+// time the runs took; and, per operation, the pair's ratio of p50
+// latencies (OP-p50:A/B, the median over the rounds of each side's p50),
+// which a preemption moves less. go-ycsb's own work (key choice, values) is in every
 // operation, on both sides.
 //
 //	go test -run '^$' -bench 'YCSB/Local' -benchtime 4x -count 3 . -args -ycsb.records=5000
@@ -95,6 +98,10 @@ func ycsbPairs(b *testing.B, ctx context.Context, targets []tkycsb.Target, names
 		b.Run(w, func(b *testing.B) {
 			ops := make([]int64, len(targets))
 			spent := make([]time.Duration, len(targets))
+			p50s := make([]map[string][]time.Duration, len(targets)) // per operation, one a round
+			for i := range p50s {
+				p50s[i] = map[string][]time.Duration{}
+			}
 			for r := range b.N {
 				for j := range targets {
 					i := j
@@ -110,6 +117,9 @@ func ycsbPairs(b *testing.B, ctx context.Context, targets []tkycsb.Target, names
 					}
 					ops[i] += res.Ops
 					spent[i] += res.Elapsed
+					for op, l := range res.PerOp {
+						p50s[i][op] = append(p50s[i][op], l.P50)
+					}
 				}
 			}
 			rate := make([]float64, len(targets))
@@ -119,6 +129,14 @@ func ycsbPairs(b *testing.B, ctx context.Context, targets []tkycsb.Target, names
 			}
 			for _, p := range pairs {
 				b.ReportMetric(rate[p[0]]/rate[p[1]], names[p[0]]+"/"+names[p[1]])
+				// The same comparison in latency: the median over the
+				// rounds of each operation's p50, p[1]'s over p[0]'s
+				// (robust to a preemption, which a throughput is not).
+				for op, l := range p50s[p[1]] {
+					if r := p50s[p[0]][op]; len(r) > 0 {
+						b.ReportMetric(float64(benchstat.Median(l))/float64(benchstat.Median(r)), op+"-p50:"+names[p[1]]+"/"+names[p[0]])
+					}
+				}
 			}
 		})
 	}
