@@ -48,11 +48,13 @@ func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest)
 	for _, s := range held {
 		e.locks[s].Lock()
 	}
-	defer func() {
+	unlock := func() {
 		for _, s := range held {
 			e.locks[s].Unlock()
 		}
-	}()
+		held = nil
+	}
+	defer unlock()
 	b := e.db.NewBatch()
 	defer b.Close()
 	var tickets feedTickets // each row's change record goes in the batch (feed.go)
@@ -72,7 +74,7 @@ func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest)
 		out[i].Update = res
 	}
 	if !b.Empty() {
-		if err := e.commit(b); err != nil {
+		if err := e.commitThen(b, unlock); err != nil { // the rows' locks go once visible
 			return nil, storeError(err, "atomic write of %d rows", len(reqs))
 		}
 	}

@@ -156,6 +156,7 @@ func setupBench(b *testing.B) *benchEnv {
 // TestMain removes the benchmark's directories.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	closeScale()
 	if bench != nil {
 		_ = bench.client.Close()
 		_ = bench.bare.Close()

@@ -627,17 +627,16 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	k := codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(w.Key)), t.prefix...), w.Key)
 	mu := &e.locks[e.stripe(k)]
 	mu.Lock()
-	defer mu.Unlock()
 	var tickets feedTickets
 	defer tickets.done()
 	res, err := e.apply(b, t, w, k, &tickets)
-	if err != nil {
-		return nil, err
+	if err != nil || b.Empty() {
+		mu.Unlock()
+		return res, err
 	}
-	if b.Empty() {
-		return res, nil
-	}
-	if err := e.commit(b); err != nil {
+	// The row's lock is released once the write is visible, before the
+	// sync (see commitThen).
+	if err := e.commitThen(b, mu.Unlock); err != nil {
 		return nil, storeError(err, "%v", w)
 	}
 	return res, nil
@@ -769,11 +768,13 @@ func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 	for _, s := range held {
 		e.locks[s].Lock()
 	}
-	defer func() {
+	unlock := func() {
 		for _, s := range held {
 			e.locks[s].Unlock()
 		}
-	}()
+		held = nil
+	}
+	defer unlock()
 	b := e.db.NewBatch()
 	defer b.Close()
 	var tickets feedTickets
@@ -796,7 +797,7 @@ func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 		}
 	}
 	if !b.Empty() {
-		if err := e.commit(b); err != nil {
+		if err := e.commitThen(b, unlock); err != nil {
 			err = storeError(err, "batch of %d writes", len(reqs))
 			for _, i := range applied {
 				out[i] = tablekit.WriteResponse{Err: err}
@@ -916,9 +917,33 @@ func (f *fatal) Unwrap() error { return f.cause }
 // calling pebble, until it is closed and opened again: Open replays the
 // log up to the last complete record, which holds every acknowledged
 // write. Reads go on working. Any other panic is not recovered.
-func (e *Engine) commit(b *pebble.Batch) (err error) {
+func (e *Engine) commit(b *pebble.Batch) error { return e.commitThen(b, func() {}) }
+
+// commitThen is commit calling visible once b's writes are visible to
+// reads and to later commits (or the commit failed), before the wait for
+// the WAL's sync, as pebble's DB.ApplyNoSyncWait and Batch.SyncWait allow:
+// a writer releases its row locks there, so that a writer of the same row
+// (and of another row of the same stripe) proceeds, and the two commits
+// share one sync instead of waiting for two in turn. This weakens nothing:
+// pebble makes a synced batch visible before its sync either way, and a
+// later commit is acknowledged only after its own sync, which covers the
+// log up to it, the earlier batch included. visible is called exactly once.
+func (e *Engine) commitThen(b *pebble.Batch, visible func()) (err error) {
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			visible()
+		}
+	}
+	defer release()
 	if f := e.failed.Load(); f != nil {
 		return *f
+	}
+	fail := func(cause error) error {
+		var err error = tablekit.WrapError(classify(cause), cause, "fileengine: %q: the write-ahead log failed; the engine refuses writes until it is opened again", e.dir)
+		e.failed.CompareAndSwap(nil, &err)
+		return err
 	}
 	defer func() {
 		p := recover()
@@ -929,8 +954,18 @@ func (e *Engine) commit(b *pebble.Batch) (err error) {
 		if !ok {
 			panic(p)
 		}
-		err = tablekit.WrapError(classify(f), f, "fileengine: %q: the write-ahead log failed; the engine refuses writes until it is opened again", e.dir)
-		e.failed.CompareAndSwap(nil, &err)
+		err = fail(f)
 	}()
-	return b.Commit(e.wo)
+	if !e.wo.Sync {
+		return b.Commit(e.wo)
+	}
+	if err := e.db.ApplyNoSyncWait(b, e.wo); err != nil {
+		return err
+	}
+	release()
+	if err := b.SyncWait(); err != nil {
+		// What pebble's Fatalf reports when it waits for the sync itself.
+		return fail(&fatal{msg: fmt.Sprintf("pebble: fatal commit error: %v", err), cause: err})
+	}
+	return nil
 }

@@ -3,7 +3,6 @@ package fileengine
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -19,21 +18,13 @@ var _ tablekit.RangeScanner = (*Engine)(nil)
 // GetRange implements tablekit.Backend. It reads one page from one pebble
 // iterator (a consistent snapshot), examining at most MaxScanRows rows
 // and returning about MaxPageSize bytes at most (see walk), and copies
-// each row out: the caller owns the page.
+// each row out: the caller owns the page. The page is built in a few
+// allocations, not several a row (see slabs).
 func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
 	sc := scratchPool.Get().(*rangeScratch)
 	defer sc.release()
 	page := &tablekit.GetRangeResponse{}
-	next, err := e.readRange(ctx, req, sc, func(k []byte, cells []tablekit.Column) error {
-		key, err := codec.DecodeKey(sc.schema, k)
-		if err != nil {
-			return corruptKey(req, err)
-		}
-		row := slices.Clone(cells)
-		own(row)
-		page.Rows = append(page.Rows, tablekit.Row{Key: key, Columns: row})
-		return nil
-	})
+	next, err := e.readRange(ctx, req, sc, &slabs{rows: &page.Rows})
 	if err != nil {
 		return nil, err
 	}
@@ -58,12 +49,9 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(tablekit.Row) bool) (tablekit.PrimaryKey, error) {
 	sc := scratchPool.Get().(*rangeScratch)
 	defer sc.release()
-	next, err := e.readRange(ctx, req, sc, func(k []byte, cells []tablekit.Column) error {
-		if err := sc.collect(k, cells); err != nil {
-			return corruptKey(req, err)
-		}
-		return nil
-	})
+	sl := slabs{cells: sc.page, keys: sc.keys, strs: sc.strs, ends: &sc.ends}
+	next, err := e.readRange(ctx, req, sc, &sl)
+	sc.page, sc.keys, sc.strs = sl.cells, sl.keys, sl.strs
 	if err != nil {
 		return nil, err
 	}
@@ -78,14 +66,81 @@ func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, f
 	return next, nil
 }
 
+// slabs receive the rows of a range page: their cells, key parts and the
+// bytes of their strings, appended to blocks. With rows set (GetRange: the
+// caller keeps the rows), a block is sized for the rows the page may
+// still return (at most slabCells cells, slabKeys key parts, arenaChunk
+// bytes, unless one row needs more), filled in order and never written
+// again below its length, and replaced by a new one when full; each row
+// is appended to *rows as windows of the blocks, capped so that an append
+// to one never writes into another. Otherwise (ScanRange's buffers, kept
+// between calls) cells and keys grow by append and *ends records where
+// each row ends in them. The bytes of strings always go to chunks never
+// written again, which a kept string keeps alive.
+type slabs struct {
+	cells []tablekit.Column
+	keys  tablekit.PrimaryKey
+	strs  []byte
+	rows  *[]tablekit.Row
+	ends  *[]rowEnd
+}
+
+const (
+	slabCells = 2048
+	slabKeys  = 512
+)
+
+// room makes sure sl.cells can take n more cells without moving: with
+// rows set, a full block is replaced by a new one (left is how many rows
+// the page may still return, for its size); otherwise append grows it.
+func (sl *slabs) room(n, left int) {
+	if sl.rows != nil && cap(sl.cells)-len(sl.cells) < n {
+		sl.cells = make([]tablekit.Column, 0, max(min(slabCells, n*left), n))
+	}
+}
+
+// add makes a row of the cells the read appended to sl.cells from index
+// c0, whose strings view pebble's memory, and the encoded key k (without
+// the table's prefix): it replaces those strings with copies (column
+// names interned by nm), decodes the key into sl.keys, and records the
+// row. left is how many rows the page may still return.
+func (sl *slabs) add(schema tablekit.KeySchema, k []byte, c0 int, nm *names, left int) error {
+	fresh := sl.rows != nil
+	cells := sl.cells[c0:]
+	n := len(k) + stringsSize(cells, false)
+	if cap(sl.strs)-len(sl.strs) < n {
+		chunk := arenaChunk
+		if fresh {
+			chunk = min(chunk, n*left)
+		}
+		sl.strs = make([]byte, 0, max(chunk, n))
+	}
+	sl.strs = copyStrings(cells, sl.strs, nm)
+	if fresh && cap(sl.keys)-len(sl.keys) < len(schema) {
+		sl.keys = make(tablekit.PrimaryKey, 0, max(min(slabKeys, len(schema)*left), len(schema)))
+	}
+	k0 := len(sl.keys)
+	keys, strs, err := codec.AppendDecodeKey(sl.keys, sl.strs, schema, k)
+	if err != nil {
+		sl.cells = sl.cells[:c0]
+		return err
+	}
+	sl.keys, sl.strs = keys, strs
+	if !fresh {
+		*sl.ends = append(*sl.ends, rowEnd{key: len(sl.keys), cells: len(sl.cells)})
+		return nil
+	}
+	if *sl.rows == nil {
+		*sl.rows = make([]tablekit.Row, 0, min(left, 256))
+	}
+	*sl.rows = append(*sl.rows, tablekit.Row{Key: sl.keys[k0:len(sl.keys):len(sl.keys)], Columns: sl.cells[c0:len(sl.cells):len(sl.cells)]})
+	return nil
+}
+
 // readRange reads the page GetRange returns for req from one pebble
-// iterator and hands each of its rows to emit: k is the row's encoded key
-// (without the table's prefix) and cells its cells, both views of pebble's
-// memory (and of sc) valid for the call only. An error of emit ends the
-// read and is returned. next is the key the next page starts at, nil when
-// the range is exhausted. sc.schema is the table's key schema while
-// emit runs.
-func (e *Engine) readRange(ctx context.Context, req *tablekit.GetRangeRequest, sc *rangeScratch, emit func(k []byte, cells []tablekit.Column) error) (tablekit.PrimaryKey, error) {
+// iterator into sl. next is the key the next page starts at, nil when the
+// range is exhausted.
+func (e *Engine) readRange(ctx context.Context, req *tablekit.GetRangeRequest, sc *rangeScratch, sl *slabs) (tablekit.PrimaryKey, error) {
 	t, err := e.using(ctx, req.Meta)
 	if err != nil {
 		return nil, err
@@ -104,7 +159,7 @@ func (e *Engine) readRange(ctx context.Context, req *tablekit.GetRangeRequest, s
 	if err != nil {
 		return nil, storeError(err, "table %q: range read", req.Meta.Name)
 	}
-	next, err := walk(ctx, it, req, opts, plen, skip, sc, emit)
+	next, err := walk(ctx, it, req, opts, plen, skip, sc, sl)
 	if cerr := it.Close(); err == nil && cerr != nil {
 		err = storeError(cerr, "table %q: range read", req.Meta.Name)
 	}
@@ -119,13 +174,21 @@ func (e *Engine) readRange(ctx context.Context, req *tablekit.GetRangeRequest, s
 
 // walk goes through it (positioned by readRange's bounds) in the
 // request's direction, evaluates each stored row under opts and passes
-// those the read returns to emit, until req.Limit rows were passed, or
+// those the read returns to sl, until req.Limit rows were passed, or
 // maxScan examined, or the rows passed reach maxPageBytes (the row that
 // reaches it included, as tablekit.Table.GetRange counts a page): the
 // next row's key is then next. So a page's memory follows its bytes, not
 // only its rows: a Client asks for up to tablekit.MaxPageRows rows (1000
 // a page for Rows and Scan), which of 1 MiB rows would be gigabytes.
-func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeRequest, opts tablekit.TableOptions, plen int, skip []byte, sc *rangeScratch, emit func(k []byte, cells []tablekit.Column) error) (tablekit.PrimaryKey, error) {
+//
+// A stored row is decoded into an array of walk's (no allocation a row),
+// and the read appends the cells it returns straight to sl's block, where
+// their strings are then replaced by copies: each cell is written three
+// times in all, each write of a pointer costing a write barrier while the
+// garbage collector runs.
+func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeRequest, opts tablekit.TableOptions, plen int, skip []byte, sc *rangeScratch, sl *slabs) (tablekit.PrimaryKey, error) {
+	var stored [16]tablekit.Column
+	row := rowmodel.Row{Cells: stored[:0]}
 	limit := max(req.Limit, 1)
 	found, scanned, size := 0, 0, 0
 	var ok bool
@@ -156,18 +219,20 @@ func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeReques
 		if err != nil {
 			return nil, storeError(err, "table %q: range read", req.Meta.Name)
 		}
-		if err := decodeRow(&sc.row, view(val)); err != nil {
+		if err := decodeRow(&row, view(val)); err != nil {
 			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: a row", req.Meta.Name)
 		}
+		sl.room(len(row.Cells), limit-found)
+		c0 := len(sl.cells)
 		var f bool
-		if sc.cells, f = rowmodel.AppendRead(sc.cells[:0], &sc.row, opts, &req.Read, req.Now); !f {
+		if sl.cells, f = rowmodel.AppendRead(sl.cells, &row, opts, &req.Read, req.Now); !f {
 			continue
 		}
-		found++
-		size += len(k) - plen + cellsSize(sc.cells)
-		if err := emit(k[plen:], sc.cells); err != nil {
-			return nil, err
+		size += len(k) - plen + cellsSize(sl.cells[c0:])
+		if err := sl.add(sc.schema, k[plen:], c0, &sc.names, limit-found); err != nil {
+			return nil, corruptKey(req, err)
 		}
+		found++
 	}
 	if err := it.Error(); err != nil {
 		return nil, storeError(err, "table %q: range read", req.Meta.Name)
@@ -211,8 +276,6 @@ func corruptKey(req *tablekit.GetRangeRequest, err error) error {
 // and cells one after the other, where each row ends, and its strings.
 type rangeScratch struct {
 	schema tablekit.KeySchema
-	row    rowmodel.Row
-	cells  []tablekit.Column
 	lo, hi []byte
 	keys   tablekit.PrimaryKey
 	page   []tablekit.Column
@@ -224,7 +287,7 @@ type rangeScratch struct {
 // rowEnd is where a row of the page ends in rangeScratch.keys and .page.
 type rowEnd struct{ key, cells int }
 
-var scratchPool = sync.Pool{New: func() any { return &rangeScratch{names: names{}} }}
+var scratchPool = sync.Pool{New: func() any { return &rangeScratch{names: names{m: map[string]string{}}} }}
 
 // maxKept bounds the page buffers (in elements) that a rangeScratch keeps
 // in the pool: one very large page does not pin its memory for good.
@@ -233,11 +296,9 @@ const maxKept = 1 << 14
 // release drops sc's references to pebble's memory, to the request and to
 // the page, and returns it to the pool.
 func (sc *rangeScratch) release() {
-	clear(sc.row.Cells)
-	clear(sc.cells)
 	clear(sc.keys)
 	clear(sc.page)
-	sc.schema, sc.row.Cells, sc.cells = nil, sc.row.Cells[:0], sc.cells[:0]
+	sc.schema = nil
 	sc.keys, sc.page, sc.ends = sc.keys[:0], sc.page[:0], sc.ends[:0]
 	if cap(sc.page) > maxKept || cap(sc.keys) > maxKept {
 		sc.keys, sc.page, sc.ends = nil, nil, nil
@@ -250,24 +311,6 @@ func (sc *rangeScratch) release() {
 
 // arenaChunk is the size of the chunks ScanRange copies strings into.
 const arenaChunk = 32 << 10
-
-// collect is ScanRange's emit: it adds the row to the page, its key
-// decoded, its cells with their strings copied out of pebble's memory.
-func (sc *rangeScratch) collect(k []byte, cells []tablekit.Column) error {
-	n := len(k) + stringsSize(cells, false)
-	if cap(sc.strs)-len(sc.strs) < n {
-		sc.strs = make([]byte, 0, max(arenaChunk, n))
-	}
-	keys, strs, err := codec.AppendDecodeKey(sc.keys, sc.strs, sc.schema, k)
-	if err != nil {
-		return err
-	}
-	c := len(sc.page)
-	sc.keys, sc.page = keys, append(sc.page, cells...)
-	sc.strs = copyStrings(sc.page[c:], strs, sc.names)
-	sc.ends = append(sc.ends, rowEnd{key: len(sc.keys), cells: len(sc.page)})
-	return nil
-}
 
 // bounds turns a range request into pebble iterator bounds over t's rows
 // (lower inclusive, upper exclusive), built in sc's buffers, with skip the
@@ -306,19 +349,33 @@ func (sc *rangeScratch) bounds(t *table, req *tablekit.GetRangeRequest) (lower, 
 	return end, start, skip, false
 }
 
-// names interns column names: rows of a table mostly repeat them.
-type names map[string]string
+// names interns column names: rows of a table mostly repeat them, in
+// the same order, so a name equal to the previous row's at its position
+// is that string, without a look-up.
+type names struct {
+	m    map[string]string
+	last []string // the previous row's names by position
+}
 
-// get returns a string of its own equal to s.
-func (m names) get(s string) string {
-	if v, ok := m[s]; ok {
-		return v
+// get returns a string of its own equal to s, the name of cell i.
+func (nm *names) get(i int, s string) string {
+	if i < len(nm.last) && nm.last[i] == s {
+		return nm.last[i]
 	}
-	if len(m) >= 1024 {
-		clear(m)
+	v, ok := nm.m[s]
+	if !ok {
+		if len(nm.m) >= 1024 {
+			clear(nm.m)
+		}
+		v = strings.Clone(s)
+		nm.m[v] = v
 	}
-	v := strings.Clone(s)
-	m[v] = v
+	switch {
+	case i < len(nm.last):
+		nm.last[i] = v
+	case i == len(nm.last) && i < 256:
+		nm.last = append(nm.last, v)
+	}
 	return v
 }
 
@@ -350,7 +407,7 @@ func stringsSize(cols []tablekit.Column, withNames bool) int {
 // them. The copies view dst's bytes, which must never be written again;
 // dst should have room for them (stringsSize), so that they share one
 // allocation.
-func copyStrings(cols []tablekit.Column, dst []byte, nm names) []byte {
+func copyStrings(cols []tablekit.Column, dst []byte, nm *names) []byte {
 	str := func(s string) string {
 		n := len(dst)
 		dst = append(dst, s...)
@@ -359,7 +416,7 @@ func copyStrings(cols []tablekit.Column, dst []byte, nm names) []byte {
 	for i := range cols {
 		c := &cols[i]
 		if nm != nil {
-			c.Name = nm.get(c.Name)
+			c.Name = nm.get(i, c.Name)
 		} else {
 			c.Name = str(c.Name)
 		}

@@ -127,6 +127,19 @@ const DynamoDBShards = 8
 // its own dynalite (see internal/testkit/dynalitetest; run npm ci at the
 // repository root first). Credentials are dummies in the environment.
 func DynamoDBTargets() ([]Target, error) {
+	t, err := dynamoDBTargets()
+	if err != nil {
+		return nil, err
+	}
+	return t[:2], nil
+}
+
+// DynamoDBTargetsShaped is DynamoDBTargets and a third target: a raw client
+// on the raw client's dynalite (its table too) whose updates are
+// AdapterShaped.
+func DynamoDBTargetsShaped() ([]Target, error) { return dynamoDBTargets() }
+
+func dynamoDBTargets() ([]Target, error) {
 	const backend = "dynamodb (dynalite)"
 	epA, stopA, err := dynalitetest.Launch()
 	if err != nil {
@@ -143,16 +156,21 @@ func DynamoDBTargets() ([]Target, error) {
 		}
 	}
 	u := fmt.Sprintf("dynamodb://?region=us-east-1&endpoint=%s&shards=%d", url.QueryEscape(epA), DynamoDBShards)
-	raw := Target{Backend: backend, Client: "raw", Close: stopR,
-		Open: func(ctx context.Context) (Binding, error) {
+	open := func(shaped bool) func(ctx context.Context) (Binding, error) {
+		return func(ctx context.Context) (Binding, error) {
 			c := dynamodb.New(dynamodb.Options{
 				Region:       "us-east-1",
 				BaseEndpoint: aws.String(epR),
 				Credentials:  credentials.NewStaticCredentialsProvider("ycsb", "ycsb", ""),
 			})
-			return NewRawDynamoDB(c, DynamoDBShards), nil
-		}}
-	return []Target{urlTarget(backend, u, stopA), raw}, nil
+			r := NewRawDynamoDB(c, DynamoDBShards)
+			r.AdapterShaped = shaped
+			return r, nil
+		}
+	}
+	raw := Target{Backend: backend, Client: "raw", Close: stopR, Open: open(false)}
+	shaped := Target{Backend: backend, Client: "raw, adapter-shaped updates", Open: open(true)}
+	return []Target{urlTarget(backend, u, stopA), raw, shaped}, nil
 }
 
 // TablestoreTargets are the adapter (tablestore://, credentials in the
