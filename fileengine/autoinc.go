@@ -29,9 +29,10 @@ import (
 // write whose key holds tablekit.AutoIncrement gets that plus one, which no
 // row of the partition key holds and no earlier assignment handed out,
 // before or after a crash. Values assigned to writes that fail are gaps.
-// Keys concurrently written with a real value equal to the one being
-// assigned are the one case where an assigned put may meet an existing
-// row; its condition is then evaluated against that row.
+// A single-row write that finds a row at its assigned key (written
+// meanwhile with that value as a real key) takes the next value; in
+// BatchWriteRow and AtomicWrite such a write meets that row (its condition
+// is evaluated against it).
 const aiPrefix = 'a'
 
 // aiTablePrefix is the prefix of every counter key of a table.
@@ -196,7 +197,10 @@ func withKey(res *tablekit.UpdateResult, key tablekit.PrimaryKey) *tablekit.Upda
 
 // writeAuto is Write of a put or update whose key holds AutoIncrement:
 // the value is assigned under the table's shared lock, then the write goes
-// as Write's does, under the stripe of the row it names.
+// as Write's does, under the stripe of the row it names. A row found there
+// was written meanwhile with that value as a real key (assigned values are
+// never handed out twice): the write takes the next value instead, so it
+// never overwrites a row.
 func (e *Engine) writeAuto(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
 	t, err := e.using(ctx, w.Meta)
 	if err != nil {
@@ -204,25 +208,51 @@ func (e *Engine) writeAuto(ctx context.Context, w *tablekit.WriteRequest) (*tabl
 	}
 	defer e.end()
 	defer t.mu.RUnlock()
-	if w, err = e.assign(t, w); err != nil {
-		return nil, err
+	for {
+		a, err := e.assign(t, w)
+		if err != nil {
+			return nil, err
+		}
+		if afterAssign != nil {
+			afterAssign(a.Key)
+		}
+		res, taken, err := e.writeAssigned(t, a)
+		if !taken {
+			return res, err
+		}
 	}
+}
+
+// afterAssign, if set (by tests), runs between assigning a value and
+// writing the row.
+var afterAssign func(tablekit.PrimaryKey)
+
+// writeAssigned writes w, whose key was just assigned, under its row's
+// stripe; taken reports a row already there (nothing written).
+func (e *Engine) writeAssigned(t *table, w *tablekit.WriteRequest) (_ *tablekit.UpdateResult, taken bool, _ error) {
 	b := e.db.NewBatch()
 	defer b.Close()
 	k := codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(w.Key)), t.prefix...), w.Key)
 	mu := &e.locks[e.stripe(k)]
 	mu.Lock()
 	defer mu.Unlock()
+	switch _, closer, err := e.db.Get(k); {
+	case err == nil:
+		closer.Close()
+		return nil, true, nil
+	case !errors.Is(err, pebble.ErrNotFound):
+		return nil, false, storeError(err, "%v", w)
+	}
 	var tickets feedTickets
 	defer tickets.done()
 	res, err := e.apply(b, t, w, k, &tickets)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !b.Empty() {
 		if err := e.commit(b); err != nil {
-			return nil, storeError(err, "%v", w)
+			return nil, false, storeError(err, "%v", w)
 		}
 	}
-	return withKey(res, w.Key), nil
+	return withKey(res, w.Key), false, nil
 }

@@ -306,3 +306,45 @@ func testAutoIncrementCrash(t *testing.T, noSync bool, cycles int) {
 	}
 	t.Logf("%d cycles, %d acknowledged rows with AutoIncrement", cycles, acks)
 }
+
+// TestAutoIncrementNeverOverwrites: a row written with a real key equal to
+// the value just assigned to a PutRow, between the assignment and the
+// write, is kept; the PutRow takes the next value.
+func TestAutoIncrementNeverOverwrites(t *testing.T) {
+	ctx := context.Background()
+	eng, err := fileengine.Open(t.TempDir(), &fileengine.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := tablekit.NewClient(eng)
+	defer db.Close()
+	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "m", Key: aiCrashSchema}); err != nil {
+		t.Fatal(err)
+	}
+	tab := db.Table("m")
+	var raced tablekit.PrimaryKey
+	fileengine.SetAfterAssign(func(k tablekit.PrimaryKey) {
+		if raced != nil {
+			return
+		}
+		raced = k
+		if err := tab.PutRow(ctx, k, []tablekit.Column{{Name: "by", Value: tablekit.String("real key")}}); err != nil {
+			t.Error(err)
+		}
+	})
+	defer fileengine.SetAfterAssign(nil)
+	var got tablekit.PrimaryKey
+	if err := tab.PutRow(ctx, aiPlaceholder("a"), []tablekit.Column{{Name: "by", Value: tablekit.String("assigned")}}, tablekit.ReturnKey(&got)); err != nil {
+		t.Fatal(err)
+	}
+	if raced == nil || got.Equal(raced) {
+		t.Fatalf("assigned %v, the real-key write took %v: want another key", got, raced)
+	}
+	row, found, err := tab.GetRow(ctx, raced)
+	if err != nil || !found {
+		t.Fatalf("the real-key row: found %v, %v", found, err)
+	}
+	if v, _ := row.Columns[0].Value.Str(); v != "real key" {
+		t.Errorf("the real-key row holds %q: the assigned put overwrote it", v)
+	}
+}
