@@ -56,9 +56,10 @@ var (
 )
 
 // Capabilities implements tablekit.CapabilityDeclarer: batch reads and
-// writes, and atomic writes unless Options.NoTransactions.
+// writes, atomic writes unless Options.NoTransactions, and a change feed
+// unless Options.NoStreams.
 func (b *Backend) Capabilities() tablekit.Capabilities {
-	c := tablekit.Capabilities{BatchRead: true, BatchWrite: true, AtomicWrite: !b.opts.noTransactions}
+	c := tablekit.Capabilities{BatchRead: true, BatchWrite: true, AtomicWrite: !b.opts.noTransactions, ChangeFeed: !b.opts.noStreams}
 	_, c.LendingScan = any(b).(tablekit.RangeScanner)
 	return c
 }
@@ -98,6 +99,25 @@ func (b *Backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest
 		if len(items) == 0 {
 			return out, nil
 		}
+		raced := false
+		for _, in := range tx.stamps {
+			if _, err := b.client.UpdateItem(ctx, in); isCode(err, "ConditionalCheckFailedException") {
+				raced = true
+				break
+			} else if err != nil {
+				return nil, b.tableErr(ctx, err, table, "UpdateItem (delete stamp)")
+			}
+		}
+		if raced {
+			readAll = true
+			if attempt+1 >= maxAtomicAttempts {
+				return nil, tablekit.Errorf(tablekit.ErrUnavailable, "the rows of the atomic write kept changing under it (%d attempts)", maxAtomicAttempts)
+			}
+			if err := occBackoff.Wait(ctx, attempt); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		_, err = b.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		if err == nil {
 			return out, nil
@@ -130,6 +150,9 @@ type atomicTx struct {
 	confirmed bool // the table's Generation is known to be the requests' (rowmodel.Reveals)
 	metaItem  int  // the index of the metadata ConditionCheck in the last build, or -1
 	metaFor   int  // the write that asked for it
+
+	// stamps are the delete stamps to write before the transaction (feed.go).
+	stamps []*dynamodb.UpdateItemInput
 }
 
 // oneCall reports whether w is sent without a read: a put or delete
@@ -147,7 +170,7 @@ func (tx *atomicTx) build(ctx context.Context, readAll bool) ([]types.TransactWr
 	native := aws.String(ts[0].ti.native)
 	var keys []map[string]types.AttributeValue
 	for i, w := range reqs {
-		if readAll || !oneCall(w) {
+		if readAll || !oneCall(w) || feedDeletes(w, ts[i]) {
 			keys = append(keys, keyAttrs(ts[i].shard, ts[i].sk))
 		}
 	}
@@ -162,12 +185,13 @@ func (tx *atomicTx) build(ctx context.Context, readAll bool) ([]types.TransactWr
 	items := make([]types.TransactWriteItem, 0, len(reqs)+1)
 	size := 0
 	tx.metaItem, tx.metaFor = -1, -1
+	tx.stamps = tx.stamps[:0]
 	for i, w := range reqs {
 		t := ts[i]
 		fail := func(err error) ([]types.TransactWriteItem, []tablekit.WriteResponse, error) {
 			return nil, nil, &tablekit.AtomicWriteError{Index: i, Err: err}
 		}
-		if !readAll && oneCall(w) {
+		if !readAll && oneCall(w) && !feedDeletes(w, t) {
 			e := newExpr()
 			e.common(w)
 			if w.Kind == tablekit.WriteDelete {
@@ -179,7 +203,7 @@ func (tx *atomicTx) build(ctx context.Context, readAll bool) ([]types.TransactWr
 			}
 			r := rowmodel.Put(w.Columns, w.Meta.Options, w.Now)
 			r.Generation = w.Meta.Generation
-			enc, err := encodeItem(w.Meta, w.Key, t.shard, t.sk, &r)
+			enc, err := encodeItem(w.Meta, w.Key, t.shard, t.sk, &r, writeStamp(t, w))
 			if err != nil {
 				return fail(err)
 			}
@@ -211,6 +235,18 @@ func (tx *atomicTx) build(ctx context.Context, readAll bool) ([]types.TransactWr
 		}
 		cond, names, vals := revisionCond(item)
 		switch {
+		case next == nil && t.ti.feed:
+			// Recorded even where nothing is stored (SPEC §15): the item
+			// is stamped before the transaction, which deletes it on the
+			// condition that the stamp is still there (feed.go).
+			stamp := &types.AttributeValueMemberS{Value: deleteStamp(w)}
+			tx.stamps = append(tx.stamps, stampInput(native, keyAttrs(t.shard, t.sk), stamp, cond, names, vals))
+			items = append(items, types.TransactWriteItem{Delete: &types.Delete{
+				TableName: native, Key: keyAttrs(t.shard, t.sk),
+				ConditionExpression:       aws.String("#w = :w"),
+				ExpressionAttributeNames:  map[string]string{"#w": attrWrite},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":w": stamp},
+			}})
 		case next == nil && len(item) == 0:
 			items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 				TableName: native, Key: keyAttrs(t.shard, t.sk),
@@ -222,7 +258,7 @@ func (tx *atomicTx) build(ctx context.Context, readAll bool) ([]types.TransactWr
 				ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
 			}})
 		default:
-			enc, err := encodeItem(w.Meta, w.Key, t.shard, t.sk, next)
+			enc, err := encodeItem(w.Meta, w.Key, t.shard, t.sk, next, writeStamp(t, w))
 			if err != nil {
 				return fail(err)
 			}
