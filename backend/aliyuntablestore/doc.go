@@ -32,7 +32,7 @@
 // # Native access
 //
 // The native client stays reachable for what tablekit does not cover
-// (secondary indexes, search, streams), through the tablekit.Client:
+// (secondary indexes, search), through the tablekit.Client:
 //
 //	var c *tablestore.TableStoreClient
 //	if db.As(&c) {
@@ -205,13 +205,13 @@
 //     full scan of its range).
 //   - Tables with an auto-increment primary-key column are refused by
 //     DescribeTable with ErrUnimplemented.
-//   - No change feed yet (SPEC §15): enabling one fails with
-//     ErrUnimplemented and Capabilities().ChangeFeed is false. Tablestore
-//     Stream would serve it (UpdateTable's StreamSpecification, ListStream,
-//     DescribeStream's shards with parents, GetShardIterator and
-//     GetStreamRecord, whose PUT/UPDATE/DELETE records carry the cell
-//     operations tablekit's changes are), and the Go SDK has the four
-//     calls; tstest does not serve them yet.
+//   - The change feed (SPEC §15) is Tablestore Stream (see feed.go): a
+//     shard is "STREAM/SHARD", a checkpoint "K:ITERATOR" (K records read
+//     after a shard iterator, which is a position the service keeps
+//     valid while its records are retained). Its retention is the
+//     stream's expiration_time. Checked on tstest only: how the real
+//     service answers an UpdateTable that enables an enabled stream (to
+//     change its expiration) is not known.
 //   - A client built elsewhere and given to [New] honours contexts
 //     (the call returns at once) but its HTTP requests are aborted only if
 //     its TableStoreConfig.Transport is a [ContextTransport].

@@ -76,6 +76,14 @@
 // (tablekit.CapabilitiesOf(backend).AtomicWrite false), over 100 rows
 // (tablekit.MaxAtomicWrite), or on a table with secondary indexes.
 //
+// Tablestore Stream (stream.go): stream_spec in CreateTable and
+// UpdateTable, stream_details in DescribeTable, ListStream, DescribeStream,
+// GetShardIterator and GetStreamRecord, served from the Backend's change
+// feed (tablekit.ChangeFeeder; refused with OTSUnsupportOperation over a
+// Backend without one), with the service's record format. Not served:
+// origin_record (the feed keeps no old values) and GetShardIterator by
+// timestamp.
+//
 // Secondary indexes, global and local (CreateTable index_metas,
 // CreateIndex with include_base_data, DropIndex), are tables the server
 // keeps in step with their base table on every write (see index.go);
@@ -105,9 +113,9 @@
 // SDK's test package (its module's tablestore package, endpoint and keys set
 // with -ldflags -X on its testConfig package) and runs its TableStoreSuite
 // and Test_WriteAndReadOtsData against cmd/tablestore-emulator, in memory and
-// over file://DIR: 29 pass, 1 is skipped by the SDK itself, and the 12 that
+// over file://DIR: 34 pass, 1 is skipped by the SDK itself, and the 7 that
 // fail are listed with their reason (ColumnPaginationFilter,
-// streams, SQL, auto-increment keys, update_full_row=true at creation, and
+// SQL, auto-increment keys, update_full_row=true at creation, and
 // creation_time, which the SDK only decodes with golang/protobuf < 1.4); a
 // listed test that passes fails the check too. The suite's SetUpSuite loses
 // its two search-index lines (see gosdk_test.go); the SDK's Search, global
@@ -134,7 +142,7 @@
 // Features tablekit does not model are refused with a 400
 // OTSParameterInvalid that says so: auto-increment primary keys,
 // ColumnPaginationFilter, regex value_trans_rule, start_column/end_column,
-// streams, local transactions, allow_update=false. Search, SQL, timeseries and tunnel APIs answer
+// local transactions, allow_update=false. Search, SQL, timeseries and tunnel APIs answer
 // OTSUnsupportOperation.
 //
 // Safe to expose (limits.go): a request is authenticated from its headers

@@ -32,6 +32,7 @@ type savedTable struct {
 	Created      int64          `json:"created_us"`
 	Indexes      [][]byte       `json:"index_metas,omitempty"` // protobuf IndexMeta
 	BaseOf       string         `json:"base_of,omitempty"`
+	Stream       *savedStream   `json:"stream,omitempty"`
 }
 
 type savedDefined struct {
@@ -54,7 +55,7 @@ func (s *Server) saveMeta() error {
 	s.mu.Lock()
 	out := make(map[string]savedTable, len(s.extras))
 	for name, ex := range s.extras {
-		st := savedTable{ReadCU: ex.readCU, WriteCU: ex.writeCU, LastIncrease: ex.lastIncrease, Created: ex.created, BaseOf: ex.idx.baseOf}
+		st := savedTable{ReadCU: ex.readCU, WriteCU: ex.writeCU, LastIncrease: ex.lastIncrease, Created: ex.created, BaseOf: ex.idx.baseOf, Stream: ex.stream.saved()}
 		for _, d := range ex.definedColumns {
 			st.Defined = append(st.Defined, savedDefined{d.name, d.typ})
 		}
@@ -119,6 +120,7 @@ func (s *Server) loadMeta() error {
 	for name, st := range in {
 		ex := &tableExtra{readCU: st.ReadCU, writeCU: st.WriteCU, lastIncrease: st.LastIncrease, created: st.Created}
 		ex.idx.baseOf = st.BaseOf
+		ex.stream = st.Stream.extra()
 		for _, d := range st.Defined {
 			ex.definedColumns = append(ex.definedColumns, definedColumn{d.Name, d.Type})
 		}

@@ -160,6 +160,7 @@ type tableExtra struct {
 	definedColumns  []definedColumn
 	created         int64        // microseconds
 	idx             tableIndexes // secondary indexes (index.go)
+	stream          streamExtra  // Tablestore Stream (stream.go)
 }
 
 type definedColumn struct {
@@ -356,6 +357,11 @@ func init() {
 		"AddDefinedColumn":         (*Server).addDefinedColumn,
 		"DeleteDefinedColumn":      (*Server).deleteDefinedColumn,
 		"ComputeSplitPointsBySize": (*Server).computeSplitPointsBySize,
+
+		"ListStream":       (*Server).listStream,
+		"DescribeStream":   (*Server).describeStream,
+		"GetShardIterator": (*Server).getShardIterator,
+		"GetStreamRecord":  (*Server).getStreamRecord,
 	}
 }
 

@@ -149,9 +149,11 @@ func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, e
 		}
 		defined = append(defined, definedColumn{name: dc.GetName(), typ: int32(dc.GetType())})
 	}
+	stream, oe := s.checkStreamSpec(req.GetStreamSpec())
+	if oe != nil {
+		return nil, oe
+	}
 	switch {
-	case req.GetStreamSpec().GetEnableStream():
-		return nil, unsupported("Stream")
 	case req.GetSseSpec().GetEnable():
 		return nil, unsupported("Server-side encryption")
 	case req.GetEnableLocalTxn():
@@ -194,6 +196,15 @@ func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, e
 	if err := s.addIndexes(ctx, &meta, indexes, indexTables, false); err != nil {
 		return nil, err
 	}
+	if stream != nil {
+		m, oe := s.meta(ctx, name)
+		if oe != nil {
+			return nil, oe
+		}
+		if err := s.applyStream(ctx, m, stream); err != nil {
+			return nil, err
+		}
+	}
 	return &otsprotocol.CreateTableResponse{}, nil
 }
 
@@ -221,6 +232,10 @@ func (s *Server) describeTable(ctx context.Context, body []byte) (proto.Message,
 		return nil, oe
 	}
 	ex := s.extra(m.Name)
+	stream, err := s.streamDetails(ctx, m)
+	if err != nil {
+		return nil, err
+	}
 	tm := &otsprotocol.TableMeta{TableName: proto.String(m.Name)}
 	for _, kc := range m.Key {
 		t := otsprotocol.PrimaryKeyType_BINARY
@@ -247,7 +262,7 @@ func (s *Server) describeTable(ctx context.Context, body []byte) (proto.Message,
 		ReservedThroughputDetails: ex.throughput(),
 		TableOptions:              wireOptions(m.Options),
 		TableStatus:               otsprotocol.TableStatus_ACTIVE.Enum(),
-		StreamDetails:             &otsprotocol.StreamDetails{EnableStream: proto.Bool(false), LastEnableTime: proto.Int64(0)},
+		StreamDetails:             stream,
 		SseDetails:                &otsprotocol.SSEDetails{Enable: proto.Bool(false)},
 		IndexMetas:                indexMetas,
 	}
@@ -282,8 +297,9 @@ func (s *Server) updateTable(ctx context.Context, body []byte) (proto.Message, e
 	if oe != nil {
 		return nil, oe
 	}
-	if req.GetStreamSpec().GetEnableStream() {
-		return nil, unsupported("Stream")
+	stream, oe := s.checkStreamSpec(req.GetStreamSpec())
+	if oe != nil {
+		return nil, oe
 	}
 	var cu *otsprotocol.CapacityUnit
 	if req.ReservedThroughput != nil {
@@ -295,7 +311,7 @@ func (s *Server) updateTable(ctx context.Context, body []byte) (proto.Message, e
 			return nil, paramErr("Capacity unit must not be negative: read %d, write %d.", cu.GetRead(), cu.GetWrite())
 		}
 	}
-	if req.GetTableOptions().UpdateFullRow != nil {
+	if req.TableOptions != nil && req.TableOptions.UpdateFullRow != nil {
 		// The service refuses the field in UpdateTable whatever its value
 		// (the Go SDK's TestUpdateAndDescribeTable asserts the words).
 		return nil, paramErr("UpdateTable request must not contain updateFullRow.")
@@ -335,10 +351,17 @@ func (s *Server) updateTable(ctx context.Context, body []byte) (proto.Message, e
 	if oe != nil {
 		return nil, oe
 	}
+	if err := s.applyStream(ctx, after, stream); err != nil {
+		return nil, err
+	}
+	details, err := s.streamDetails(ctx, after)
+	if err != nil {
+		return nil, err
+	}
 	return &otsprotocol.UpdateTableResponse{
 		ReservedThroughputDetails: cur.throughput(),
 		TableOptions:              wireOptions(after.Options),
-		StreamDetails:             &otsprotocol.StreamDetails{EnableStream: proto.Bool(false)},
+		StreamDetails:             details,
 	}, nil
 }
 
