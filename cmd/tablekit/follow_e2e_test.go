@@ -35,9 +35,7 @@ import (
 // emulator (cmd/tablestore-emulator -backend file://DIR): the writer
 // writes through the emulator, and the follower reads the file store's
 // feed through the emulator's Stream API. DynamoDB is moto (with DynamoDB
-// Streams). The chain file (emulator) → moto runs when the Tablestore
-// adapter has a change feed; moto → emulator (over a second file store)
-// always does.
+// Streams).
 
 var (
 	emuOnce sync.Once
@@ -209,17 +207,19 @@ func exportOf(t *testing.T, url string) string {
 	return r.stdout
 }
 
-// followHop runs the scenario on one hop src → dst: table t made at src
-// and seeded, a writer running, a follower started, SIGKILLed once it has
-// applied records, started again; the writer stops; once the follower has
-// caught up (the exports agree) it is interrupted, and a last
-// copy --catch-up after more writes gives identical exports again.
-func followHop(t *testing.T, src, dst string, run time.Duration) {
+// followChain runs the scenario on stores chain[0] → chain[1] → …: table
+// t made at chain[0] and seeded, a writer changing it, one follower per
+// hop (copy --follow chain[i] chain[i+1]) all running at once, each
+// SIGKILLed once it has applied records and started again; the writer
+// stops; once every follower has caught up (every export is the
+// source's) they are interrupted, and after more writes a copy --catch-up
+// per hop, in order, gives identical exports again.
+func followChain(t *testing.T, chain []string, run time.Duration) {
 	ctx := context.Background()
-	if r := tkEnv(t, e2eEnv, src, "", "create", "t", "--key", "id:String,n:Integer", "--max-versions", "2"); r.code != 0 {
+	if r := tkEnv(t, e2eEnv, chain[0], "", "create", "t", "--key", "id:String,n:Integer", "--max-versions", "2"); r.code != 0 {
 		t.Fatalf("create: %s", r.stderr)
 	}
-	db := openE2E(t, src)
+	db := openE2E(t, chain[0])
 	for i := range 60 { // rows for the bulk copy
 		k := tablekit.Key("id", tablekit.String(fmt.Sprintf("r%02d", i%40))).Add("n", tablekit.Integer(int64(i%3)))
 		if err := db.Table("t").PutRow(ctx, k, []tablekit.Column{{Name: "v", Value: tablekit.Integer(int64(i))}}); err != nil {
@@ -234,42 +234,54 @@ func followHop(t *testing.T, src, dst string, run time.Duration) {
 		written.Store(n)
 		werr <- err
 	}()
-	cp := filepath.Join(t.TempDir(), "cp.json")
-	f := startFollower(t, src, dst, cp)
-	deadline := time.Now().Add(2 * time.Minute)
-	for !appliedRecords(cp) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the follower applied no record within 2 minutes: %s", f.out.String())
+	hops := len(chain) - 1
+	cps := make([]string, hops)
+	fs := make([]*follower, hops)
+	dir := t.TempDir()
+	for i := range hops {
+		// Hop i's source table exists once hop i-1 has copied it.
+		cps[i] = filepath.Join(dir, fmt.Sprintf("cp%d.json", i))
+		fs[i] = startFollower(t, chain[i], chain[i+1], cps[i])
+		for deadline := time.Now().Add(2 * time.Minute); !appliedRecords(cps[i]); {
+			if time.Now().After(deadline) {
+				t.Fatalf("follower %d applied no record within 2 minutes: %s", i, fs[i].out.String())
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(run / 2)
-	f.cmd.Process.Signal(syscall.SIGKILL)
-	<-f.done
-	t.Logf("follower SIGKILLed after applying records; started again")
-	f = startFollower(t, src, dst, cp)
+	for i := range hops {
+		fs[i].cmd.Process.Signal(syscall.SIGKILL)
+		<-fs[i].done
+		fs[i] = startFollower(t, chain[i], chain[i+1], cps[i])
+	}
+	t.Logf("every follower SIGKILLed after applying records, and started again")
 	time.Sleep(run / 2)
 	close(stop)
 	if err := <-werr; err != nil {
 		t.Fatalf("writer: %v", err)
 	}
 	t.Logf("writer stopped after %d writes", written.Load())
-	want := exportOf(t, src)
-	var got string
-	for deadline := time.Now().Add(3 * time.Minute); ; {
-		if got = exportOf(t, dst); got == want {
-			break
+	want := exportOf(t, chain[0])
+	for i := 1; i < len(chain); i++ {
+		for deadline := time.Now().Add(3 * time.Minute); ; {
+			got := exportOf(t, chain[i])
+			if got == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("3 minutes after the writer stopped the exports of %s and %s still differ:\n%s\nfollower: %s", chain[0], chain[i], lineDiff(want, got), fs[i-1].out.String())
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("3 minutes after the writer stopped the exports still differ:\n%s\nfollower: %s", lineDiff(want, got), f.out.String())
+	}
+	for i := range hops {
+		fs[i].cmd.Process.Signal(syscall.SIGINT)
+		if err := <-fs[i].done; err != nil {
+			t.Fatalf("follower %d after Ctrl-C: %v\n%s", i, err, fs[i].out.String())
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
-	f.cmd.Process.Signal(syscall.SIGINT)
-	if err := <-f.done; err != nil {
-		t.Fatalf("follower after Ctrl-C: %v\n%s", err, f.out.String())
-	}
-	// More writes while no follower runs, then --catch-up.
+	// More writes while no follower runs, then --catch-up hop by hop.
 	stop = make(chan struct{})
 	go func() {
 		n, err := writer(ctx, db, stop, time.Millisecond)
@@ -281,12 +293,15 @@ func followHop(t *testing.T, src, dst string, run time.Duration) {
 	if err := <-werr; err != nil {
 		t.Fatalf("writer: %v", err)
 	}
-	r := tkEnv(t, e2eEnv, "", "", "copy", src, dst, "--table", "t", "--checkpoint", cp, "--catch-up")
-	if r.code != 0 || !strings.Contains(r.stdout, "caught up") {
-		t.Fatalf("copy --catch-up: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	if a, b := exportOf(t, src), exportOf(t, dst); a != b {
-		t.Fatalf("after copy --catch-up the exports differ:\n%s", lineDiff(a, b))
+	want = exportOf(t, chain[0])
+	for i := range hops {
+		r := tkEnv(t, e2eEnv, "", "", "copy", chain[i], chain[i+1], "--table", "t", "--checkpoint", cps[i], "--catch-up")
+		if r.code != 0 || !strings.Contains(r.stdout, "caught up") {
+			t.Fatalf("copy --catch-up %s → %s: exit %d\n%s%s", chain[i], chain[i+1], r.code, r.stdout, r.stderr)
+		}
+		if got := exportOf(t, chain[i+1]); got != want {
+			t.Fatalf("after copy --catch-up the exports of %s and %s differ:\n%s", chain[0], chain[i+1], lineDiff(want, got))
+		}
 	}
 }
 
@@ -325,15 +340,19 @@ func TestCopyFollowEndToEnd(t *testing.T) {
 		run = 2 * time.Second
 	}
 	moto := "dynamodb://?region=" + mototest.Region + "&endpoint=" + mototest.Start(t)
-	t.Run("MotoToEmulatorOverFile", func(t *testing.T) {
-		dst := startEmulator(t, fileURL(t))
-		followHop(t, moto+"&table_prefix=a.", dst, run)
-	})
-	t.Run("FileViaEmulatorToMoto", func(t *testing.T) {
-		src := startEmulator(t, fileURL(t))
-		if !hasFeed(t, src) {
-			t.Skip("the Tablestore adapter has no change feed yet: the emulator cannot be a feed source")
+	// file store (served by an emulator) → Tablestore emulator (over the
+	// local engine) → moto: each hop's source feed is the emulator's
+	// Stream API.
+	t.Run("FileToEmulatorToMoto", func(t *testing.T) {
+		file := startEmulator(t, fileURL(t))
+		if !hasFeed(t, file) {
+			t.Skip("the Tablestore adapter has no change feed: the emulator cannot be a feed source")
 		}
-		followHop(t, src, moto+"&table_prefix=b.", run)
+		followChain(t, []string{file, startEmulator(t, "mem://"), moto + "&table_prefix=a."}, run)
+	})
+	// moto as the source (DynamoDB Streams) → the emulator over a file
+	// store.
+	t.Run("MotoToEmulatorOverFile", func(t *testing.T) {
+		followChain(t, []string{moto + "&table_prefix=b.", startEmulator(t, fileURL(t))}, run)
 	})
 }
