@@ -245,7 +245,8 @@
 // time, and delete in two calls (stamp, then delete on the stamp), so
 // that deletions, deletions of absent rows included, carry them too. A
 // write by a backend that read the table's metadata before the feed was
-// enabled carries no stamp: its record is an update holding the
+// enabled (a tablekit.Client reads it again after a minute by default)
+// carries no stamp: its record is an update holding the
 // difference, at the stream record's approximate time. DynamoDB's TTL
 // deletions and items that are no row are not recorded. Shards are
 // "<stream label>/<shard id>"; enabling again after disabling makes a new

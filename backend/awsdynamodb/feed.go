@@ -40,7 +40,8 @@ import (
 //     condition that the stamp is still there. The stamp's own record is
 //     skipped; the deletion's old image carries the kind and the time.
 //   - A write by a backend that has not read the table's metadata since
-//     the feed was enabled carries no .w: its record is an update holding
+//     the feed was enabled (a Client reads it again after its metadata
+//     cache TTL, a minute by default) carries no .w: its record is an update holding
 //     the difference (a deletion a Delete), at the stream record's
 //     approximate creation time.
 //   - Items DynamoDB's TTL removes are not recorded (SPEC §15), nor items
