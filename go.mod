@@ -11,6 +11,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.16
 	github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue v1.21.20
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.73.2
+	github.com/aws/aws-sdk-go-v2/service/dynamodbstreams v1.46.7
 	github.com/aws/smithy-go v1.28.8
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/golang/protobuf v1.5.4
@@ -20,8 +21,6 @@ require (
 	google.golang.org/api v0.287.1
 	google.golang.org/grpc v1.82.1
 )
-
-require github.com/aws/aws-sdk-go-v2/service/dynamodbstreams v1.46.7 // indirect
 
 require (
 	cel.dev/expr v0.25.1 // indirect

@@ -57,10 +57,10 @@ var (
 )
 
 // Capabilities implements tablekit.CapabilityDeclarer: batch reads and
-// writes, auto-increment key columns (autoinc.go), and atomic writes unless
-// Options.NoTransactions.
+// writes, auto-increment key columns (autoinc.go), atomic writes unless
+// Options.NoTransactions, and a change feed unless Options.NoStreams.
 func (b *Backend) Capabilities() tablekit.Capabilities {
-	c := tablekit.Capabilities{BatchRead: true, BatchWrite: true, AtomicWrite: !b.opts.noTransactions, AutoIncrement: true}
+	c := tablekit.Capabilities{BatchRead: true, BatchWrite: true, AtomicWrite: !b.opts.noTransactions, ChangeFeed: !b.opts.noStreams, AutoIncrement: true}
 	_, c.LendingScan = any(b).(tablekit.RangeScanner)
 	return c
 }
@@ -104,6 +104,25 @@ func (b *Backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest
 		if len(items) == 0 {
 			return out, nil
 		}
+		raced := false
+		for _, in := range tx.stamps {
+			if _, err := b.client.UpdateItem(ctx, in); isCode(err, "ConditionalCheckFailedException") {
+				raced = true
+				break
+			} else if err != nil {
+				return nil, b.tableErr(ctx, err, table, "UpdateItem (delete stamp)")
+			}
+		}
+		if raced {
+			readAll = true
+			if attempt+1 >= maxAtomicAttempts {
+				return nil, tablekit.Errorf(tablekit.ErrUnavailable, "the rows of the atomic write kept changing under it (%d attempts)", maxAtomicAttempts)
+			}
+			if err := occBackoff.Wait(ctx, attempt); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		_, err = b.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		if err == nil {
 			return out, nil
@@ -142,6 +161,9 @@ type atomicTx struct {
 	confirmed bool // the table's Generation is known to be the requests' (rowmodel.Reveals)
 	metaItem  int  // the index of the metadata ConditionCheck in the last build, or -1
 	metaFor   int  // the write that asked for it
+
+	// stamps are the delete stamps to write before the transaction (feed.go).
+	stamps []*dynamodb.UpdateItemInput
 }
 
 // oneCall reports whether w is sent without a read: a put or delete
@@ -159,7 +181,7 @@ func (tx *atomicTx) build(ctx context.Context, readAll bool) ([]types.TransactWr
 	native := aws.String(ts[0].ti.native)
 	var keys []map[string]types.AttributeValue
 	for i, w := range reqs {
-		if (readAll || !oneCall(w)) && !tx.isFresh(i) {
+		if (readAll || !oneCall(w) || feedDeletes(w, ts[i])) && !tx.isFresh(i) {
 			keys = append(keys, keyAttrs(ts[i].shard, ts[i].sk))
 		}
 	}
@@ -174,6 +196,7 @@ func (tx *atomicTx) build(ctx context.Context, readAll bool) ([]types.TransactWr
 	items := make([]types.TransactWriteItem, 0, len(reqs)+1)
 	size := 0
 	tx.metaItem, tx.metaFor = -1, -1
+	tx.stamps = tx.stamps[:0]
 	for i, w := range reqs {
 		t := ts[i]
 		fail := func(err error) ([]types.TransactWriteItem, []tablekit.WriteResponse, error) {
@@ -188,7 +211,7 @@ func (tx *atomicTx) build(ctx context.Context, readAll bool) ([]types.TransactWr
 			items = append(items, item)
 			continue
 		}
-		if !readAll && oneCall(w) {
+		if !readAll && oneCall(w) && !feedDeletes(w, t) {
 			e := newExpr()
 			e.common(w)
 			if w.Kind == tablekit.WriteDelete {
@@ -200,7 +223,7 @@ func (tx *atomicTx) build(ctx context.Context, readAll bool) ([]types.TransactWr
 			}
 			r := rowmodel.Put(w.Columns, w.Meta.Options, w.Now)
 			r.Generation = w.Meta.Generation
-			enc, err := encodeItem(w.Meta, w.Key, t.shard, t.sk, &r)
+			enc, err := encodeItem(w.Meta, w.Key, t.shard, t.sk, &r, writeStamp(t, w))
 			if err != nil {
 				return fail(err)
 			}
@@ -232,6 +255,18 @@ func (tx *atomicTx) build(ctx context.Context, readAll bool) ([]types.TransactWr
 		}
 		cond, names, vals := revisionCond(item)
 		switch {
+		case next == nil && t.ti.feed:
+			// Recorded even where nothing is stored (SPEC §15): the item
+			// is stamped before the transaction, which deletes it on the
+			// condition that the stamp is still there (feed.go).
+			stamp := &types.AttributeValueMemberS{Value: deleteStamp(w)}
+			tx.stamps = append(tx.stamps, stampInput(native, keyAttrs(t.shard, t.sk), stamp, cond, names, vals))
+			items = append(items, types.TransactWriteItem{Delete: &types.Delete{
+				TableName: native, Key: keyAttrs(t.shard, t.sk),
+				ConditionExpression:       aws.String("#w = :w"),
+				ExpressionAttributeNames:  map[string]string{"#w": attrWrite},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":w": stamp},
+			}})
 		case next == nil && len(item) == 0:
 			items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 				TableName: native, Key: keyAttrs(t.shard, t.sk),
@@ -243,7 +278,7 @@ func (tx *atomicTx) build(ctx context.Context, readAll bool) ([]types.TransactWr
 				ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
 			}})
 		default:
-			enc, err := encodeItem(w.Meta, w.Key, t.shard, t.sk, next)
+			enc, err := encodeItem(w.Meta, w.Key, t.shard, t.sk, next, writeStamp(t, w))
 			if err != nil {
 				return fail(err)
 			}
@@ -414,7 +449,7 @@ func freshItem(native *string, w *tablekit.WriteRequest, t target, size *int) (t
 		}
 		return item, res, nil
 	}
-	enc, err := encodeItem(w.Meta, w.Key, t.shard, t.sk, next)
+	enc, err := encodeItem(w.Meta, w.Key, t.shard, t.sk, next, writeStamp(t, w))
 	if err != nil {
 		return item, nil, err
 	}

@@ -165,7 +165,7 @@ func (b *Backend) writeAuto(ctx context.Context, w *tablekit.WriteRequest, t tar
 		if err != nil {
 			return nil, err
 		}
-		enc, err := encodeItem(w.Meta, key, t.shard, sk, next)
+		enc, err := encodeItem(w.Meta, key, t.shard, sk, next, writeStamp(t, w))
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/driver"
@@ -72,6 +73,11 @@ type Options struct {
 	// with ErrUnimplemented before any call (SPEC §13). On DynamoDB and
 	// moto leave it false.
 	NoTransactions bool
+	// NoStreams is for DynamoDB-compatible stores without DynamoDB
+	// Streams (dynalite): the backend then declares no change feed
+	// (Capabilities.ChangeFeed false), so the Client refuses one with
+	// ErrUnimplemented (SPEC §15). On DynamoDB and moto leave it false.
+	NoStreams bool
 }
 
 // options is the checked form of Options the backend keeps.
@@ -83,6 +89,8 @@ type options struct {
 	concurrency int
 	// noTransactions: Options.NoTransactions.
 	noTransactions bool
+	// noStreams: Options.NoStreams.
+	noStreams bool
 }
 
 // Backend is a tablekit.Backend on Amazon DynamoDB. It is safe for
@@ -97,6 +105,11 @@ type Backend struct {
 
 	mu     sync.Mutex
 	tables map[string]*tableInfo // by portable name: the incarnation last seen
+
+	// The change feed (feed.go): the DynamoDB Streams client, built from
+	// client's options, and the tables' ARNs by native name (under mu).
+	streamsC  *dynamodbstreams.Client
+	tableArns map[string]string
 }
 
 // tableInfo is what the adapter knows about one incarnation of a table
@@ -106,6 +119,7 @@ type tableInfo struct {
 	native      string
 	shards      int
 	nativeTTL   bool
+	feed        bool // the change feed is on: writers stamp items (feed.go)
 }
 
 var (
@@ -144,7 +158,7 @@ func New(client *dynamodb.Client, opts *Options) (*Backend, error) {
 
 // newBackend checks the adapter's own options and builds the Backend.
 func newBackend(client *dynamodb.Client, opts *Options) (*Backend, error) {
-	o := options{shards: opts.Shards, shardsFor: opts.ShardsFunc, prefix: opts.TablePrefix, metaTable: opts.MetaTable, concurrency: opts.Concurrency, noTransactions: opts.NoTransactions}
+	o := options{shards: opts.Shards, shardsFor: opts.ShardsFunc, prefix: opts.TablePrefix, metaTable: opts.MetaTable, concurrency: opts.Concurrency, noTransactions: opts.NoTransactions, noStreams: opts.NoStreams}
 	if o.shards == 0 {
 		o.shards = DefaultShards
 	}
@@ -167,7 +181,7 @@ func newBackend(client *dynamodb.Client, opts *Options) (*Backend, error) {
 	if len(meta) < minNativeName || len(meta) > maxNativeName || !validNative(meta) {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "awsdynamodb: metadata table name %q must be 3-255 bytes of [a-zA-Z0-9_.-]", meta)
 	}
-	return &Backend{client: client, opts: o, meta: meta, tables: map[string]*tableInfo{}}, nil
+	return &Backend{client: client, streamsC: streamsClient(client), opts: o, meta: meta, tables: map[string]*tableInfo{}, tableArns: map[string]string{}}, nil
 }
 
 // Open returns a Backend with a client it builds from opts.AWS (nil: the

@@ -111,6 +111,9 @@
 //	        cells with .c/.b (at one version the overlay cell wins: every
 //	        whole write drops the overlays); the next whole write folds them
 //	        back in. With MaxVersions 1 an item has at most one per column.
+//	.w   S  while the table's change feed is on: the write's kind (P, U,
+//	        D) and Now in ms; before a deletion also a space and a random
+//	        part (see Change feed below)
 //	.b   B  every column with a Binary version, in ascending name order:
 //	        byte 0x02, then per column a uvarint name length, the name, a
 //	        uvarint version count and per version, newest first, an 8-byte
@@ -257,6 +260,30 @@
 // atomic write, before its TransactWriteItems (whose items carry
 // attribute_not_exists(.k) and are never read). A write that fails after
 // taking a value leaves a gap, never a duplicate.
+//
+// Change feed (SPEC §15) is DynamoDB Streams (NEW_AND_OLD_IMAGES), read
+// with the dynamodbstreams client built from the DynamoDB client's
+// options. A record is decoded from the item's old and new images with
+// this layout: a put's record is the new item's cells, an update's the
+// difference of the two (applying it gives the row after the write; it
+// may leave out a change that changed nothing, or add the deletion of a
+// version MaxVersions dropped). While the feed is on (recorded in the
+// metadata item), writers stamp items with .w, the write's kind and
+// time, and delete in two calls (stamp, then delete on the stamp), so
+// that deletions, deletions of absent rows included, carry them too. A
+// write by a backend that read the table's metadata before the feed was
+// enabled (a tablekit.Client reads it again after a minute by default)
+// carries no stamp: its record is an update holding the
+// difference, at the stream record's approximate time. DynamoDB's TTL
+// deletions and items that are no row are not recorded. Shards are
+// "<stream label>/<shard id>"; enabling again after disabling makes a new
+// stream whose shards follow the last ones of the previous stream. The
+// retention is DynamoDB's fixed 24 hours: EnableChangeFeed refuses any
+// other with ErrInvalidArgument. A store without DynamoDB Streams
+// (dynalite) needs [Options.NoStreams] (?streams=false): the backend then
+// declares no feed. The feed's tests run on moto (mended as
+// internal/testkit/mototest says: moto 5.2.1 breaks a table whose stream
+// is disabled).
 //
 // BatchGetRow groups keys per table in BatchGetItem calls of at most 100;
 // BatchWriteRow sends unconditional puts and deletes in BatchWriteItem calls

@@ -209,6 +209,11 @@ func (b *Backend) overlayUpdate(e *expr, w *tablekit.WriteRequest, t target) *dy
 	if storesGeneration(w.Meta, w.Meta.Generation) {
 		sets = append(sets, "#g = :g")
 	}
+	if stamp := writeStamp(t, w); stamp != "" {
+		e.names["#w"] = attrWrite
+		e.vals[":w"] = &types.AttributeValueMemberS{Value: stamp}
+		sets = append(sets, "#w = :w")
+	}
 	if opts := w.Meta.Options; opts.TTL != tablekit.NoExpiry {
 		e.names["#x"], e.names["#m"] = attrExpiry, attrMarker
 		e.vals[":x"] = &types.AttributeValueMemberN{Value: expiryAttr(maxVs, opts.TTLSeconds())}

@@ -221,7 +221,9 @@ type encodedItem struct {
 // encodeItem builds the item of row r at (shard, sk), stamped with
 // r.Generation (see storesGeneration). It returns ErrInvalidArgument, naming the key (cut short)
 // and the limit, when the item would exceed DynamoDB's 400 KB.
-func encodeItem(meta *tablekit.TableMeta, key tablekit.PrimaryKey, shard int, sk []byte, r *rowmodel.Row) (encodedItem, error) {
+//
+// stamp, when not empty, is the write's .w (feed.go).
+func encodeItem(meta *tablekit.TableMeta, key tablekit.PrimaryKey, shard int, sk []byte, r *rowmodel.Row, stamp string) (encodedItem, error) {
 	cols := columnsOf(r.Cells)
 	item := make(map[string]types.AttributeValue, 8)
 	shardS := strconv.Itoa(shard)
@@ -231,6 +233,10 @@ func encodeItem(meta *tablekit.TableMeta, key tablekit.PrimaryKey, shard int, sk
 	item[attrKey] = &types.AttributeValueMemberB{Value: sk}
 	item[attrRevision] = &types.AttributeValueMemberS{Value: rev}
 	size := len(attrShard) + numSize(shardS) + len(attrKey) + len(sk) + len(attrRevision) + len(rev)
+	if stamp != "" {
+		item[attrWrite] = &types.AttributeValueMemberS{Value: stamp}
+		size += len(attrWrite) + len(stamp)
+	}
 	if r.Marker {
 		item[attrMarker] = &types.AttributeValueMemberBOOL{Value: true}
 		size += len(attrMarker) + 1
@@ -340,7 +346,7 @@ func appendRow(dst []tablekit.Column, item map[string]types.AttributeValue) (row
 				return r, fmt.Errorf("attribute %q: %w (generation %q)", name, errCorrupt, n.Value)
 			}
 			continue
-		case attrShard, attrKey, attrRevision, attrExpiry, attrUpdates:
+		case attrShard, attrKey, attrRevision, attrExpiry, attrUpdates, attrWrite:
 			continue
 		default:
 			// An overlay cell (fastwrite.go), or not an attribute of the layout.

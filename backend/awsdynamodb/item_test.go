@@ -40,7 +40,7 @@ func TestDocumentedLayout(t *testing.T) {
 	if want := "c42\x00\x01=0000000000000000007"; string(sk) != want {
 		t.Errorf(".k = %q, the package doc says %q", sk, want)
 	}
-	enc, err := encodeItem(docMeta, key, 3, sk, &r)
+	enc, err := encodeItem(docMeta, key, 3, sk, &r, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,12 +50,12 @@ func TestDocumentedLayout(t *testing.T) {
 	// Generation 1 of a table with an incarnation goes without saying; a
 	// later one, or any of a table without incarnation, is stored.
 	r.Generation = 2
-	if enc, err := encodeItem(docMeta, key, 3, sk, &r); err != nil || enc.item[attrGen].(*types.AttributeValueMemberN).Value != "2" {
+	if enc, err := encodeItem(docMeta, key, 3, sk, &r, ""); err != nil || enc.item[attrGen].(*types.AttributeValueMemberN).Value != "2" {
 		t.Errorf("generation 2: .g = %v (%v), want 2", enc.item[attrGen], err)
 	}
 	legacy := *docMeta
 	legacy.Incarnation, r.Generation = "", 1
-	if enc, err := encodeItem(&legacy, key, 3, sk, &r); err != nil || enc.item[attrGen].(*types.AttributeValueMemberN).Value != "1" {
+	if enc, err := encodeItem(&legacy, key, 3, sk, &r, ""); err != nil || enc.item[attrGen].(*types.AttributeValueMemberN).Value != "1" {
 		t.Errorf("generation 1 without incarnation: .g = %v (%v), want 1", enc.item[attrGen], err)
 	}
 	if s := enc.item[attrShard].(*types.AttributeValueMemberN).Value; s != "3" {
@@ -155,7 +155,7 @@ func TestItemRoundTrip(t *testing.T) {
 		}, Marker: true, Generation: 1 << 40}, "2"},
 	}
 	for _, tc := range rows {
-		enc, err := encodeItem(docMeta, key, 0, []byte("x\x00\x01"), &tc.row)
+		enc, err := encodeItem(docMeta, key, 0, []byte("x\x00\x01"), &tc.row, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,12 +225,12 @@ func TestItemTooLarge(t *testing.T) {
 	meta := &tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeString}}, Options: tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1}}
 	key := tablekit.Key("k", tablekit.String("x"))
 	r := rowmodel.Row{Cells: []tablekit.Column{{Name: "v", Value: tablekit.Binary(make([]byte, maxItemSize-40)), Version: 1}}}
-	enc, err := encodeItem(meta, key, 0, []byte("x\x00\x01"), &r)
+	enc, err := encodeItem(meta, key, 0, []byte("x\x00\x01"), &r, "")
 	if err != nil {
 		t.Fatalf("an item of about %d bytes: %v", enc.size, err)
 	}
 	r.Cells[0].Value = tablekit.Binary(make([]byte, maxItemSize))
-	if _, err := encodeItem(meta, key, 0, []byte("x\x00\x01"), &r); err == nil {
+	if _, err := encodeItem(meta, key, 0, []byte("x\x00\x01"), &r, ""); err == nil {
 		t.Errorf("an item over 400 KB was accepted")
 	}
 }

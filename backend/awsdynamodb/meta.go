@@ -151,6 +151,9 @@ func parseMeta(item map[string]types.AttributeValue) (*tablekit.TableMeta, *tabl
 			return nil, nil, bad("generation")
 		}
 	}
+	if bv, ok := item[metaFeed].(*types.AttributeValueMemberBOOL); ok {
+		ti.feed = bv.Value
+	}
 	ti.incarnation = m.Incarnation
 	return &m, &ti, nil
 }

@@ -74,7 +74,7 @@ func TestPageReaderMatchesRowmodel(t *testing.T) {
 				}
 			}
 			key := tablekit.Key("k", tablekit.Integer(int64(i)))
-			enc, err := encodeItem(meta, key, 0, []byte(strconv.Itoa(i)), &r)
+			enc, err := encodeItem(meta, key, 0, []byte(strconv.Itoa(i)), &r, "")
 			if err != nil {
 				t.Fatal(err)
 			}

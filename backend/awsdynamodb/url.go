@@ -22,7 +22,9 @@ import (
 // 1..MaxShards), table_prefix ([Options.TablePrefix]), meta_table
 // ([Options.MetaTable]), concurrency ([Options.Concurrency]) and
 // transactions (true by default; false sets [Options.NoTransactions], for
-// dynalite, which has no TransactWriteItems). The URL
+// dynalite, which has no TransactWriteItems), streams (true by default;
+// false sets [Options.NoStreams], for dynalite, which has no DynamoDB
+// Streams). The URL
 // has no host or path; anything else, user information, and a parameter
 // that looks like a credential are ErrInvalidArgument errors.
 const Scheme = "dynamodb"
@@ -40,6 +42,8 @@ func openURL(ctx context.Context, u *url.URL) (tablekit.Backend, error) {
 		Concurrency: p.Int("concurrency", 0, 1, 1024),
 		// transactions=false: a store without TransactWriteItems.
 		NoTransactions: !p.Bool("transactions", true),
+		// streams=false: a store without DynamoDB Streams.
+		NoStreams: !p.Bool("streams", true),
 	}
 	if err := p.Done(); err != nil {
 		return nil, err

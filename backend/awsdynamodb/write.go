@@ -37,7 +37,7 @@ func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tableki
 	if err != nil {
 		return nil, err
 	}
-	if !direct(w) {
+	if !direct(w) || feedDeletes(w, t) {
 		return b.write(ctx, w, t)
 	}
 	wr, err := directRequest(w, t)
@@ -50,6 +50,12 @@ func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tableki
 	}
 	_, err = b.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(t.ti.native), Key: wr.DeleteRequest.Key})
 	return nil, b.tableErr(ctx, err, w.Meta.Name, "DeleteItem")
+}
+
+// feedDeletes reports whether w is a delete on a table whose change feed
+// is on, which takes two calls (feedDelete) after a read.
+func feedDeletes(w *tablekit.WriteRequest, t target) bool {
+	return t.ti.feed && w.Kind == tablekit.WriteDelete
 }
 
 // direct reports whether w is a write that needs no read: a put or delete
@@ -95,7 +101,7 @@ func directRequest(w *tablekit.WriteRequest, t target) (types.WriteRequest, erro
 	}
 	r := rowmodel.Put(w.Columns, w.Meta.Options, w.Now)
 	r.Generation = w.Meta.Generation
-	enc, err := encodeItem(w.Meta, w.Key, t.shard, t.sk, &r)
+	enc, err := encodeItem(w.Meta, w.Key, t.shard, t.sk, &r, writeStamp(t, w))
 	if err != nil {
 		return types.WriteRequest{}, err
 	}
@@ -110,7 +116,7 @@ func (b *Backend) write(ctx context.Context, w *tablekit.WriteRequest, t target)
 	if autoIncrement(w) {
 		return b.writeAuto(ctx, w, t, 0)
 	}
-	if fastUpdate(w) || fastPutOrDelete(w) {
+	if (fastUpdate(w) || fastPutOrDelete(w)) && !feedDeletes(w, t) {
 		if res, done, err := b.fastWrite(ctx, w, t); done {
 			return res, err
 		}
@@ -156,6 +162,17 @@ func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (
 			confirmed = true
 		}
 		cond, names, vals := revisionCond(got.Item)
+		if next == nil && t.ti.feed {
+			// Recorded even where nothing is stored (SPEC §15).
+			applied, err := b.feedDelete(ctx, w, t, cond, names, vals)
+			if applied || err != nil {
+				return res, err
+			}
+			if err := occBackoff.Wait(ctx, attempt); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if next == nil {
 			if len(got.Item) == 0 {
 				return res, nil // nothing stored, nothing to store
@@ -165,7 +182,7 @@ func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (
 				ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
 			})
 		} else {
-			enc, eerr := encodeItem(meta, key, t.shard, t.sk, next)
+			enc, eerr := encodeItem(meta, key, t.shard, t.sk, next, writeStamp(t, w))
 			if eerr != nil {
 				return nil, eerr
 			}
@@ -234,7 +251,7 @@ func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 			continue
 		}
 		targets[i] = t
-		if !direct(w) {
+		if !direct(w) || feedDeletes(w, t) {
 			tasks = append(tasks, task{occ: i})
 			continue
 		}

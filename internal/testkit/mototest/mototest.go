@@ -69,8 +69,11 @@ var ErrUnsupported = errors.New("mototest: not supported on " + runtime.GOOS)
 // concurrently a canceled transaction erases what other requests wrote
 // meanwhile and a reader can see half a transaction: DynamoDB isolates
 // transactions, and so does moto once no two requests overlap.
+//
+// It also mends how moto 5.2.1 disables a table's stream (streamFix).
 const serve = `
 import sys, threading
+` + streamFix + `
 from werkzeug.serving import run_simple
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 app = DomainDispatcherApplication(create_backend_app)
@@ -79,6 +82,115 @@ def serialized(environ, start_response):
     with lock:
         return list(app(environ, start_response))
 run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True)
+`
+
+// streamFix makes moto disable a DynamoDB stream as DynamoDB does: the
+// stream stops recording and stays readable (DISABLED, its shard ending
+// where its records end: GetRecords then answers no NextShardIterator),
+// and enabling again makes a new stream. moto 5.2.1 instead keeps the
+// disabled stream's shard, so that every later write to the table fails
+// with a 500 (KeyError 'StreamViewType' in StreamShard.add), as does
+// DescribeStream, and UpdateTable refuses to enable a stream again
+// (ResourceInUseException "Cannot enable stream": latest_stream_label is
+// never cleared); it serves one stream per table, so a disabled one's
+// records were gone. And it sends Binary values of stream records (B,
+// BS) base64-encoded twice: its serializer encodes the base64 text it
+// stores (GetItem's are right), so they are decoded once first. An
+// UpdateItem that creates an item makes two records in moto, the first
+// of an item holding only the key (it puts that item, then updates it):
+// the put is not recorded. Every other part of its DynamoDB Streams is moto's
+// own: one shard per stream, no shard ends or splits, no trimming.
+const streamFix = `
+from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.models.table import Table
+from moto.dynamodb.exceptions import StreamAlreadyEnabledException
+from moto.dynamodbstreams import models as sm
+_set = Table.set_stream_specification
+def set_spec(self, streams):
+    on = bool(streams and (streams.get("StreamEnabled") or streams.get("StreamViewType")))
+    old = self.stream_shard
+    if not on and old is not None:
+        old.disabled, old.label = True, self.latest_stream_label
+        old.view = self.stream_specification.get("StreamViewType")
+        self.__dict__.setdefault("old_streams", {})[old.label] = old
+        self.stream_shard, self.stream_specification = None, {"StreamEnabled": False}
+        return
+    _set(self, streams)
+    if self.stream_shard is not None:
+        self.stream_shard.label = self.latest_stream_label
+Table.set_stream_specification = set_spec
+def update_streams(self, table, spec):
+    if (spec.get("StreamEnabled") or spec.get("StreamViewType")) and table.stream_shard is not None:
+        raise StreamAlreadyEnabledException
+    table.set_stream_specification(spec)
+DynamoDBBackend.update_table_streams = update_streams
+def shard_of(table, arn):
+    label = arn.split("/stream/", 1)[1]
+    if table.stream_shard is not None and label == table.latest_stream_label:
+        return table.stream_shard
+    return table.__dict__.get("old_streams", {})[label]
+_describe = sm.DynamoDBStreamsBackend.describe_stream
+def describe_stream(self, arn):
+    table = self._get_table_from_arn(arn)
+    shard = shard_of(table, arn)
+    if not getattr(shard, "disabled", False):
+        return _describe(self, arn)
+    return {"StreamArn": arn, "StreamLabel": shard.label, "StreamStatus": "DISABLED",
+            "StreamViewType": shard.view, "CreationRequestDateTime": shard.created_on,
+            "TableName": table.name, "KeySchema": table.schema, "Shards": [shard.to_json()]}
+sm.DynamoDBStreamsBackend.describe_stream = describe_stream
+_list = sm.DynamoDBStreamsBackend.list_streams
+def list_streams(self, table_name=None):
+    out = []
+    for table in self.dynamodb.tables.values():
+        if table_name is not None and table.name != table_name:
+            continue
+        for label in table.__dict__.get("old_streams", {}):
+            out.append({"StreamArn": table.table_arn + "/stream/" + label, "TableName": table.name, "StreamLabel": label})
+    return out + [s for s in _list(self, table_name) if all(s["StreamArn"] != o["StreamArn"] for o in out)]
+sm.DynamoDBStreamsBackend.list_streams = list_streams
+def get_shard_iterator(self, arn, shard_id, shard_iterator_type, sequence_number=None):
+    shard = shard_of(self._get_table_from_arn(arn), arn)
+    it = sm.ShardIterator(self, shard, shard_iterator_type, sequence_number)
+    self.shard_iterators[it.arn] = it
+    return it
+sm.DynamoDBStreamsBackend.get_shard_iterator = get_shard_iterator
+import base64
+_tl = threading.local()
+_put = Table.put_item
+def put_item(self, *a, **k):
+    if not getattr(_tl, "updating", False):
+        return _put(self, *a, **k)
+    shard, self.stream_shard = self.stream_shard, None
+    try:
+        return _put(self, *a, **k)
+    finally:
+        self.stream_shard = shard
+Table.put_item = put_item
+_update = DynamoDBBackend.update_item
+def update_item(self, *a, **k):
+    _tl.updating = True
+    try:
+        return _update(self, *a, **k)
+    finally:
+        _tl.updating = False
+DynamoDBBackend.update_item = update_item
+def raw(v):
+    if isinstance(v, dict):
+        return {k: (base64.b64decode(x) if k == "B" and isinstance(x, str) else
+                    [base64.b64decode(y) for y in x] if k == "BS" else raw(x)) for k, x in v.items()}
+    if isinstance(v, list):
+        return [raw(x) for x in v]
+    return v
+_get = sm.ShardIterator.get
+def get(self, limit=1000):
+    out = _get(self, limit)
+    out["Records"] = [dict(r, dynamodb={k: raw(x) if k in ("Keys", "NewImage", "OldImage") else x for k, x in r["dynamodb"].items()}) for r in out["Records"]]
+    shard = self.stream_shard
+    if getattr(shard, "disabled", False) and not out["Records"] and self.sequence_number >= shard.starting_sequence_number + len(shard.items):
+        out["NextShardIterator"] = None
+    return out
+sm.ShardIterator.get = get
 `
 
 // command finds a Python that has moto's server: python3 on PATH, or the

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/aliyuntablestore"
+	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
+	"github.com/tablekit/tablekit/localengine"
+)
+
+// BenchmarkFollowLag measures copy --follow's lag, in process (the code
+// the command runs: copyTables, then followTables with its checkpoint
+// file), while writers put rows into the source at a steady rate
+// (-follow.rate, default 1,000 writes/s, for -follow.time, default 5 s):
+// the lag of a row is the time from its write's commit (its version, ms)
+// to the end of its application to the destination (a local engine). It
+// reports the lag's p50, p99 and maximum in ms, and the write rate the
+// source sustained. Sources: the local engine (mem://), the file engine
+// (file://, nosync), and the Tablestore emulator (tstest over a local
+// engine, in process, read through its Stream API).
+//
+//	go test -run '^$' -bench FollowLag -benchtime 1x -count 3 ./cmd/tablekit/
+//
+// The follower re-reads a caught-up shard after FollowOptions.Poll
+// (200 ms), which bounds how soon it sees a new record.
+func BenchmarkFollowLag(b *testing.B) {
+	b.Run("local", func(b *testing.B) {
+		benchFollowLag(b, func(b *testing.B) *tablekit.Client { return mustOpen(b, "mem://lag-src") })
+	})
+	b.Run("file", func(b *testing.B) {
+		benchFollowLag(b, func(b *testing.B) *tablekit.Client {
+			return mustOpen(b, "file://"+filepath.Join(b.TempDir(), "src")+"?nosync=true")
+		})
+	})
+	b.Run("emulator", func(b *testing.B) {
+		benchFollowLag(b, func(b *testing.B) *tablekit.Client {
+			srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New(), Addr: "127.0.0.1:0"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { srv.Close() })
+			b.Setenv(aliyuntablestore.EnvAccessKeyID, tstest.DefaultAccessKeyID)
+			b.Setenv(aliyuntablestore.EnvAccessKeySecret, tstest.DefaultAccessKeySecret)
+			return mustOpen(b, "tablestore://"+tstest.DefaultInstanceName+"?endpoint="+srv.Endpoint())
+		})
+	})
+}
+
+var (
+	lagRate = flag.Int("follow.rate", 1000, "BenchmarkFollowLag: writes per second into the source")
+	lagTime = flag.Duration("follow.time", 5*time.Second, "BenchmarkFollowLag: how long the writers write")
+)
+
+func mustOpen(b *testing.B, url string) *tablekit.Client {
+	db, err := tablekit.Open(context.Background(), url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
+}
+
+// lagDst is a destination backend noting, for each put it applies, the
+// time since the newest version it carries.
+type lagDst struct {
+	tablekit.Backend
+	mu   sync.Mutex
+	lags []time.Duration
+}
+
+func (d *lagDst) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	res, err := d.Backend.Write(ctx, w)
+	if err == nil && w.Kind == tablekit.WritePut && len(w.Columns) > 0 {
+		v := w.Columns[0].Version
+		for _, c := range w.Columns {
+			v = max(v, c.Version)
+		}
+		lag := time.Duration(time.Now().UnixMilli()-v) * time.Millisecond
+		d.mu.Lock()
+		d.lags = append(d.lags, lag)
+		d.mu.Unlock()
+	}
+	return res, err
+}
+
+func (d *lagDst) applied() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.lags)
+}
+
+func benchFollowLag(b *testing.B, open func(b *testing.B) *tablekit.Client) {
+	for range b.N {
+		b.StopTimer()
+		src := open(b)
+		ctx, cancel := context.WithCancel(context.Background())
+		name := fmt.Sprintf("lag%d", time.Now().UnixNano())
+		if err := src.CreateTable(ctx, tablekit.TableMeta{Name: name, Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeInteger}}, Options: tablekit.TableOptions{MaxVersions: 1, TTL: tablekit.NoExpiry}}); err != nil {
+			b.Fatal(err)
+		}
+		dstB := &lagDst{Backend: localengine.New()}
+		dst := tablekit.NewClient(dstB)
+		cp, err := loadCheckpoint(filepath.Join(b.TempDir(), "cp.json"), "src", "dst")
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg := copyConfig{tables: []string{name}, workers: 4, batch: tablekit.MaxBatchWrite, quiet: true, follow: true}
+		if err := copyTables(ctx, src, dst, cp, cfg, io.Discard); err != nil {
+			b.Fatal(err)
+		}
+		followed := make(chan error, 1)
+		go func() { followed <- followTables(ctx, src, dst, cp, cfg, io.Discard) }()
+		b.StartTimer()
+		// Writers: write i is due at start + i/rate.
+		const writers = 8
+		var next atomic.Int64
+		start := time.Now()
+		end := start.Add(*lagTime)
+		interval := time.Second / time.Duration(*lagRate)
+		var wg sync.WaitGroup
+		var werr atomic.Value
+		for range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := next.Add(1) - 1
+					due := start.Add(time.Duration(i) * interval)
+					if due.After(end) {
+						return
+					}
+					time.Sleep(time.Until(due))
+					if err := src.Table(name).PutRow(ctx, tablekit.Key("k", tablekit.Integer(i)), []tablekit.Column{{Name: "v", Value: tablekit.Integer(i)}}); err != nil {
+						werr.Store(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		if err, _ := werr.Load().(error); err != nil {
+			b.Fatal(err)
+		}
+		written := int(next.Load()) - writers
+		for deadline := time.Now().Add(time.Minute); dstB.applied() < written; {
+			if time.Now().After(deadline) {
+				b.Fatalf("the follower applied %d of %d records within a minute of the writers' end", dstB.applied(), written)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		b.StopTimer()
+		cancel()
+		if err := <-followed; err != nil {
+			b.Fatal(err)
+		}
+		lags := slices.Clone(dstB.lags)
+		slices.Sort(lags)
+		q := func(p float64) float64 { return float64(lags[int(p*float64(len(lags)-1))]) / float64(time.Millisecond) }
+		b.ReportMetric(q(0.50), "p50-ms")
+		b.ReportMetric(q(0.99), "p99-ms")
+		b.ReportMetric(q(1), "max-ms")
+		b.ReportMetric(float64(written)/elapsed.Seconds(), "writes/s")
+		b.ReportMetric(0, "ns/op")
+	}
+}
