@@ -325,3 +325,15 @@ func emulatorAutoIncrement(t *testing.T, emu *emulator, want bool) bool {
 	}
 	return true
 }
+
+// TestAutoIncrementNoLocalTransactions: as on the service, a table with an
+// auto-increment key has no local transactions.
+func TestAutoIncrementNoLocalTransactions(t *testing.T) {
+	e := txnEnv(t, Options{})
+	e.createAuto("auto")
+	_, err := e.start("auto", "a")
+	wantOTS(t, err, 400, "OTSParameterInvalid", "Local transactions are not supported on table 'auto', whose primary key column 'id' is AUTO_INCREMENT.")
+	if _, err := e.start("t", "a"); err != nil { // a table without one has them
+		t.Fatal(err)
+	}
+}

@@ -88,7 +88,8 @@
 // or Options.TransactionTimeout (default 60 s, the service's) of idleness
 // on the server's clock, discards them. Bounded: Options.MaxTransactions
 // open transactions, MaxTransactionSize (4 MB) of writes and
-// tablekit.MaxAtomicWrite rows per transaction. Refused over a Backend
+// tablekit.MaxAtomicWrite rows per transaction. Refused on a table with an
+// auto-increment key (as on the service) and over a Backend
 // without atomic writes. The error codes are the service's documented
 // ones; the HTTP statuses of OTSSessionNotExist (404), OTSSessionBusy (409),
 // OTSDataOutOfRange and OTSOutOfTransactionDataSizeLimit (400) are not

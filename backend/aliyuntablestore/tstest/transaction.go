@@ -326,6 +326,11 @@ func (s *Server) startLocalTransaction(ctx context.Context, body []byte) (proto.
 	if s.extra(meta.Name).idx.baseOf != "" {
 		return nil, errIndexWrite(meta.Name)
 	}
+	for _, kc := range meta.Key {
+		if kc.AutoIncrement { // as on the service: not with auto-increment keys
+			return nil, paramErr("Local transactions are not supported on table '%s', whose primary key column '%s' is AUTO_INCREMENT.", meta.Name, kc.Name)
+		}
+	}
 	row, err := plainbuffer.DecodeRow(req.Key)
 	if err != nil {
 		return nil, paramErr("%s", err.Error())
