@@ -203,6 +203,13 @@ func (ent *entry) appendCells(dst []tablekit.Column) []tablekit.Column {
 // uvarintAt decodes the uvarint at s[i:] (written by binary.AppendUvarint)
 // and returns it and the index after it.
 func uvarintAt(s string, i int) (uint64, int) {
+	if c := s[i]; c < 0x80 { // one byte: inlined
+		return uint64(c), i + 1
+	}
+	return uvarintLong(s, i)
+}
+
+func uvarintLong(s string, i int) (uint64, int) {
 	var x uint64
 	for shift := 0; ; shift += 7 {
 		c := s[i]

@@ -162,15 +162,20 @@ func (t *table) walk(ctx context.Context, req *tablekit.GetRangeRequest, sc *ran
 	}
 }
 
-// touch loads the first cell's byte of each entry's stored row in a tight
-// loop, before the walk looks at them one by one: the loads do not depend
-// on each other, so the processor overlaps their cache misses, where the
-// walk's work per row would otherwise put one miss after the other.
+// touch loads a byte of every cache line of each entry's cell headers (the
+// part of a stored row a read decodes) in a tight loop, before the walk
+// looks at the entries one by one: the loads do not depend on each other,
+// so the processor overlaps their cache misses, where the walk's work per
+// row would otherwise put one miss after the other.
 func touch(batch []entry) {
 	n := 0
 	for i := range batch {
-		if ent := &batch[i]; int(ent.cellsAt) < len(ent.rec) {
-			n += int(ent.rec[ent.cellsAt])
+		ent := &batch[i]
+		for j := int(ent.cellsAt); j < int(ent.blobAt); j += 64 {
+			n += int(ent.rec[j])
+		}
+		if ent.blobAt > ent.cellsAt {
+			n += int(ent.rec[ent.blobAt-1])
 		}
 	}
 	touched.Store(int64(n))
