@@ -70,7 +70,7 @@ func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest)
 			meta = *m
 			// As in Write, only an update and a condition read the stored row.
 			if w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero() {
-				olds[i], found[i] = t.rows.Get(keys[i])
+				olds[i], found[i] = t.rows.Get(probe(keys[i]))
 			}
 		}
 		t.mu.RUnlock()
@@ -91,9 +91,9 @@ func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest)
 		for i := range reqs {
 			t.record(applied[i], out[i].Update)
 			if keep[i] {
-				t.rows.Set(ents[i].key(), ents[i])
+				t.rows.Set(ents[i])
 			} else {
-				t.rows.Delete(keys[i])
+				t.rows.Delete(probe(keys[i]))
 			}
 		}
 		t.mu.Unlock()

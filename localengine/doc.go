@@ -24,9 +24,9 @@
 //
 // # Storage layout
 //
-// A table is one ordered map (tidwall/btree) from the key's encoding
-// (backend/codec's EncodeKey, whose byte order is SPEC's key order) to an
-// entry stored by value in the map's nodes: the row packed into one
+// A table is one B-tree (tidwall/btree) of entries ordered by the key's
+// encoding (backend/codec's EncodeKey, whose byte order is SPEC's key
+// order), each stored by value in the tree's nodes: the row packed into one
 // immutable string (the encoded key, the key's values, a small header per
 // cell, then the names and value bytes; row.go has the layout) and the few
 // words a read needs first (where the parts start, the number of cells, the

@@ -29,13 +29,23 @@ type table struct {
 	// alone only to store what it built (see Write).
 	mu   sync.RWMutex
 	meta tablekit.TableMeta
-	rows btree.Map[string, entry] // by encoded key (entry.key); row.go
-	feed *feedLog                 // the change feed (feed.go); nil when never enabled
+	rows *btree.BTreeG[entry] // ordered by encoded key (entry.key); row.go
+	feed *feedLog             // the change feed (feed.go); nil when never enabled
 	// A writer holds its row's stripe from reading the stored row to
 	// storing the new one, so that writes to one row apply one at a time,
 	// and writes to rows of different stripes build their rows together.
 	stripes [stripes]stripe
 }
+
+// newRows returns an empty map of rows. Its items are the entries
+// themselves, ordered by their keys: the map holds one pointer per row
+// (rec, which holds the key), and takes no lock of its own.
+func newRows() *btree.BTreeG[entry] {
+	return btree.NewBTreeGOptions(func(a, b entry) bool { return a.key() < b.key() }, btree.Options{NoLocks: true})
+}
+
+// probe returns an entry to look the encoded key k up with.
+func probe(k string) entry { return entry{rec: k, keyEnd: uint32(len(k))} }
 
 // stripes is the number of row locks per table.
 const stripes = 64
@@ -107,7 +117,7 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 	}
 	m := *meta
 	m.Key = slices.Clone(meta.Key)
-	e.tables[meta.Name] = &table{meta: m}
+	e.tables[meta.Name] = &table{meta: m, rows: newRows()}
 	return nil
 }
 
@@ -205,7 +215,7 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 	}
 	opts, schema := cur.Options, cur.Key
 	// The map does not keep the lookup key, so a string view of buf will do.
-	ent, ok := t.rows.Get(bytesView(k))
+	ent, ok := t.rows.Get(probe(bytesView(k)))
 	t.mu.RUnlock()
 	if !ok {
 		return nil, nil
@@ -384,7 +394,7 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 			ok  bool
 		)
 		if needOld {
-			old, ok = t.rows.Get(bytesView(k))
+			old, ok = t.rows.Get(probe(bytesView(k)))
 		}
 		t.mu.RUnlock()
 		ww, ent, keep, res, err := apply(w, &meta, old, ok, scratch[:0])
@@ -398,9 +408,9 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 		}
 		t.record(ww, res)
 		if keep {
-			t.rows.Set(ent.key(), ent)
+			t.rows.Set(ent)
 		} else {
-			t.rows.Delete(bytesView(k))
+			t.rows.Delete(probe(bytesView(k)))
 		}
 		t.mu.Unlock()
 		return res, nil

@@ -13,7 +13,7 @@ import (
 
 // A stored row is one immutable string, rec, packed by pack:
 //
-//	rec[:keyEnd]          the encoded key (codec.AppendKey), the map's key
+//	rec[:keyEnd]          the encoded key (codec.AppendKey), which orders the map
 //	rec[keyEnd:cellsAt]   the key's values (codec.AppendValue), in schema order
 //	rec[cellsAt:blobAt]   a header per cell, in rowmodel.Row order: the type
 //	                      byte, the uvarint length of the name, the version
@@ -24,10 +24,9 @@ import (
 //	                      the same order
 //
 // and the few words a read needs before it looks at the cells, kept beside
-// it in the map (an entry is stored by value). So a table holds one
-// allocation per row, with no pointer inside it for the garbage collector
-// to follow, and the map's nodes hold one pointer per row (the key and rec
-// share the allocation). A read decodes the headers alone (11 bytes for a
+// it in the map (the map's items are the entries themselves). So a table
+// holds one allocation per row, with no pointer inside it for the garbage
+// collector to follow, and the map's nodes hold one pointer per row. A read decodes the headers alone (11 bytes for a
 // cell of 100 bytes), straight into the slice it returns: names and String
 // and Binary values are substrings of rec, never copied (rec never
 // changes, and outlives them as long as they are used).
@@ -42,7 +41,7 @@ type entry struct {
 	shape   rowmodel.Shape
 }
 
-// key returns the entry's encoded key, as the map holds it.
+// key returns the entry's encoded key, by which the map orders entries.
 func (ent *entry) key() string { return ent.rec[:ent.keyEnd] }
 
 // pack returns the entry of the row r under key k.

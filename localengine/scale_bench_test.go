@@ -389,5 +389,5 @@ func BenchmarkScalePut(b *testing.B) {
 
 // scanAll calls fn with each stored row's map key and packed row.
 func (t *table) scanAll(fn func(k, row string)) {
-	t.rows.Scan(func(k string, ent entry) bool { fn(k, ent.rec); return true })
+	t.rows.Scan(func(ent entry) bool { fn(ent.key(), ent.rec); return true })
 }

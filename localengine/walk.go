@@ -26,7 +26,7 @@ type walker struct {
 	req                                    *tablekit.GetRangeRequest
 	start, end                             string // encoded bounds (views of the caller's buffers)
 	startExact, startTop, endExact, endTop bool
-	last                                   string // map key of the last entry taken; the next batch starts after it
+	last                                   string // encoded key of the last entry taken; the next batch starts after it
 	resumed                                bool   // last is set
 	done                                   bool   // no entry follows the last batch
 	schema                                 tablekit.KeySchema
@@ -40,7 +40,7 @@ func (w *walker) batch(buf []entry, n int, opts *tablekit.TableOptions) ([]entry
 	var last string
 	take := func(k string, ent entry) bool {
 		buf = append(buf, ent)
-		last = k // the map's own key: immutable, safe to keep unlocked
+		last = k // the stored key: immutable, safe to keep unlocked
 		return len(buf) < n
 	}
 	before := len(buf)
@@ -68,7 +68,8 @@ func (w *walker) batch(buf []entry, n int, opts *tablekit.TableOptions) ([]entry
 		if w.resumed {
 			from = w.last
 		}
-		t.rows.Ascend(from, func(k string, ent entry) bool {
+		t.rows.Ascend(probe(from), func(ent entry) bool {
+			k := ent.key()
 			if w.resumed && k == w.last {
 				return true
 			}
@@ -80,7 +81,8 @@ func (w *walker) batch(buf []entry, n int, opts *tablekit.TableOptions) ([]entry
 	default:
 		// Backward: from start down to end, exclusive of end. An exact start is
 		// inclusive; an infinite one is an exclusive byte bound.
-		iter := func(k string, ent entry) bool {
+		iter := func(ent entry) bool {
+			k := ent.key()
 			if w.resumed && k >= w.last {
 				return true
 			}
@@ -97,11 +99,11 @@ func (w *walker) batch(buf []entry, n int, opts *tablekit.TableOptions) ([]entry
 		}
 		switch {
 		case w.resumed:
-			t.rows.Descend(w.last, iter)
+			t.rows.Descend(probe(w.last), iter)
 		case w.startTop:
 			t.rows.Reverse(iter)
 		default:
-			t.rows.Descend(w.start, iter)
+			t.rows.Descend(probe(w.start), iter)
 		}
 	}
 	return buf, nil
