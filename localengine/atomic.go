@@ -127,7 +127,7 @@ func (t *table) atomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest, 
 			}
 		}
 		for i := range reqs {
-			if keep[i] {
+			if keep[i] && (fresh == nil || !fresh[i]) { // an assigned key is the counter's already
 				t.ai.saw(applied[i].Key) // before the row is stored (autoinc.go)
 			}
 		}

@@ -418,7 +418,7 @@ func (t *table) writeRow(w *tablekit.WriteRequest, k []byte, fresh bool) (*table
 		if err != nil {
 			return nil, false, err
 		}
-		if keep {
+		if keep && !fresh { // an assigned key is the counter's already
 			t.ai.saw(ww.Key) // before the row is stored (autoinc.go)
 		}
 		t.mu.Lock()
