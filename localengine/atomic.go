@@ -6,17 +6,23 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
-	"github.com/tablekit/tablekit/rowmodel"
 )
 
 var _ tablekit.AtomicWriter = (*Engine)(nil)
 
-// AtomicWrite implements tablekit.AtomicWriter (SPEC §13): under the
-// table's lock, held alone, it applies every write to a new entry, checking
-// each write's condition against its stored row, and stores the entries
-// only when every write succeeded; a reader, who takes the lock shared,
-// sees all of them or none. The entries are made before locking, as
-// Write's are.
+// AtomicWrite implements tablekit.AtomicWriter (SPEC §13). It holds the
+// stripes of all its rows (taken in stripe order, so that two atomic writes
+// never wait for each other crosswise), reads the stored rows under the
+// table's read lock, applies every write to a new row unlocked, checking
+// each write's condition against its stored row, and stores the rows, with
+// their change records, in one hold of the table's lock, held alone, only
+// when every write succeeded: a reader, who takes the lock shared, sees all
+// of them or none. As in Write, a write whose table options changed
+// meanwhile is applied again under the new ones.
+//
+// A put or update whose key holds tablekit.AutoIncrement gets its key
+// first (assignAll, autoinc.go); should a real-key write have stored that
+// row meanwhile, the key is assigned again and the stripes taken anew.
 func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
 	if len(reqs) == 0 {
 		return nil, nil
@@ -25,72 +31,122 @@ func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest)
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]string, len(reqs))
-	ents := make([]*entry, len(reqs))
-	auto := false // a key holds AutoIncrement: assigned under the lock (autoinc.go)
+	auto := false
 	for i, w := range reqs {
 		if w.Meta.Name != reqs[0].Meta.Name {
 			return nil, &tablekit.AtomicWriteError{Index: i, Err: tablekit.Errorf(tablekit.ErrInvalidArgument,
 				"table %q: an atomic write is within one table, %q", w.Meta.Name, reqs[0].Meta.Name)}
 		}
-		if w.Kind != tablekit.WriteDelete && w.Key.AutoIncrementIndex() >= 0 {
-			auto = true
-			continue
-		}
-		keys[i] = codec.EncodeKeyString(w.Key)
-		ents[i] = &entry{key: slices.Clone(w.Key)}
+		auto = auto || (w.Kind != tablekit.WriteDelete && w.Key.AutoIncrementIndex() >= 0)
 	}
-	keep := make([]bool, len(reqs))
-	out := make([]tablekit.WriteResponse, len(reqs))
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := ctx.Err(); err != nil {
+	if !auto {
+		out, _, err := t.atomicWrite(ctx, reqs, nil)
+		return out, err
+	}
+	assigned, fresh, err := t.assignAll(reqs)
+	if err != nil {
 		return nil, err
 	}
-	orig := reqs
-	if auto {
-		if reqs, err = t.assignAll(reqs, keys, ents); err != nil {
-			return nil, err
+	for {
+		out, taken, err := t.atomicWrite(ctx, assigned, fresh)
+		if taken < 0 {
+			if err != nil {
+				return nil, err
+			}
+			for i, w := range assigned {
+				if fresh[i] {
+					out[i].Update = withKey(out[i].Update, w.Key)
+				}
+			}
+			return out, nil
+		}
+		if assigned[taken], err = t.ai.assign(reqs[taken]); err != nil {
+			return nil, &tablekit.AtomicWriteError{Index: taken, Err: err}
 		}
 	}
+}
+
+// atomicWrite is AtomicWrite of reqs, whose keys are real, as AtomicWrite
+// describes. fresh, when not nil, says which keys were just assigned
+// (autoinc.go): their rows must be absent. When one is there, atomicWrite
+// writes nothing and returns its index as taken (-1 otherwise).
+func (t *table) atomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest, fresh []bool) ([]tablekit.WriteResponse, int, error) {
+	keys := make([]string, len(reqs))
+	held := make([]int, 0, len(reqs))
 	for i, w := range reqs {
-		m, err := t.current(w.Meta)
-		if err != nil {
-			return nil, &tablekit.AtomicWriteError{Index: i, Err: err}
+		k := codec.EncodeKey(w.Key)
+		keys[i] = bytesView(k)
+		held = append(held, stripeOf(k))
+	}
+	slices.Sort(held)
+	held = slices.Compact(held)
+	for _, s := range held {
+		t.stripes[s].Lock()
+	}
+	defer func() {
+		for _, s := range held {
+			t.stripes[s].Unlock()
 		}
-		// The engine's own options are authoritative (as in Write).
-		if w.Meta != m && (w.Meta.Options != m.Options || w.Meta.Generation != m.Generation) {
-			c := *w
-			c.Meta = m
-			w = &c
-		}
-		// As in Write, only an update and a condition read the stored row.
-		var cur *rowmodel.Row
-		if w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero() {
-			if old, ok := t.rows.Get(keys[i]); ok {
-				cur = &old.row
+	}()
+	if err := ctx.Err(); err != nil {
+		return nil, -1, err
+	}
+	olds := make([]entry, len(reqs))
+	found := make([]bool, len(reqs))
+	applied := make([]*tablekit.WriteRequest, len(reqs))
+	ents := make([]entry, len(reqs))
+	keep := make([]bool, len(reqs))
+	out := make([]tablekit.WriteResponse, len(reqs))
+	var scratch [16]tablekit.Column
+	for {
+		t.mu.RLock()
+		var meta tablekit.TableMeta
+		for i, w := range reqs {
+			m, err := t.current(w.Meta)
+			if err != nil {
+				t.mu.RUnlock()
+				return nil, -1, &tablekit.AtomicWriteError{Index: i, Err: err}
+			}
+			meta = *m
+			// As in Write, only an update and a condition read the stored
+			// row, and a write to an assigned key checks it is absent.
+			if w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero() || (fresh != nil && fresh[i]) {
+				olds[i], found[i] = t.rows.Get(probe(keys[i]))
+			}
+			if fresh != nil && fresh[i] && found[i] {
+				t.mu.RUnlock()
+				return nil, i, nil
 			}
 		}
-		k, res, err := rowmodel.ApplyTo(&ents[i].row, cur, w)
-		if err != nil {
-			return nil, &tablekit.AtomicWriteError{Index: i, Err: err}
+		t.mu.RUnlock()
+		for i, w := range reqs {
+			var err error
+			applied[i], ents[i], keep[i], out[i].Update, err = apply(w, &meta, olds[i], found[i], scratch[:0])
+			if err != nil {
+				return nil, -1, &tablekit.AtomicWriteError{Index: i, Err: err}
+			}
 		}
-		keep[i], out[i].Update = k, res
+		for i := range reqs {
+			if keep[i] && (fresh == nil || !fresh[i]) { // an assigned key is the counter's already
+				t.ai.saw(applied[i].Key) // before the row is stored (autoinc.go)
+			}
+		}
+		t.mu.Lock()
+		if t.meta.Generation != meta.Generation {
+			t.mu.Unlock()
+			continue // the options changed since they were read: apply again
+		}
+		// Every write holds: store them all (the rows are distinct), each
+		// with its change record (feed.go).
+		for i := range reqs {
+			t.record(applied[i], out[i].Update)
+			if keep[i] {
+				t.rows.Set(ents[i])
+			} else {
+				t.rows.Delete(probe(keys[i]))
+			}
+		}
+		t.mu.Unlock()
+		return out, -1, nil
 	}
-	// Every write holds: store them all (the rows are distinct), each with
-	// its change record (feed.go).
-	for i, w := range reqs {
-		if w != orig[i] { // assigned (autoinc.go)
-			out[i].Update = withKey(out[i].Update, w.Key)
-		}
-		t.record(w, out[i].Update)
-		if !keep[i] {
-			t.rows.Delete(keys[i])
-			continue
-		}
-		t.ai.saw(w.Key)
-		ents[i].seal()
-		t.rows.Set(keys[i], ents[i])
-	}
-	return out, nil
 }

@@ -1,22 +1,38 @@
 package localengine
 
 import (
-	"context"
 	"slices"
+	"sync"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
-	"github.com/tablekit/tablekit/rowmodel"
 )
 
 // Auto-increment key columns (SPEC §14). A table with one keeps, per
-// partition key, the greatest value its auto-increment column has held in
-// a write: assigned values, and real ones a put or update wrote. A write
-// whose key holds tablekit.AutoIncrement gets that plus one, under the
-// table's lock and in the same critical section as the write, so the row
-// is new (no row of that partition key holds the value), its condition
-// sees an absent row, and no value is handed out twice. The counters live
-// and die with the table (a table created again starts afresh).
+// partition key, a counter: the greatest value its auto-increment column
+// has held, assigned or written. The rules:
+//
+//   - A put or update whose key holds tablekit.AutoIncrement is assigned
+//     the counter plus one, which becomes the counter (under the counter's
+//     own lock, autoInc.mu, held for nothing else). So each value is
+//     handed out once, above every value handed out before in its
+//     partition key, and a value is used up even when its write then fails
+//     (a gap, never a duplicate).
+//   - A put or update that stores a row raises the counter to the row's
+//     value before it stores it (holding the row's stripe), so later
+//     assignments are above every real key written.
+//   - The assigned write then takes its row's stripe and, under it, checks
+//     that the row is absent (its condition meets an absent row). A real-key
+//     write may have stored that row between the assignment and the stripe;
+//     then the counter is above it already, and the key is assigned again.
+//     Once the write holds the stripe, the row is its own.
+//
+// An atomic write raises the counter with its own real keys before
+// assigning its placeholders, so that none is assigned one of them, and a
+// request of a table deleted and created again is refused as stale before
+// any value is assigned. The change record and the result carry the
+// assigned key. The counters live and die with the table (a table created
+// again starts afresh).
 
 var _ tablekit.CapabilityDeclarer = (*Engine)(nil)
 
@@ -34,10 +50,11 @@ func (e *Engine) Capabilities() tablekit.Capabilities {
 	return c
 }
 
-// autoInc is a table's auto-increment state, guarded by the table's lock.
+// autoInc is a table's auto-increment state.
 type autoInc struct {
-	col  int              // the auto-increment column's index in the key
-	last map[string]int64 // encoded partition key -> greatest value held
+	col  int // the auto-increment column's index in the key
+	mu   sync.Mutex
+	last map[string]int64 // encoded partition key -> counter; guarded by mu
 }
 
 // newAutoInc returns the state of a table of meta m, nil without an
@@ -51,7 +68,8 @@ func newAutoInc(m *tablekit.TableMeta) *autoInc {
 	return nil
 }
 
-// saw notes a write's real key (the caller holds the table's lock).
+// saw raises the counter of k's partition key to k's value (a no-op
+// without an auto-increment column).
 func (a *autoInc) saw(k tablekit.PrimaryKey) {
 	if a == nil || a.col >= len(k) {
 		return
@@ -62,55 +80,66 @@ func (a *autoInc) saw(k tablekit.PrimaryKey) {
 	}
 	var buf [128]byte
 	pk := codec.AppendKey(buf[:0], k[:1])
+	a.mu.Lock()
 	if v > a.last[string(pk)] { // a lookup by string(pk) does not allocate
 		a.last[string(pk)] = v
 	}
+	a.mu.Unlock()
 }
 
 // assign returns a copy of w whose key holds the next value of its
-// partition key (the caller holds the table's lock).
+// partition key.
 func (a *autoInc) assign(w *tablekit.WriteRequest) (*tablekit.WriteRequest, error) {
 	if a == nil || w.Key.AutoIncrementIndex() != a.col {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: key %v holds AutoIncrement, but that is not the table's auto-increment column", w.Meta.Name, w.Key)
 	}
 	var buf [128]byte
 	pk := codec.AppendKey(buf[:0], w.Key[:1])
+	a.mu.Lock()
 	v := a.last[string(pk)] + 1
 	if v <= 0 {
+		a.mu.Unlock()
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: partition key %v has used every auto-increment value", w.Meta.Name, w.Key[:1])
 	}
 	a.last[string(pk)] = v
+	a.mu.Unlock()
 	c := *w
 	c.Key = w.Key.WithAutoIncrement(v)
 	return &c, nil
 }
 
-// assignAll is assign of every put and update in reqs whose key holds
-// AutoIncrement, with the keys and entries AtomicWrite left for them: a
-// new slice of the requests (the caller's is not changed).
-func (t *table) assignAll(reqs []*tablekit.WriteRequest, keys []string, ents []*entry) ([]*tablekit.WriteRequest, error) {
+// assignAll is assign of every put and update in reqs (an atomic write)
+// whose key holds AutoIncrement, after checking that no request is stale
+// and raising the counters with the real keys of reqs' puts and updates.
+// It returns a new slice of the requests (the caller's is not changed) and
+// which of them were assigned.
+func (t *table) assignAll(reqs []*tablekit.WriteRequest) ([]*tablekit.WriteRequest, []bool, error) {
+	t.mu.RLock()
+	for i, w := range reqs {
+		if _, err := t.current(w.Meta); err != nil {
+			t.mu.RUnlock()
+			return nil, nil, &tablekit.AtomicWriteError{Index: i, Err: err}
+		}
+	}
+	t.mu.RUnlock()
 	for _, w := range reqs { // the real keys first: an assigned one must differ
 		if w.Kind != tablekit.WriteDelete && w.Key.AutoIncrementIndex() < 0 {
 			t.ai.saw(w.Key)
 		}
 	}
 	out := slices.Clone(reqs)
+	fresh := make([]bool, len(reqs))
 	for i, w := range reqs {
 		if w.Kind == tablekit.WriteDelete || w.Key.AutoIncrementIndex() < 0 {
 			continue
 		}
-		if _, err := t.current(w.Meta); err != nil {
-			continue // AtomicWrite refuses it as stale, before its key is used
-		}
 		c, err := t.ai.assign(w)
 		if err != nil {
-			return nil, &tablekit.AtomicWriteError{Index: i, Err: err}
+			return nil, nil, &tablekit.AtomicWriteError{Index: i, Err: err}
 		}
-		out[i] = c
-		keys[i] = codec.EncodeKeyString(c.Key)
-		ents[i] = &entry{key: slices.Clone(c.Key)}
+		out[i], fresh[i] = c, true
 	}
-	return out, nil
+	return out, fresh, nil
 }
 
 // withKey returns res carrying key, the key a write with AutoIncrement
@@ -123,39 +152,35 @@ func withKey(res *tablekit.UpdateResult, key tablekit.PrimaryKey) *tablekit.Upda
 	return res
 }
 
-// writeAuto is Write of a put or update whose key holds AutoIncrement: as
-// Write, but the key is assigned, encoded and stored under the table's
-// lock.
-func (e *Engine) writeAuto(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
-	t, err := e.table(ctx, w.Meta.Name)
+// writeAuto is Write of a put or update whose key holds AutoIncrement: a
+// request of a table deleted and created again is refused as stale before
+// a value is assigned; then it is assigned a key and written under its
+// stripe to an absent row (writeRow), assigned again should the row be
+// there.
+func (t *table) writeAuto(w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	t.mu.RLock()
+	_, err := t.current(w.Meta)
+	t.mu.RUnlock()
 	if err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	m, err := t.current(w.Meta)
-	if err != nil {
-		return nil, err
+	var buf [256]byte
+	for {
+		aw, err := t.ai.assign(w)
+		if err != nil {
+			return nil, err
+		}
+		k := codec.AppendKey(buf[:0], aw.Key)
+		st := &t.stripes[stripeOf(k)]
+		st.Lock()
+		res, taken, err := t.writeRow(aw, k, true)
+		st.Unlock()
+		switch {
+		case taken:
+			continue // a real-key write stored the row: the counter is above it now
+		case err != nil:
+			return nil, err
+		}
+		return withKey(res, aw.Key), nil
 	}
-	if w, err = t.ai.assign(w); err != nil {
-		return nil, err
-	}
-	if w.Meta.Options != m.Options || w.Meta.Generation != m.Generation {
-		w.Meta = m // w is assign's copy
-	}
-	k := codec.EncodeKeyString(w.Key)
-	ent := &entry{key: slices.Clone(w.Key)}
-	// No row holds the value (saw keeps the counter above every real key
-	// written): the write meets an absent row.
-	keep, res, err := rowmodel.ApplyTo(&ent.row, nil, w)
-	if err != nil {
-		return nil, err
-	}
-	res = withKey(res, w.Key)
-	t.record(w, res)
-	if keep {
-		ent.seal()
-		t.rows.Set(k, ent)
-	}
-	return res, nil
 }

@@ -16,7 +16,7 @@ package localengine
 //
 // Every operation is done by these sides, on the same rows:
 //
-//   - map: the tidwall/btree Map[string,*entry] alone, keys encoded in
+//   - map: a tidwall/btree Map[string,*bareEntry] alone, keys encoded in
 //     advance, nothing copied. The floor, not a store: a caller handed the
 //     map's own slices could change the stored rows through them.
 //   - bare: what any store built on that map minimally must do for the same
@@ -93,7 +93,7 @@ const (
 
 var (
 	benchOnce   sync.Once
-	benchBare   *btree.Map[string, *entry] // the map and bare sides' map
+	benchBare   *btree.Map[string, *bareEntry] // the map and bare sides' map
 	benchEngine *Engine
 	benchTable  *table // the engine's table, for untimed cleanup
 	benchClient *tablekit.Table
@@ -132,15 +132,15 @@ func benchSetup(b *testing.B) {
 		}
 		benchMeta = m
 		benchClient = client.Table("bench")
-		benchBare = new(btree.Map[string, *entry])
+		benchBare = new(btree.Map[string, *bareEntry])
 		benchTable = benchEngine.tables["bench"]
 		for i := 0; i < benchRows; i++ {
 			k := benchKey(i)
-			ent := &entry{key: k, row: rowmodel.Row{Cells: []tablekit.Column{{Name: "v", Value: tablekit.Integer(int64(i)), Version: benchNow}}}}
-			ent.seal()
+			ent := &bareEntry{key: k, row: rowmodel.Row{Cells: []tablekit.Column{{Name: "v", Value: tablekit.Integer(int64(i)), Version: benchNow}}}}
 			ek := string(codec.EncodeKey(k))
 			benchBare.Set(ek, ent)
-			benchTable.rows.Set(ek, ent)
+			stored := pack(k, &ent.row)
+			benchTable.rows.Set(stored)
 		}
 		benchPKs = make([]tablekit.PrimaryKey, benchKeys)
 		benchEnc = make([]string, benchKeys)
@@ -154,6 +154,12 @@ func benchSetup(b *testing.B) {
 		}
 		runtime.GC()
 	})
+}
+
+// bareEntry is the bare map's row: its key and cells as they were given.
+type bareEntry struct {
+	key tablekit.PrimaryKey
+	row rowmodel.Row
 }
 
 // A side is one way of doing the benchmarked operation.
@@ -263,16 +269,16 @@ func bareGet(k tablekit.PrimaryKey) ([]tablekit.Column, bool) {
 func barePut(k tablekit.PrimaryKey, cells []tablekit.Column) {
 	var buf [64]byte
 	ek := string(codec.AppendKey(buf[:0], k))
-	benchBare.Set(ek, &entry{key: k.Clone(), row: rowmodel.Row{Cells: slices.Clone(cells)}})
+	benchBare.Set(ek, &bareEntry{key: k.Clone(), row: rowmodel.Row{Cells: slices.Clone(cells)}})
 }
 
 // bareRange is the bare store's range read of n rows from start; ents is
 // scratch space the store would keep between calls.
-func bareRange(start tablekit.PrimaryKey, n int, ents *[]*entry) []tablekit.Row {
+func bareRange(start tablekit.PrimaryKey, n int, ents *[]*bareEntry) []tablekit.Row {
 	var buf [64]byte
 	es := (*ents)[:0]
 	nk, nc := 0, 0
-	benchBare.Ascend(bareKey(buf[:], start), func(_ string, e *entry) bool {
+	benchBare.Ascend(bareKey(buf[:], start), func(_ string, e *bareEntry) bool {
 		es = append(es, e)
 		nk += len(e.key)
 		nc += len(e.row.Cells)
@@ -340,11 +346,10 @@ func newKeys(s int, keys *[]tablekit.PrimaryKey) func(from, to int) {
 }
 
 // dropNew deletes side s's first n new keys from m, untimed.
-func dropNew(s int, m func() *btree.Map[string, *entry]) func(n int) {
+func dropNew(s int, del func(k string)) func(n int) {
 	return func(n int) {
-		t := m()
 		for i := range n {
-			t.Delete(string(codec.EncodeKey(newKey(s, i))))
+			del(string(codec.EncodeKey(newKey(s, i))))
 		}
 		runtime.GC()
 	}
@@ -355,10 +360,10 @@ func BenchmarkLocalInsert(b *testing.B) {
 	ctx := context.Background()
 	cols := []tablekit.Column{{Name: "v", Value: tablekit.Integer(1), Version: benchNow}}
 	clientCols := []tablekit.Column{{Name: "v", Value: tablekit.Integer(1)}} // versioned by the client's clock
-	bareMap := func() *btree.Map[string, *entry] { return benchBare }
-	engineMap := func() *btree.Map[string, *entry] { return &benchTable.rows }
+	bareMap := func(k string) { benchBare.Delete(k) }
+	engineMap := func(k string) { benchTable.rows.Delete(probe(k)) }
 	var mapKeys []string
-	var mapEnts []*entry
+	var mapEnts []*bareEntry
 	var bareKeys, engineKeys, clientKeys []tablekit.PrimaryKey
 	req := &tablekit.WriteRequest{Meta: benchMeta, Kind: tablekit.WritePut, Columns: cols, Now: benchNow}
 	runSides(b,
@@ -368,7 +373,7 @@ func BenchmarkLocalInsert(b *testing.B) {
 				for i := from; i < to; i++ {
 					k := newKey(sideMap, i)
 					mapKeys = append(mapKeys, string(codec.EncodeKey(k)))
-					mapEnts = append(mapEnts, &entry{key: k, row: rowmodel.Row{Cells: slices.Clone(cols)}})
+					mapEnts = append(mapEnts, &bareEntry{key: k, row: rowmodel.Row{Cells: slices.Clone(cols)}})
 				}
 			},
 			op:   func(i int) { benchBare.Set(mapKeys[i%benchBlock], mapEnts[i%benchBlock]) },
@@ -403,10 +408,10 @@ func BenchmarkLocalOverwrite(b *testing.B) {
 	cols := []tablekit.Column{{Name: "v", Value: tablekit.Integer(2), Version: benchNow}}
 	clientCols := []tablekit.Column{{Name: "v", Value: tablekit.Integer(2)}}
 	req := &tablekit.WriteRequest{Meta: benchMeta, Kind: tablekit.WritePut, Columns: cols, Now: benchNow}
-	mapEnt := func(j int) *entry { // the map side's prepared entries, one per key
-		return &entry{key: benchPKs[j], row: rowmodel.Row{Cells: slices.Clone(cols)}}
+	mapEnt := func(j int) *bareEntry { // the map side's prepared entries, one per key
+		return &bareEntry{key: benchPKs[j], row: rowmodel.Row{Cells: slices.Clone(cols)}}
 	}
-	mapEnts := make([]*entry, benchKeys)
+	mapEnts := make([]*bareEntry, benchKeys)
 	for i := 0; i < benchKeys/benchSides; i++ {
 		j := pick(sideMap, i)
 		mapEnts[j] = mapEnt(j)
@@ -437,11 +442,11 @@ func BenchmarkLocalRange100(b *testing.B) {
 	req := &tablekit.GetRangeRequest{Meta: benchMeta, End: benchEnd, Limit: 100, Read: tablekit.ReadSpec{MaxVersions: 1}, Now: benchNow}
 	sreq := new(tablekit.GetRangeRequest)
 	*sreq = *req
-	var ents []*entry
+	var ents []*bareEntry
 	runSides(b,
 		side{name: "map", op: func(i int) {
 			n := 0
-			benchBare.Ascend(benchStEnc[pick(sideMap, i)], func(_ string, e *entry) bool {
+			benchBare.Ascend(benchStEnc[pick(sideMap, i)], func(_ string, e *bareEntry) bool {
 				n++
 				return n < 100
 			})

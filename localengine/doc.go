@@ -24,37 +24,51 @@
 //
 // # Storage layout
 //
-// A table is one ordered map (tidwall/btree) from the key's encoding
-// (backend/codec's EncodeKey, whose byte order is SPEC's key order) to an
-// entry holding the row: its key, its cells as rowmodel stores them
-// (newest version first per column), its key-only marker and the
-// rowmodel.Shape of its cells. It keeps no part of a request: a stored
-// row's key and cells are copies. Nothing is written anywhere else, and
-// everything is gone when the process ends or Close is called.
+// A table is one B-tree (tidwall/btree) of entries ordered by the key's
+// encoding (backend/codec's EncodeKey, whose byte order is SPEC's key
+// order), each stored by value in the tree's nodes: the row packed into one
+// immutable string (the encoded key, the key's values, a small header per
+// cell, then the names and value bytes; row.go has the layout) and the few
+// words a read needs first (where the parts start, the number of cells, the
+// key-only marker, the row's generation and the rowmodel.Shape of its
+// cells). So a row is one allocation holding no pointers, and the garbage
+// collector follows one pointer per row. It keeps no part of a request: a
+// stored row's key and cells are copies. Nothing is written anywhere else,
+// and everything is gone when the process ends or Close is called.
 //
 // # Semantics
 //
 // It is safe for concurrent use; each single-row operation is atomic and
-// linearizable. A table's rows are guarded by one RWMutex: reads share it,
-// so they run in parallel on as many cores as there are; a write takes it
-// alone for its map update only (its row is built before locking), so
-// writes to one table are applied one at a time. A range read holds the
-// lock for at most a batch of entries (a few microseconds of map steps)
-// at a time and evaluates rows, filters included, unlocked: however long
-// a scan is, or however slow its filter, writers wait for one batch, not
-// for the scan. A range read is consistent per row, not across rows
-// (SPEC §11); an atomic write (SPEC §13) holds the lock alone while it
-// checks and applies all of its rows. It starts no goroutines, reads no
-// clock (time comes with
-// each request, from the client's Clock), and holds nothing after Close.
+// linearizable. A table's map is guarded by one RWMutex, and its rows by 64
+// row locks (stripes, by a hash of the key). Reads share the RWMutex, so
+// they run in parallel on as many cores as there are. A write holds its
+// row's stripe from reading the stored row (under the shared lock, and
+// only when the write depends on it: an update or a condition) to storing
+// the new one, and builds the new row (rowmodel's rules, then packing)
+// holding no table lock; it takes the RWMutex alone only to store the row
+// and append its change record. So writes to one row apply one at a time,
+// in the order the change feed records them, and writes to rows of
+// different stripes build their rows in parallel; a write takes effect,
+// for readers and the feed alike, when it is stored. A range read holds
+// the shared lock for at most a batch of entries (a few microseconds of
+// map steps) at a time and evaluates rows, filters included, unlocked:
+// however long a scan is, or however slow its filter, writers wait for one
+// batch, not for the scan. A range read is consistent per row, not across
+// rows (SPEC §11); an atomic write (SPEC §13) holds the stripes of all its
+// rows while it checks and builds them, and stores them all in one hold
+// of the RWMutex, so a reader sees all of them or none. It starts no
+// goroutines, reads no clock (time comes with each request, from the
+// client's Clock), and holds nothing after Close.
 //
 // Everything it returns is the caller's: rows, key parts and cells are new
-// slices, sharing only immutable strings with the store (except what
-// ScanRange lends, read-only, as tablekit.RangeScanner allows). Its
-// metadata is authoritative: a request built from a table since deleted
-// and created again is refused as stale (the Client then retries against
-// the new table), and writes use the table's current options, never the
-// request's cached copy.
+// slices, sharing only immutable strings with the store (names and String
+// and Binary values view the packed rows; except what ScanRange lends,
+// read-only, as tablekit.RangeScanner allows). Its metadata is
+// authoritative: a request built from a table since deleted and created
+// again is refused as stale (the Client then retries against the new
+// table), and writes use the table's current options, never the request's
+// cached copy (a write whose table's options change while it builds its
+// row is built again under the new ones).
 //
 // Change feed. The engine has one (tablekit.ChangeFeeder, SPEC §15): a
 // table's records are appended to an in-memory log under the table's lock,
@@ -66,8 +80,10 @@
 // Auto-increment key columns (SPEC §14): each table keeps, per partition
 // key, the greatest value its auto-increment column has held (assigned,
 // or written with a real key); a write with tablekit.AutoIncrement gets
-// that plus one, under the table's lock, so its row is always new. The
-// counters are in memory and go with the table.
+// that plus one, under a small lock of the counters' own, then takes its
+// row's stripe and is assigned again should a real-key write have stored
+// that row meanwhile, so its row is always new (autoinc.go has the
+// rules). The counters are in memory and go with the table.
 //
 // # Limits
 //

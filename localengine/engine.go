@@ -25,24 +25,45 @@ type Engine struct {
 }
 
 type table struct {
+	// mu guards meta, rows and feed: reads share it, and a write takes it
+	// alone only to store what it built (see Write).
 	mu   sync.RWMutex
 	meta tablekit.TableMeta
-	rows btree.Map[string, *entry]
-	feed *feedLog // the change feed (feed.go); nil when never enabled
-	ai   *autoInc // auto-increment counters (autoinc.go); nil without such a column
+	rows *btree.BTreeG[entry] // ordered by encoded key (entry.key); row.go
+	feed *feedLog             // the change feed (feed.go); nil when never enabled
+	ai   *autoInc             // auto-increment counters (autoinc.go); nil without such a column
+	// A writer holds its row's stripe from reading the stored row to
+	// storing the new one, so that writes to one row apply one at a time,
+	// and writes to rows of different stripes build their rows together.
+	stripes [stripes]stripe
 }
 
-// entry is a stored row and its decoded key. Entries are never modified in
-// place: a write stores a new entry, so a reader may keep one after
-// unlocking.
-type entry struct {
-	key   tablekit.PrimaryKey
-	row   rowmodel.Row
-	shape rowmodel.Shape // of row.Cells; set by seal, before the entry is stored
+// newRows returns an empty map of rows. Its items are the entries
+// themselves, ordered by their keys: the map holds one pointer per row
+// (rec, which holds the key), and takes no lock of its own.
+func newRows() *btree.BTreeG[entry] {
+	return btree.NewBTreeGOptions(func(a, b entry) bool { return a.key() < b.key() }, btree.Options{NoLocks: true})
 }
 
-// seal completes an entry before it is stored.
-func (ent *entry) seal() { ent.shape = rowmodel.ShapeOf(ent.row.Cells) }
+// probe returns an entry to look the encoded key k up with.
+func probe(k string) entry { return entry{rec: k, keyEnd: uint32(len(k))} }
+
+// stripes is the number of row locks per table.
+const stripes = 64
+
+type stripe struct {
+	sync.Mutex
+	_ [56]byte // one cache line each: writers of different stripes share none
+}
+
+// stripeOf returns the index of the stripe of the row with encoded key k.
+func stripeOf(k []byte) int {
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range k {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	return int(h % stripes)
+}
 
 var (
 	_ tablekit.Backend      = (*Engine)(nil)
@@ -97,7 +118,7 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 	}
 	m := *meta
 	m.Key = slices.Clone(meta.Key)
-	e.tables[meta.Name] = &table{meta: m, ai: newAutoInc(&m)}
+	e.tables[meta.Name] = &table{meta: m, rows: newRows(), ai: newAutoInc(&m)}
 	return nil
 }
 
@@ -193,33 +214,42 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 		t.mu.RUnlock()
 		return nil, err
 	}
-	opts := cur.Options
+	opts, schema := cur.Options, cur.Key
 	// The map does not keep the lookup key, so a string view of buf will do.
-	ent, ok := t.rows.Get(bytesView(k))
+	ent, ok := t.rows.Get(probe(bytesView(k)))
 	t.mu.RUnlock()
 	if !ok {
 		return nil, nil
 	}
-	cols, found := rowmodel.Read(&ent.row, opts, &req.Read, req.Now)
+	var (
+		cols  []tablekit.Column
+		found bool
+	)
+	if rowmodel.NewWholeRead(&opts, &req.Read, req.Now).Of(ent.shape) {
+		cols, found = ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, &req.Read, req.Now)
+	} else {
+		var sbuf [16]tablekit.Column
+		r := ent.row(sbuf[:0])
+		cols, found = rowmodel.Read(&r, opts, &req.Read, req.Now)
+	}
 	if !found {
 		return nil, nil
 	}
-	return &tablekit.Row{Key: slices.Clone(ent.key), Columns: cols}, nil
+	return &tablekit.Row{Key: ent.appendKey(make(tablekit.PrimaryKey, 0, len(schema)), schema), Columns: cols}, nil
 }
 
 // GetRange implements tablekit.Backend.
 //
 // It works in two steps. It walks the range (see walk: a bounded number of
 // map steps per hold of the table's read lock, every row's evaluation
-// unlocked) and notes, in scratch space kept in a pool, the entries of the
-// rows the page returns and how many cells they return
-// (rowmodel.ReadLen, which copies nothing unless a filter needs the
-// cells). Then it evaluates those rows again straight into exactly sized
+// unlocked) and notes, in scratch space kept in a pool, the rows the page
+// returns: an entry whose cells the read returns whole (its shape says so,
+// and there is no filter) is noted as it is; any other is evaluated into
+// a scratch buffer of cells. Then it builds the page in exactly sized
 // slices, one for the rows, one for all their key parts and one for all
-// their cells, each row a capped window of them: the caller owns what it
-// gets, and nothing is copied twice. Entries never change once stored, and
-// the evaluation depends only on the entry and the request, so the second
-// one gives what the first did.
+// their cells, each row a capped window of them, decoding the whole rows
+// straight into it: the caller owns what it gets (its strings view the
+// immutable stored rows), and no cell is decoded twice.
 func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
 	t, err := e.table(ctx, req.Meta.Name)
 	if err != nil {
@@ -227,66 +257,89 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 	}
 	sc := scratchPool.Get().(*rangeScratch)
 	defer sc.release()
+	var whole rowmodel.WholeRead
+	ready := false
 	next, err := t.walk(ctx, req, sc, func(ent *entry, opts *tablekit.TableOptions) (bool, bool) {
-		n, found := rowmodel.ReadLen(&ent.row, *opts, &req.Read, req.Now)
-		if found {
-			sc.ents = append(sc.ents, ent)
-			sc.cells += n
+		if !ready { // the table's options are known once the walk began
+			whole, ready = rowmodel.NewWholeRead(opts, &req.Read, req.Now), true
+		}
+		if whole.Of(ent.shape) && req.Read.Filter == nil {
+			if !ent.exists() {
+				return false, true // cannot happen: an entry has cells or a marker
+			}
+			sc.found = append(sc.found, foundRow{ent: *ent, from: -1})
+			sc.cells += int(ent.cells)
+			return true, true
+		}
+		from := len(sc.cbuf)
+		var found bool
+		if sc.cbuf, found = ent.appendRead(sc.cbuf, &sc.dbuf, whole.Of(ent.shape), *opts, &req.Read, req.Now); found {
+			sc.found = append(sc.found, foundRow{ent: *ent, from: from, to: len(sc.cbuf)})
+			sc.cells += len(sc.cbuf) - from
 		}
 		return found, true
 	})
 	if err != nil {
 		return nil, err
 	}
-	return sc.page(req, sc.opts, next), nil
+	return sc.page(next), nil
 }
 
 // bytesView returns b as a string without copying; b must not change while
 // the string is in use.
 func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// rangeScratch is what one GetRange collects: the entries of the rows it
-// returns and their number of cells; and the walk's working memory.
-// ScanRange keeps the cells it copies in it too.
+// rangeScratch is what one GetRange collects: the rows it returns and
+// their number of cells; and the walk's working memory. ScanRange keeps
+// the cells and key it lends in it too.
 type rangeScratch struct {
-	ents  []*entry
-	cells int
-	batch []*entry
-	cbuf  []tablekit.Column // ScanRange's cells, when it cannot lend the stored ones
-	opts  tablekit.TableOptions
-	sbuf  [128]byte // the encoded bounds; the map keeps no pivot
-	ebuf  [128]byte
+	found  []foundRow
+	cells  int
+	batch  []entry
+	cbuf   []tablekit.Column // evaluated cells (GetRange), or the cells lent (ScanRange)
+	dbuf   []tablekit.Column // a stored row's cells, decoded to be evaluated
+	kbuf   tablekit.PrimaryKey
+	opts   tablekit.TableOptions
+	schema tablekit.KeySchema
+	sbuf   [128]byte // the encoded bounds; the map keeps no pivot
+	ebuf   [128]byte
+}
+
+// foundRow is a row a GetRange page returns: its entry, and where its cells
+// are in cbuf (from < 0: the entry's cells, whole).
+type foundRow struct {
+	ent      entry
+	from, to int
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(rangeScratch) }}
 
-// page evaluates the collected rows again into new, exactly sized slices,
-// with next's key as the page's Next.
-func (sc *rangeScratch) page(req *tablekit.GetRangeRequest, opts tablekit.TableOptions, next *entry) *tablekit.GetRangeResponse {
-	nk := 0
-	for _, ent := range sc.ents {
-		nk += len(ent.key)
-	}
+// page builds the page of the collected rows, in new, exactly sized
+// slices, with next's key as the page's Next.
+func (sc *rangeScratch) page(next *entry) *tablekit.GetRangeResponse {
+	nk := len(sc.found) * len(sc.schema)
 	if next != nil {
-		nk += len(next.key)
+		nk += len(sc.schema)
 	}
-	rows := make([]tablekit.Row, 0, len(sc.ents))
+	rows := make([]tablekit.Row, 0, len(sc.found))
 	keys := make(tablekit.PrimaryKey, 0, nk)
 	cells := make([]tablekit.Column, 0, sc.cells)
-	for _, ent := range sc.ents {
+	for i := range sc.found {
+		f := &sc.found[i]
 		cn := len(cells)
-		var found bool
-		if cells, found = rowmodel.AppendRead(cells, &ent.row, opts, &req.Read, req.Now); !found {
-			continue // cannot happen: the same evaluation found it under the lock
+		if f.from < 0 {
+			cells = f.ent.appendCells(cells)
+		} else {
+			cells = append(cells, sc.cbuf[f.from:f.to]...)
 		}
 		kn := len(keys)
-		keys = append(keys, ent.key...)
+		keys = f.ent.appendKey(keys, sc.schema)
 		rows = append(rows, tablekit.Row{Key: keys[kn:len(keys):len(keys)], Columns: cells[cn:len(cells):len(cells)]})
 	}
 	p := &tablekit.GetRangeResponse{Rows: rows}
 	if next != nil {
 		kn := len(keys)
-		keys = append(keys, next.key...)
+		keys = next.appendKey(keys, sc.schema)
 		p.Next = keys[kn:len(keys):len(keys)]
 	}
 	return p
@@ -295,79 +348,115 @@ func (sc *rangeScratch) page(req *tablekit.GetRangeRequest, opts tablekit.TableO
 // release clears sc (dropping its references, for the garbage collector)
 // and returns it to the pool.
 func (sc *rangeScratch) release() {
-	clear(sc.ents)
+	clear(sc.found)
 	clear(sc.batch)
 	clear(sc.cbuf[:cap(sc.cbuf)])
-	sc.ents, sc.cells, sc.batch, sc.cbuf = sc.ents[:0], 0, sc.batch[:0], sc.cbuf[:0]
+	clear(sc.dbuf[:cap(sc.dbuf)])
+	clear(sc.kbuf)
+	sc.found, sc.cells, sc.batch, sc.cbuf, sc.dbuf, sc.kbuf = sc.found[:0], 0, sc.batch[:0], sc.cbuf[:0], sc.dbuf[:0], sc.kbuf[:0]
+	sc.schema = nil
 	scratchPool.Put(sc)
 }
 
-// Write implements tablekit.Backend: it applies one write to its row under
-// the table lock.
+// Write implements tablekit.Backend. It holds the row's stripe throughout,
+// and builds the new row unlocked between two short holds of the table's
+// lock: it reads the table's options (and the stored row, when the write
+// depends on it) under the read lock, applies the write (rowmodel) and
+// packs the new row with no table lock held, and takes the lock alone only
+// to store it and append its change record. Another writer of the row
+// waits for the stripe, so the row it reads is the row this write stores
+// it over; a write whose table options changed meanwhile (UpdateTable) is
+// applied again under the new ones. A write takes effect, for readers and
+// the change feed alike, when it is stored. A put or update whose key
+// holds tablekit.AutoIncrement gets its key first (autoinc.go).
 func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
-	if w.Kind != tablekit.WriteDelete && w.Key.AutoIncrementIndex() >= 0 {
-		return e.writeAuto(ctx, w) // autoinc.go
-	}
 	t, err := e.table(ctx, w.Meta.Name)
 	if err != nil {
 		return nil, err
 	}
-	// A put or update makes its record before locking: the encoded key the
-	// map will keep, and the entry with its own copy of the key. A delete
-	// only looks up, with a key on the stack.
-	var (
-		buf     [256]byte
-		k       string // the key to look up, delete or store
-		stored  string // k when the write may store it: a string of its own
-		ent     *entry
-		scratch rowmodel.Row
-		dst     = &scratch
-	)
-	if w.Kind != tablekit.WriteDelete {
-		stored = codec.EncodeKeyString(w.Key)
-		k = stored
-		ent = &entry{key: slices.Clone(w.Key)}
-		dst = &ent.row
-	} else {
-		k = bytesView(codec.AppendKey(buf[:0], w.Key)) // the map keeps no key it only looks up
+	if w.Kind != tablekit.WriteDelete && w.Key.AutoIncrementIndex() >= 0 {
+		return t.writeAuto(w) // autoinc.go
 	}
+	var buf [256]byte
+	k := codec.AppendKey(buf[:0], w.Key)
+	st := &t.stripes[stripeOf(k)]
+	st.Lock()
+	defer st.Unlock()
+	res, _, err := t.writeRow(w, k, false)
+	return res, err
+}
+
+// writeRow applies w to the row of encoded key k, whose stripe the caller
+// holds, as Write describes. With fresh (w's key was just assigned:
+// autoinc.go) the row must be absent: when it is there, writeRow writes
+// nothing and reports it taken.
+func (t *table) writeRow(w *tablekit.WriteRequest, k []byte, fresh bool) (*tablekit.UpdateResult, bool, error) {
 	// Only an update and a condition read the stored row; an unconditional
 	// put or delete is decided without it, and saves a walk down the map.
-	needOld := w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	m, err := t.current(w.Meta)
-	if err != nil {
-		return nil, err
-	}
-	var cur *rowmodel.Row
-	ok := true // unknown without a lookup: delete anyway, a no-op when absent
-	if needOld {
-		var old *entry
-		if old, ok = t.rows.Get(k); ok {
-			cur = &old.row
+	needOld := fresh || w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero()
+	var scratch [16]tablekit.Column
+	for {
+		t.mu.RLock()
+		m, err := t.current(w.Meta)
+		if err != nil {
+			t.mu.RUnlock()
+			return nil, false, err
 		}
+		meta := *m
+		var (
+			old entry
+			ok  bool
+		)
+		if needOld {
+			old, ok = t.rows.Get(probe(bytesView(k)))
+		}
+		t.mu.RUnlock()
+		if fresh && ok {
+			return nil, true, nil
+		}
+		ww, ent, keep, res, err := apply(w, &meta, old, ok, scratch[:0])
+		if err != nil {
+			return nil, false, err
+		}
+		if keep && !fresh { // an assigned key is the counter's already
+			t.ai.saw(ww.Key) // before the row is stored (autoinc.go)
+		}
+		t.mu.Lock()
+		if t.meta.Generation != meta.Generation {
+			t.mu.Unlock()
+			continue // the options changed since they were read: apply again
+		}
+		t.record(ww, res)
+		if keep {
+			t.rows.Set(ent)
+		} else {
+			t.rows.Delete(probe(bytesView(k)))
+		}
+		t.mu.Unlock()
+		return res, false, nil
 	}
-	// The engine's own options are authoritative; the request's may be a
-	// cached copy.
-	if w.Meta != m && (w.Meta.Options != m.Options || w.Meta.Generation != m.Generation) {
+}
+
+// apply applies w to the stored row old (when ok) under the table's meta m
+// (the engine's own options are authoritative; the request's may be a
+// cached copy), and returns the request as applied, the new row's entry,
+// whether to keep it, and the write's result; buf is scratch space for
+// old's cells.
+func apply(w *tablekit.WriteRequest, m *tablekit.TableMeta, old entry, ok bool, buf []tablekit.Column) (*tablekit.WriteRequest, entry, bool, *tablekit.UpdateResult, error) {
+	if w.Meta.Options != m.Options || w.Meta.Generation != m.Generation {
 		c := *w
 		c.Meta = m
 		w = &c
 	}
-	keep, res, err := rowmodel.ApplyTo(dst, cur, w)
-	if err != nil {
-		return nil, err
+	var cur *rowmodel.Row
+	if ok {
+		r := old.row(buf)
+		cur = &r
 	}
-	t.record(w, res)
-	if !keep {
-		if ok {
-			t.rows.Delete(k)
-		}
-		return res, nil
+	var next rowmodel.Row
+	keep, res, err := rowmodel.ApplyTo(&next, cur, w)
+	if err != nil || !keep {
+		return w, entry{}, false, res, err
 	}
-	t.ai.saw(w.Key)
-	ent.seal()
-	t.rows.Set(stored, ent)
-	return res, nil
+	return w, pack(w.Key, &next), true, res, nil
 }

@@ -26,20 +26,21 @@ type walker struct {
 	req                                    *tablekit.GetRangeRequest
 	start, end                             string // encoded bounds (views of the caller's buffers)
 	startExact, startTop, endExact, endTop bool
-	last                                   string // map key of the last entry taken; the next batch starts after it
+	last                                   string // encoded key of the last entry taken; the next batch starts after it
 	resumed                                bool   // last is set
 	done                                   bool   // no entry follows the last batch
+	schema                                 tablekit.KeySchema
 }
 
 // batch appends to buf the next (at most n) entries of the range, under
 // the table's read lock. The first batch also checks that req addresses
-// the table as it is and returns its options.
-func (w *walker) batch(buf []*entry, n int, opts *tablekit.TableOptions) ([]*entry, error) {
+// the table as it is and returns its options (and notes its key schema).
+func (w *walker) batch(buf []entry, n int, opts *tablekit.TableOptions) ([]entry, error) {
 	t := w.t
 	var last string
-	take := func(k string, ent *entry) bool {
+	take := func(k string, ent entry) bool {
 		buf = append(buf, ent)
-		last = k // the map's own key: immutable, safe to keep unlocked
+		last = k // the stored key: immutable, safe to keep unlocked
 		return len(buf) < n
 	}
 	before := len(buf)
@@ -56,7 +57,7 @@ func (w *walker) batch(buf []*entry, n int, opts *tablekit.TableOptions) ([]*ent
 		if err != nil {
 			return buf, err
 		}
-		*opts = cur.Options
+		*opts, w.schema = cur.Options, cur.Key
 	}
 	switch {
 	case !w.req.Backward && w.startTop && !w.resumed: // InfMax in the first column: nothing is above it
@@ -67,7 +68,8 @@ func (w *walker) batch(buf []*entry, n int, opts *tablekit.TableOptions) ([]*ent
 		if w.resumed {
 			from = w.last
 		}
-		t.rows.Ascend(from, func(k string, ent *entry) bool {
+		t.rows.Ascend(probe(from), func(ent entry) bool {
+			k := ent.key()
 			if w.resumed && k == w.last {
 				return true
 			}
@@ -79,7 +81,8 @@ func (w *walker) batch(buf []*entry, n int, opts *tablekit.TableOptions) ([]*ent
 	default:
 		// Backward: from start down to end, exclusive of end. An exact start is
 		// inclusive; an infinite one is an exclusive byte bound.
-		iter := func(k string, ent *entry) bool {
+		iter := func(ent entry) bool {
+			k := ent.key()
 			if w.resumed && k >= w.last {
 				return true
 			}
@@ -96,11 +99,11 @@ func (w *walker) batch(buf []*entry, n int, opts *tablekit.TableOptions) ([]*ent
 		}
 		switch {
 		case w.resumed:
-			t.rows.Descend(w.last, iter)
+			t.rows.Descend(probe(w.last), iter)
 		case w.startTop:
 			t.rows.Reverse(iter)
 		default:
-			t.rows.Descend(w.start, iter)
+			t.rows.Descend(probe(w.start), iter)
 		}
 	}
 	return buf, nil
@@ -134,8 +137,10 @@ func (t *table) walk(ctx context.Context, req *tablekit.GetRangeRequest, sc *ran
 		if sc.batch, err = w.batch(sc.batch[:0], n, opts); err != nil {
 			return nil, err
 		}
+		sc.schema = w.schema
 		touch(sc.batch)
-		for _, ent := range sc.batch {
+		for i := range sc.batch {
+			ent := &sc.batch[i]
 			if found >= limit || scanned >= maxScan {
 				return ent, nil
 			}
@@ -159,15 +164,21 @@ func (t *table) walk(ctx context.Context, req *tablekit.GetRangeRequest, sc *ran
 	}
 }
 
-// touch loads a word of each entry in a tight loop, before the walk looks
-// at them one by one: the loads do not depend on each other, so the
-// processor overlaps their cache misses, where the walk's work per row
-// would otherwise put one miss after the other (at 1,000,000 rows, it
-// saves about a tenth of a 100-row ScanRange).
-func touch(batch []*entry) {
+// touch loads a byte of every cache line of each entry's cell headers (the
+// part of a stored row a read decodes) in a tight loop, before the walk
+// looks at the entries one by one: the loads do not depend on each other,
+// so the processor overlaps their cache misses, where the walk's work per
+// row would otherwise put one miss after the other.
+func touch(batch []entry) {
 	n := 0
-	for _, ent := range batch {
-		n += ent.shape.Versions
+	for i := range batch {
+		ent := &batch[i]
+		for j := int(ent.cellsAt); j < int(ent.blobAt); j += 64 {
+			n += int(ent.rec[j])
+		}
+		if ent.blobAt > ent.cellsAt {
+			n += int(ent.rec[ent.blobAt-1])
+		}
 	}
 	touched.Store(int64(n))
 }
@@ -176,13 +187,13 @@ func touch(batch []*entry) {
 var touched atomic.Int64
 
 // ScanRange implements tablekit.RangeScanner: the rows of GetRange's page,
-// handed to fn one at a time. Stored entries never change, so it lends
-// what it can: the key is the entry's own, and so are the cells when the read returns them all as
-// they are stored (rowmodel.Shape.Whole: the common case of a read of
-// whole rows with nothing expired); otherwise the cells are copied into a
-// buffer kept between calls. Both are capped, so that an append cannot
-// reach the store. It allocates nothing: Next, when there is one, is the
-// stored key too (lent as RangeScanner allows).
+// handed to fn one at a time, decoded into buffers kept between calls (from
+// a pool) and lent: the key's parts, and the cells, decoded straight into
+// the buffer when the read returns them whole (rowmodel.WholeRead: the
+// common case of a read of whole rows with nothing expired), or evaluated
+// into it otherwise. Both are capped, so that an append cannot reach the
+// next row's. Strings view the immutable stored rows. It allocates nothing
+// but Next, when there is one.
 func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(tablekit.Row) bool) (tablekit.PrimaryKey, error) {
 	t, err := e.table(ctx, req.Meta.Name)
 	if err != nil {
@@ -196,26 +207,15 @@ func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, f
 		if !ready { // the table's options are known once the walk began
 			whole, ready = rowmodel.NewWholeRead(opts, &req.Read, req.Now), true
 		}
-		cells := ent.row.Cells
-		if whole.Of(ent.shape) {
-			if len(cells) == 0 && !ent.row.Marker {
-				return false, true // cannot happen: an entry has cells or a marker
-			}
-			if req.Read.Filter != nil && !rowmodel.MatchFilter(req.Read.Filter, cells) {
-				return false, true
-			}
-			cells = cells[:len(cells):len(cells)]
-		} else {
-			var found bool
-			if sc.cbuf, found = rowmodel.AppendRead(sc.cbuf[:0], &ent.row, *opts, &req.Read, req.Now); !found {
-				return false, true
-			}
-			cells = sc.cbuf[:len(sc.cbuf):len(sc.cbuf)]
+		var found bool
+		if sc.cbuf, found = ent.appendRead(sc.cbuf[:0], &sc.dbuf, whole.Of(ent.shape), *opts, &req.Read, req.Now); !found {
+			return false, true
 		}
-		return true, fn(tablekit.Row{Key: ent.key[:len(ent.key):len(ent.key)], Columns: cells})
+		sc.kbuf = ent.appendKey(sc.kbuf[:0], sc.schema)
+		return true, fn(tablekit.Row{Key: sc.kbuf[:len(sc.kbuf):len(sc.kbuf)], Columns: sc.cbuf[:len(sc.cbuf):len(sc.cbuf)]})
 	})
 	if err != nil || next == nil {
 		return nil, err
 	}
-	return next.key[:len(next.key):len(next.key)], nil
+	return next.appendKey(make(tablekit.PrimaryKey, 0, len(sc.schema)), sc.schema), nil
 }

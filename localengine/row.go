@@ -1,0 +1,261 @@
+package localengine
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/rowmodel"
+)
+
+// A stored row is one immutable string, rec, packed by pack:
+//
+//	rec[:keyEnd]          the encoded key (codec.AppendKey), which orders the map
+//	rec[keyEnd:cellsAt]   the key's values (codec.AppendValue), in schema order
+//	rec[cellsAt:blobAt]   a header per cell, in rowmodel.Row order: the type
+//	                      byte, the uvarint length of the name, the version
+//	                      (8 bytes, big endian), then an Integer's or a
+//	                      Double's 8 bytes, a Boolean's byte, or the uvarint
+//	                      length of a String or Binary
+//	rec[blobAt:]          each cell's name and String or Binary bytes, in
+//	                      the same order
+//
+// and the few words a read needs before it looks at the cells, kept beside
+// it in the map (the map's items are the entries themselves). So a table
+// holds one allocation per row, with no pointer inside it for the garbage
+// collector to follow, and the map's nodes hold one pointer per row. A read decodes the headers alone (11 bytes for a
+// cell of 100 bytes), straight into the slice it returns: names and String
+// and Binary values are substrings of rec, never copied (rec never
+// changes, and outlives them as long as they are used).
+type entry struct {
+	rec     string
+	keyEnd  uint32 // rec[:keyEnd] is the encoded key
+	cellsAt uint32 // the cells' headers start at rec[cellsAt:]
+	blobAt  uint32 // the names and bytes start at rec[blobAt:]
+	cells   int32  // number of cells
+	marker  bool   // rowmodel.Row.Marker
+	gen     int64  // rowmodel.Row.Generation
+	shape   rowmodel.Shape
+}
+
+// key returns the entry's encoded key, by which the map orders entries.
+func (ent *entry) key() string { return ent.rec[:ent.keyEnd] }
+
+// pack returns the entry of the row r under key k.
+func pack(k tablekit.PrimaryKey, r *rowmodel.Row) entry {
+	n := codec.KeySize(k)
+	for _, p := range k {
+		n += valueSize(p.Value)
+	}
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		s := bytesOf(c.Value)
+		n += 1 + uvarintSize(len(c.Name)) + 8 + payloadSize(c.Value) + len(c.Name) + len(s)
+	}
+	b := make([]byte, 0, n)
+	b = codec.AppendKey(b, k)
+	keyEnd := len(b)
+	for _, p := range k {
+		b = codec.AppendValue(b, p.Value)
+	}
+	cellsAt := len(b)
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		b = append(b, byte(c.Value.Type()))
+		b = binary.AppendUvarint(b, uint64(len(c.Name)))
+		b = binary.BigEndian.AppendUint64(b, uint64(c.Version))
+		switch c.Value.Type() {
+		case tablekit.TypeString, tablekit.TypeBinary:
+			b = binary.AppendUvarint(b, uint64(len(bytesOf(c.Value))))
+		case tablekit.TypeInteger:
+			i, _ := c.Value.Int()
+			b = binary.BigEndian.AppendUint64(b, uint64(i))
+		case tablekit.TypeDouble:
+			f, _ := c.Value.Float()
+			b = binary.BigEndian.AppendUint64(b, math.Float64bits(f))
+		case tablekit.TypeBoolean:
+			if v, _ := c.Value.Bool(); v {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+		}
+	}
+	blobAt := len(b)
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		b = append(b, c.Name...)
+		b = append(b, bytesOf(c.Value)...)
+	}
+	return entry{rec: bytesView(b), keyEnd: uint32(keyEnd), cellsAt: uint32(cellsAt), blobAt: uint32(blobAt),
+		cells: int32(len(r.Cells)), marker: r.Marker, gen: r.Generation, shape: rowmodel.ShapeOf(r.Cells)}
+}
+
+// bytesOf returns the bytes of a String or Binary value, "" for others.
+func bytesOf(v tablekit.Value) string {
+	if s, ok := v.Str(); ok {
+		return s
+	}
+	s, _ := v.BytesString()
+	return s
+}
+
+// payloadSize is the length of a cell header's last field for v.
+func payloadSize(v tablekit.Value) int {
+	switch v.Type() {
+	case tablekit.TypeInteger, tablekit.TypeDouble:
+		return 8
+	case tablekit.TypeBoolean:
+		return 1
+	}
+	return uvarintSize(len(bytesOf(v)))
+}
+
+// valueSize is the length of codec.AppendValue's encoding of v.
+func valueSize(v tablekit.Value) int {
+	switch v.Type() {
+	case tablekit.TypeString:
+		s, _ := v.Str()
+		return 1 + uvarintSize(len(s)) + len(s)
+	case tablekit.TypeBinary:
+		s, _ := v.BytesString()
+		return 1 + uvarintSize(len(s)) + len(s)
+	case tablekit.TypeInteger, tablekit.TypeDouble:
+		return 9
+	case tablekit.TypeBoolean:
+		return 2
+	}
+	return 1
+}
+
+func uvarintSize(n int) int {
+	k := 1
+	for ; n >= 0x80; n >>= 7 {
+		k++
+	}
+	return k
+}
+
+// corrupt reports bytes of rec that pack did not write: a bug in the
+// engine, never a user's error.
+func corrupt(err error) { panic(fmt.Sprintf("localengine: a stored row does not decode: %v", err)) }
+
+// appendKey appends the row's key, with the names of schema, to dst.
+func (ent *entry) appendKey(dst tablekit.PrimaryKey, schema tablekit.KeySchema) tablekit.PrimaryKey {
+	s := ent.rec[ent.keyEnd:ent.cellsAt]
+	for _, kc := range schema {
+		v, n, err := codec.DecodeValue(s)
+		if err != nil {
+			corrupt(err)
+		}
+		dst = append(dst, tablekit.KeyPart{Name: kc.Name, Value: v})
+		s = s[n:]
+	}
+	return dst
+}
+
+// appendCells appends the row's cells to dst, in stored order.
+func (ent *entry) appendCells(dst []tablekit.Column) []tablekit.Column {
+	h := ent.rec[ent.cellsAt:ent.blobAt]
+	blob := ent.rec[ent.blobAt:]
+	n := len(dst)
+	dst = slices.Grow(dst, int(ent.cells))[:n+int(ent.cells)]
+	for i := range dst[n:] {
+		typ := tablekit.Type(h[0])
+		nl, k := uvarintAt(h, 1)
+		ver := int64(be64(h[k:]))
+		h = h[k+8:]
+		name := blob[:nl]
+		blob = blob[nl:]
+		var v tablekit.Value
+		switch typ {
+		case tablekit.TypeString, tablekit.TypeBinary:
+			l, k := uvarintAt(h, 0)
+			h = h[k:]
+			if typ == tablekit.TypeString {
+				v = tablekit.String(blob[:l])
+			} else {
+				v = tablekit.BinaryString(blob[:l])
+			}
+			blob = blob[l:]
+		case tablekit.TypeInteger:
+			v = tablekit.Integer(int64(be64(h)))
+			h = h[8:]
+		case tablekit.TypeDouble:
+			v = tablekit.Double(math.Float64frombits(be64(h)))
+			h = h[8:]
+		case tablekit.TypeBoolean:
+			v = tablekit.Boolean(h[0] == 1)
+			h = h[1:]
+		default:
+			corrupt(fmt.Errorf("type byte %d", typ))
+		}
+		c := &dst[n+i] // field by field: no temporary to copy in
+		c.Name, c.Value, c.Version = name, v, ver
+	}
+	return dst
+}
+
+// uvarintAt decodes the uvarint at s[i:] (written by binary.AppendUvarint)
+// and returns it and the index after it.
+func uvarintAt(s string, i int) (uint64, int) {
+	if c := s[i]; c < 0x80 { // one byte: inlined
+		return uint64(c), i + 1
+	}
+	return uvarintLong(s, i)
+}
+
+func uvarintLong(s string, i int) (uint64, int) {
+	var x uint64
+	for shift := 0; ; shift += 7 {
+		c := s[i]
+		i++
+		x |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return x, i
+		}
+	}
+}
+
+// be64 decodes 8 big-endian bytes.
+func be64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0])<<56 | uint64(s[1])<<48 | uint64(s[2])<<40 | uint64(s[3])<<32 |
+		uint64(s[4])<<24 | uint64(s[5])<<16 | uint64(s[6])<<8 | uint64(s[7])
+}
+
+// row returns the stored row, its cells appended to buf (they view rec).
+func (ent *entry) row(buf []tablekit.Column) rowmodel.Row {
+	return rowmodel.Row{Cells: ent.appendCells(buf), Marker: ent.marker, Generation: ent.gen}
+}
+
+// exists reports whether the entry holds a row at all (an entry has cells
+// or a marker; this is the check rowmodel.Shape.Whole leaves to its caller).
+func (ent *entry) exists() bool { return ent.cells > 0 || ent.marker }
+
+// appendRead is rowmodel.AppendRead of the stored row: the cells a read
+// returns, appended to dst, and whether it returns the row. With whole
+// (rowmodel.WholeRead.Of the entry's shape), the cells are decoded
+// straight into dst; otherwise into *scratch first, which it may grow.
+func (ent *entry) appendRead(dst []tablekit.Column, scratch *[]tablekit.Column, whole bool, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
+	if whole {
+		if !ent.exists() {
+			return dst, false
+		}
+		start := len(dst)
+		dst = ent.appendCells(dst)
+		if spec.Filter != nil && !rowmodel.MatchFilter(spec.Filter, dst[start:]) {
+			clear(dst[start:])
+			return dst[:start], false
+		}
+		return dst, true
+	}
+	r := ent.row((*scratch)[:0])
+	dst, found := rowmodel.AppendRead(dst, &r, opts, spec, now)
+	clear(r.Cells)
+	*scratch = r.Cells[:0]
+	return dst, found
+}
