@@ -299,7 +299,7 @@ func TestNodeSDKOverBackends(t *testing.T) {
 	t.Run("dynamodb", func(t *testing.T) {
 		ep := dynalitetest.Start(t)
 		urltest.AWSEnv(t) // static credentials for the emulator's AWS SDK (dynalite takes any)
-		emu := startEmulator(t, "-backend", "dynamodb://?region="+dynalitetest.Region+"&endpoint="+ep+"&transactions=false")
+		emu := startEmulator(t, "-backend", "dynamodb://?region="+dynalitetest.Region+"&endpoint="+ep+"&transactions=false&streams=false")
 		t.Setenv("TSTEST_PROBE_NO_TRANSACTIONS", "1") // no atomic writes: the probe expects transactions refused
 		runProbe(t, node, emu, false)
 	})
