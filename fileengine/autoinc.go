@@ -11,6 +11,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // Auto-increment key columns (SPEC §14). A put or update of a table with
@@ -69,13 +70,7 @@ var _ tablekit.CapabilityDeclarer = (*Engine)(nil)
 // Capabilities implements tablekit.CapabilityDeclarer: what the engine's
 // methods show, and auto-increment key columns.
 func (e *Engine) Capabilities() tablekit.Capabilities {
-	var c tablekit.Capabilities
-	var b any = e
-	_, c.BatchRead = b.(tablekit.BatchReader)
-	_, c.BatchWrite = b.(tablekit.BatchWriter)
-	_, c.LendingScan = b.(tablekit.RangeScanner)
-	_, c.AtomicWrite = b.(tablekit.AtomicWriter)
-	_, c.ChangeFeed = b.(tablekit.ChangeFeeder)
+	c := driver.Implemented(e)
 	c.AutoIncrement = true
 	return c
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // Auto-increment key columns (SPEC §14). A table with one keeps, per
@@ -39,13 +40,7 @@ var _ tablekit.CapabilityDeclarer = (*Engine)(nil)
 // Capabilities implements tablekit.CapabilityDeclarer: what the engine's
 // methods show, and auto-increment key columns.
 func (e *Engine) Capabilities() tablekit.Capabilities {
-	var c tablekit.Capabilities
-	var b any = e
-	_, c.BatchRead = b.(tablekit.BatchReader)
-	_, c.BatchWrite = b.(tablekit.BatchWriter)
-	_, c.LendingScan = b.(tablekit.RangeScanner)
-	_, c.AtomicWrite = b.(tablekit.AtomicWriter)
-	_, c.ChangeFeed = b.(tablekit.ChangeFeeder)
+	c := driver.Implemented(e)
 	c.AutoIncrement = true
 	return c
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -33,10 +34,8 @@ import (
 // writes and auto-increment keys are Tablestore's; a change feed is
 // declared when the Backend implements tablekit.ChangeFeeder.
 func (b *Backend) Capabilities() tablekit.Capabilities {
-	c := tablekit.Capabilities{BatchRead: true, BatchWrite: true, AtomicWrite: true, AutoIncrement: true}
-	var x any = b
-	_, c.LendingScan = x.(tablekit.RangeScanner)
-	_, c.ChangeFeed = x.(tablekit.ChangeFeeder)
+	c := driver.Implemented(b)
+	c.BatchRead, c.BatchWrite, c.AtomicWrite, c.AutoIncrement = true, true, true, true
 	return c
 }
 

@@ -205,11 +205,7 @@ func (b *Backend) batchValues(ctx context.Context, reqs []*tablekit.WriteRequest
 // atomic within one row only, so the Client refuses them, SPEC §13) and no
 // change feed.
 func (b *Backend) Capabilities() tablekit.Capabilities {
-	c := tablekit.Capabilities{AutoIncrement: true}
-	_, c.BatchRead = any(b).(tablekit.BatchReader)
-	_, c.BatchWrite = any(b).(tablekit.BatchWriter)
-	_, c.LendingScan = any(b).(tablekit.RangeScanner)
-	_, c.AtomicWrite = any(b).(tablekit.AtomicWriter)
-	_, c.ChangeFeed = any(b).(tablekit.ChangeFeeder)
+	c := driver.Implemented(b)
+	c.AutoIncrement = true
 	return c
 }
