@@ -305,9 +305,13 @@ func (f fault) before(ctx context.Context) error {
 		case <-t.C:
 			// Both may be ready after a long pause of this goroutine,
 			// and select then picks either: a deadline that passed
-			// during the wait still fails the call.
+			// during the wait still fails the call, even before the
+			// context's own timer has run to set its Err.
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+				return context.DeadlineExceeded
 			}
 		}
 	}
