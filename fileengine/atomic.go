@@ -2,7 +2,6 @@ package fileengine
 
 import (
 	"context"
-	"slices"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
@@ -43,17 +42,7 @@ func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest)
 		keys[i] = codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(w.Key)), t.prefix...), w.Key)
 		held[i] = e.stripe(keys[i])
 	}
-	slices.Sort(held)
-	held = slices.Compact(held)
-	for _, s := range held {
-		e.locks[s].Lock()
-	}
-	unlock := func() {
-		for _, s := range held {
-			e.locks[s].Unlock()
-		}
-		held = nil
-	}
+	unlock := e.lockStripes(held)
 	defer unlock()
 	b := e.db.NewBatch()
 	defer b.Close()

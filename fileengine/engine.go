@@ -608,6 +608,23 @@ func (e *Engine) stripe(k []byte) int {
 	return int(maphash.Bytes(e.seed, k) % stripes)
 }
 
+// lockStripes locks the stripes held (any order, repeats allowed) in
+// ascending order, so that writers of several rows never deadlock, and
+// returns their unlock, which does nothing when called again.
+func (e *Engine) lockStripes(held []int) (unlock func()) {
+	slices.Sort(held)
+	held = slices.Compact(held)
+	for _, s := range held {
+		e.locks[s].Lock()
+	}
+	return func() {
+		for _, s := range held {
+			e.locks[s].Unlock()
+		}
+		held = nil
+	}
+}
+
 // Write implements tablekit.Backend: under the table's shared lock and the
 // row's stripe, it reads the stored row (when the write needs it), applies
 // the write with rowmodel under the table's stored options, and commits
@@ -763,17 +780,7 @@ func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 		keys[i] = codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(w.Key)), t.prefix...), w.Key)
 		held = append(held, e.stripe(keys[i]))
 	}
-	slices.Sort(held)
-	held = slices.Compact(held)
-	for _, s := range held {
-		e.locks[s].Lock()
-	}
-	unlock := func() {
-		for _, s := range held {
-			e.locks[s].Unlock()
-		}
-		held = nil
-	}
+	unlock := e.lockStripes(held)
 	defer unlock()
 	b := e.db.NewBatch()
 	defer b.Close()
