@@ -138,44 +138,50 @@ func (t *Table) DisableChangeFeed(ctx context.Context) error {
 	return err
 }
 
-func (t *Table) setFeed(ctx context.Context, op string, on bool, retention time.Duration) (_ ChangeFeedStatus, err error) {
-	ctx, ost := t.c.begin(ctx, op, t.name)
-	defer func() { ost.end(observe.Outcome{Err: err}) }()
-	f, err := t.feeder(op)
-	if err != nil {
-		return ChangeFeedStatus{}, err
-	}
-	var st *ChangeFeedStatus
-	err = t.c.run(ctx, t.name, func(m *TableMeta) error {
-		var err error
-		st, err = f.SetChangeFeed(ctx, &SetChangeFeedRequest{Meta: m, Enabled: on, Retention: retention, Now: t.c.now()})
-		return err
+func (t *Table) setFeed(ctx context.Context, op string, on bool, retention time.Duration) (ChangeFeedStatus, error) {
+	st, err := feedCall(ctx, t, op, func(ctx context.Context, f ChangeFeeder, m *TableMeta) (*ChangeFeedStatus, error) {
+		return f.SetChangeFeed(ctx, &SetChangeFeedRequest{Meta: m, Enabled: on, Retention: retention, Now: t.c.now()})
 	})
 	if err != nil {
-		return ChangeFeedStatus{}, t.c.backendErr(err, op, t.name)
+		return ChangeFeedStatus{}, err
 	}
 	return *st, nil
 }
 
 // ChangeFeed returns the table's feed status.
-func (t *Table) ChangeFeed(ctx context.Context) (_ ChangeFeedStatus, err error) {
-	const op = "ChangeFeed"
+func (t *Table) ChangeFeed(ctx context.Context) (ChangeFeedStatus, error) {
+	st, err := feedCall(ctx, t, "ChangeFeed", func(ctx context.Context, f ChangeFeeder, m *TableMeta) (*ChangeFeedStatus, error) {
+		return f.DescribeChangeFeed(ctx, m)
+	})
+	if err != nil {
+		return ChangeFeedStatus{}, err
+	}
+	return *st, nil
+}
+
+// feedCall is one observed change-feed call op: refused before any call
+// where the backend has no feed, retried on stale metadata, its error
+// given the op and table.
+func feedCall[T any](ctx context.Context, t *Table, op string, call func(context.Context, ChangeFeeder, *TableMeta) (*T, error)) (_ *T, err error) {
 	ctx, ost := t.c.begin(ctx, op, t.name)
 	defer func() { ost.end(observe.Outcome{Err: err}) }()
 	f, err := t.feeder(op)
 	if err != nil {
-		return ChangeFeedStatus{}, err
+		return nil, err
 	}
-	var st *ChangeFeedStatus
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out *T
 	err = t.c.run(ctx, t.name, func(m *TableMeta) error {
 		var err error
-		st, err = f.DescribeChangeFeed(ctx, m)
+		out, err = call(ctx, f, m)
 		return err
 	})
 	if err != nil {
-		return ChangeFeedStatus{}, t.c.backendErr(err, op, t.name)
+		return nil, t.c.backendErr(err, op, t.name)
 	}
-	return *st, nil
+	return out, nil
 }
 
 // ListShards returns the feed's retained shards, oldest first.
@@ -207,25 +213,12 @@ func (t *Table) ReadShard(ctx context.Context, shard string, from Checkpoint) it
 	}
 }
 
-func (t *Table) readPage(ctx context.Context, shard string, from Checkpoint) (_ *ReadShardResponse, err error) {
-	const op = "ReadShard"
-	ctx, ost := t.c.begin(ctx, op, t.name)
-	defer func() { ost.end(observe.Outcome{Err: err}) }()
-	f, err := t.feeder(op)
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var page *ReadShardResponse
-	err = t.c.run(ctx, t.name, func(m *TableMeta) error {
-		var err error
-		page, err = f.ReadShard(ctx, &ReadShardRequest{Meta: m, Shard: shard, From: from, Limit: MaxFeedPage, Now: t.c.now()})
-		return err
+func (t *Table) readPage(ctx context.Context, shard string, from Checkpoint) (*ReadShardResponse, error) {
+	page, err := feedCall(ctx, t, "ReadShard", func(ctx context.Context, f ChangeFeeder, m *TableMeta) (*ReadShardResponse, error) {
+		return f.ReadShard(ctx, &ReadShardRequest{Meta: m, Shard: shard, From: from, Limit: MaxFeedPage, Now: t.c.now()})
 	})
 	if err != nil {
-		return nil, t.c.backendErr(err, op, t.name)
+		return nil, err
 	}
 	if page.Next == "" {
 		page.Next = from
