@@ -211,9 +211,12 @@ func (e *Engine) writeAuto(ctx context.Context, w *tablekit.WriteRequest) (*tabl
 		if afterAssign != nil {
 			afterAssign(a.Key)
 		}
-		res, taken, err := e.writeAssigned(t, a)
+		res, taken, err := e.writeRow(t, a, true)
 		if !taken {
-			return res, err
+			if err != nil {
+				return nil, err
+			}
+			return withKey(res, a.Key), nil
 		}
 	}
 }
@@ -221,33 +224,3 @@ func (e *Engine) writeAuto(ctx context.Context, w *tablekit.WriteRequest) (*tabl
 // afterAssign, if set (by tests), runs between assigning a value and
 // writing the row.
 var afterAssign func(tablekit.PrimaryKey)
-
-// writeAssigned writes w, whose key was just assigned, under its row's
-// stripe; taken reports a row already there (nothing written).
-func (e *Engine) writeAssigned(t *table, w *tablekit.WriteRequest) (_ *tablekit.UpdateResult, taken bool, _ error) {
-	b := e.db.NewBatch()
-	defer b.Close()
-	k := codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(w.Key)), t.prefix...), w.Key)
-	mu := &e.locks[e.stripe(k)]
-	mu.Lock()
-	defer mu.Unlock()
-	switch _, closer, err := e.db.Get(k); {
-	case err == nil:
-		closer.Close()
-		return nil, true, nil
-	case !errors.Is(err, pebble.ErrNotFound):
-		return nil, false, storeError(err, "%v", w)
-	}
-	var tickets feedTickets
-	defer tickets.done()
-	res, err := e.apply(b, t, w, k, &tickets)
-	if err != nil {
-		return nil, false, err
-	}
-	if !b.Empty() {
-		if err := e.commit(b); err != nil {
-			return nil, false, storeError(err, "%v", w)
-		}
-	}
-	return withKey(res, w.Key), false, nil
-}

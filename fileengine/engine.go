@@ -639,24 +639,42 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	}
 	defer e.end()
 	defer t.mu.RUnlock()
+	res, _, err := e.writeRow(t, w, false)
+	return res, err
+}
+
+// writeRow applies w under its row's stripe (the caller holds t.mu shared)
+// and commits it, releasing the stripe once the write is visible, before
+// the sync (see commitThen). With absent, a row already stored there is
+// not written: taken reports it.
+func (e *Engine) writeRow(t *table, w *tablekit.WriteRequest, absent bool) (_ *tablekit.UpdateResult, taken bool, _ error) {
 	b := e.db.NewBatch()
 	defer b.Close()
 	k := codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(w.Key)), t.prefix...), w.Key)
 	mu := &e.locks[e.stripe(k)]
 	mu.Lock()
+	if absent {
+		switch _, closer, err := e.db.Get(k); {
+		case err == nil:
+			closer.Close()
+			mu.Unlock()
+			return nil, true, nil
+		case !errors.Is(err, pebble.ErrNotFound):
+			mu.Unlock()
+			return nil, false, storeError(err, "%v", w)
+		}
+	}
 	var tickets feedTickets
 	defer tickets.done()
 	res, err := e.apply(b, t, w, k, &tickets)
 	if err != nil || b.Empty() {
 		mu.Unlock()
-		return res, err
+		return res, false, err
 	}
-	// The row's lock is released once the write is visible, before the
-	// sync (see commitThen).
 	if err := e.commitThen(b, mu.Unlock); err != nil {
-		return nil, storeError(err, "%v", w)
+		return nil, false, storeError(err, "%v", w)
 	}
-	return res, nil
+	return res, false, nil
 }
 
 // encPool holds buffers for encoding rows.
