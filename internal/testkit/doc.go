@@ -8,6 +8,8 @@
 //   - benchstat: what interleaved benchmarks measure and report with
 //     (Median, ProcessCPU).
 //   - dynalitetest: starts dynalite, the DynamoDB emulator, for tests.
+//   - feedbench: the change-feed benchmark (write cost, read rate) every
+//     backend with a feed runs.
 //   - emuproc: what the emulator harnesses share (free port, process
 //     group, output, readiness probe, the CI=true rule).
 //   - mototest: starts moto's server, the DynamoDB emulator with
