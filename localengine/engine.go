@@ -235,7 +235,13 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 	if !found {
 		return nil, nil
 	}
-	return &tablekit.Row{Key: ent.appendKey(make(tablekit.PrimaryKey, 0, len(schema)), schema), Columns: cols}, nil
+	// The row's key is the key asked for (their encodings are equal), under
+	// the schema's names: there is nothing to decode.
+	key := make(tablekit.PrimaryKey, len(schema))
+	for i, kc := range schema {
+		key[i].Name, key[i].Value = kc.Name, req.Key[i].Value
+	}
+	return &tablekit.Row{Key: key, Columns: cols}, nil
 }
 
 // GetRange implements tablekit.Backend.
@@ -321,7 +327,7 @@ func (sc *rangeScratch) page(next *entry) *tablekit.GetRangeResponse {
 	if next != nil {
 		nk += len(sc.schema)
 	}
-	rows := make([]tablekit.Row, 0, len(sc.found))
+	rows := make([]tablekit.Row, len(sc.found))
 	keys := make(tablekit.PrimaryKey, 0, nk)
 	cells := make([]tablekit.Column, 0, sc.cells)
 	for i := range sc.found {
@@ -334,7 +340,8 @@ func (sc *rangeScratch) page(next *entry) *tablekit.GetRangeResponse {
 		}
 		kn := len(keys)
 		keys = f.ent.appendKey(keys, sc.schema)
-		rows = append(rows, tablekit.Row{Key: keys[kn:len(keys):len(keys)], Columns: cells[cn:len(cells):len(cells)]})
+		r := &rows[i] // field by field, as appendCells writes cells
+		r.Key, r.Columns = keys[kn:len(keys):len(keys)], cells[cn:len(cells):len(cells)]
 	}
 	p := &tablekit.GetRangeResponse{Rows: rows}
 	if next != nil {

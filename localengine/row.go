@@ -146,13 +146,16 @@ func corrupt(err error) { panic(fmt.Sprintf("localengine: a stored row does not 
 // appendKey appends the row's key, with the names of schema, to dst.
 func (ent *entry) appendKey(dst tablekit.PrimaryKey, schema tablekit.KeySchema) tablekit.PrimaryKey {
 	s := ent.rec[ent.keyEnd:ent.cellsAt]
-	for _, kc := range schema {
-		v, n, err := codec.DecodeValue(s)
+	n := len(dst)
+	dst = slices.Grow(dst, len(schema))[:n+len(schema)]
+	for i, kc := range schema {
+		v, k, err := codec.DecodeValue(s)
 		if err != nil {
 			corrupt(err)
 		}
-		dst = append(dst, tablekit.KeyPart{Name: kc.Name, Value: v})
-		s = s[n:]
+		p := &dst[n+i] // field by field, as appendCells writes cells
+		p.Name, p.Value = kc.Name, v
+		s = s[k:]
 	}
 	return dst
 }

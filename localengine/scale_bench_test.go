@@ -23,9 +23,17 @@ package localengine
 //     encoded key in a tidwall/btree Map of the table's size that holds
 //     the same rows (it copies nothing). Interleaved in blocks, so both
 //     sides see the same machine.
+//     Beside them, the engine's GetRow called directly with a prepared
+//     request ("engine"): the rest of "client" is the Client's own cost.
 //   - 100-row range reads through the Client (Rows and GetRange, which
 //     copy the rows out) against the Client's no-copy Table.Scan and a bare
-//     walk of 100 items of the same Map; interleaved too.
+//     walk of 100 items of the same Map; interleaved too. Beside them, the
+//     engine's GetRange called directly ("engine"), and "floor": a page of
+//     the same shape (100 Rows, 200 KeyParts, 1,000 Columns) allocated in
+//     the engine's three exactly sized slices and filled by copying an
+//     already decoded page, which is what any read returning the rows as
+//     []tablekit.Column costs at least (allocation, zeroing, the garbage
+//     collector's write barriers and marking), with no walk and no decoding.
 //   - PutRow from 1 and from 2 goroutines on one table (overwrites of
 //     random rows with fresh YCSB rows), alternating phases of each, and
 //     the ratio of their throughputs.
@@ -278,20 +286,28 @@ func interleave(b *testing.B, names []string, ops []func(i int)) []float64 {
 func BenchmarkScaleGetRow(b *testing.B) {
 	f := scaleSetup(b)
 	ctx := context.Background()
-	ns := interleave(b, []string{"btree", "client"}, []func(int){
+	req := &tablekit.GetRowRequest{Meta: f.meta(b), Read: tablekit.ReadSpec{MaxVersions: 1}, Now: scaleNow}
+	ns := interleave(b, []string{"btree", "client", "engine"}, []func(int){
 		func(i int) {
-			if _, ok := f.bare.Get(f.enc[(i*2)%scaleKeys]); !ok {
+			if _, ok := f.bare.Get(f.enc[(i*3)%scaleKeys]); !ok {
 				b.Fatal("missing")
 			}
 		},
 		func(i int) {
-			row, ok, err := f.tbl.GetRow(ctx, f.keys[(i*2+1)%scaleKeys])
+			row, ok, err := f.tbl.GetRow(ctx, f.keys[(i*3+1)%scaleKeys])
 			if err != nil || !ok || len(row.Columns) != scaleFields {
 				b.Fatal("GetRow", ok, err)
 			}
 		},
+		func(i int) {
+			req.Key = f.keys[(i*3+2)%scaleKeys]
+			if row, err := f.engine.GetRow(ctx, req); err != nil || row == nil || len(row.Columns) != scaleFields {
+				b.Fatal("GetRow", row, err)
+			}
+		},
 	})
 	b.ReportMetric(ns[1]/ns[0], "client/btree")
+	b.ReportMetric(ns[2]/ns[0], "engine/btree")
 }
 
 // BenchmarkScaleRange100 is a 100-row range read four ways, interleaved:
@@ -313,25 +329,78 @@ func BenchmarkScaleRange100(b *testing.B) {
 			b.Fatal(got)
 		}
 	}
-	ns := interleave(b, []string{"walk", "scan", "rows", "getrange"}, []func(int){
+	req := &tablekit.GetRangeRequest{Meta: f.meta(b), End: scaleEnd, Limit: n, Read: tablekit.ReadSpec{MaxVersions: 1}, Now: scaleNow}
+	req.Start = f.starts[0]
+	tmpl, err := f.engine.GetRange(ctx, req)
+	if err != nil || len(tmpl.Rows) != n {
+		b.Fatal(err)
+	}
+	const sides = 6
+	ns := interleave(b, []string{"walk", "scan", "rows", "getrange", "engine", "floor"}, []func(int){
 		func(i int) {
 			got := 0
-			f.bare.Ascend(f.stEnc[(i*4)%scaleKeys], func(string, string) bool { got++; return got < n })
+			f.bare.Ascend(f.stEnc[(i*sides)%scaleKeys], func(string, string) bool { got++; return got < n })
 			if got != n {
 				b.Fatal(got)
 			}
 		},
-		func(i int) { count(f.tbl.Scan(ctx, f.starts[(i*4+1)%scaleKeys], scaleEnd, tablekit.Limit(n))) },
-		func(i int) { count(f.tbl.Rows(ctx, f.starts[(i*4+2)%scaleKeys], scaleEnd, tablekit.Limit(n))) },
+		func(i int) { count(f.tbl.Scan(ctx, f.starts[(i*sides+1)%scaleKeys], scaleEnd, tablekit.Limit(n))) },
+		func(i int) { count(f.tbl.Rows(ctx, f.starts[(i*sides+2)%scaleKeys], scaleEnd, tablekit.Limit(n))) },
 		func(i int) {
-			res, err := f.tbl.GetRange(ctx, f.starts[(i*4+3)%scaleKeys], scaleEnd, tablekit.Limit(n))
+			res, err := f.tbl.GetRange(ctx, f.starts[(i*sides+3)%scaleKeys], scaleEnd, tablekit.Limit(n))
 			if err != nil || len(res.Rows) != n {
 				b.Fatal(err)
+			}
+		},
+		func(i int) {
+			req.Start = f.starts[(i*sides+4)%scaleKeys]
+			if p, err := f.engine.GetRange(ctx, req); err != nil || len(p.Rows) != n {
+				b.Fatal(err)
+			}
+		},
+		func(int) {
+			if rows := copyPage(tmpl.Rows); len(rows) != n {
+				b.Fatal(len(rows))
 			}
 		},
 	})
 	b.ReportMetric(ns[2]/ns[1], "rows/scan")
 	b.ReportMetric(ns[3]/ns[1], "getrange/scan")
+	b.ReportMetric(ns[3]/ns[5], "getrange/floor")
+}
+
+// pageSink keeps copyPage's result from being optimized away.
+var pageSink []tablekit.Row
+
+// copyPage is the floor of a copying range read: src copied into three
+// new, exactly sized slices (rows, key parts, cells), as the engine lays
+// out a page.
+func copyPage(src []tablekit.Row) []tablekit.Row {
+	nk, nc := 0, 0
+	for _, r := range src {
+		nk += len(r.Key)
+		nc += len(r.Columns)
+	}
+	rows := make([]tablekit.Row, len(src))
+	keys := make(tablekit.PrimaryKey, 0, nk)
+	cells := make([]tablekit.Column, 0, nc)
+	for i, r := range src {
+		kn, cn := len(keys), len(cells)
+		keys = append(keys, r.Key...)
+		cells = append(cells, r.Columns...)
+		rows[i] = tablekit.Row{Key: keys[kn:len(keys):len(keys)], Columns: cells[cn:len(cells):len(cells)]}
+	}
+	pageSink = rows
+	return rows
+}
+
+// meta returns the table's meta, as the Client's requests carry it.
+func (f *scaleFixture) meta(b *testing.B) *tablekit.TableMeta {
+	m, err := f.engine.DescribeTable(context.Background(), "ycsb")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
 }
 
 // BenchmarkScalePut is PutRow (an overwrite of a random row with a fresh
