@@ -358,12 +358,3 @@ func (s *opState) observeRows(yield func(Row, error) bool) (_ func(Row, error) b
 			s.endRows(n, size, err)
 		}
 }
-
-// rowsSize is the size of rows for Outcome.Bytes.
-func rowsSize(rows []Row) int {
-	n := 0
-	for i := range rows {
-		n += rows[i].Size()
-	}
-	return n
-}

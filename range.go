@@ -188,8 +188,14 @@ func (rc *rangeCursor) next(ctx context.Context, want int) ([]Row, error) {
 func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) (res RangeResult, err error) {
 	const op = "GetRange"
 	ctx, st := t.c.begin(ctx, op, t.name)
+	size := 0 // of res.Rows: MaxPageSize's count, and the observer's Bytes
 	if st != nil {
-		defer func() { st.endRows(len(res.Rows), rowsSize(res.Rows), err) }()
+		defer func() {
+			if err != nil {
+				size = 0 // no rows
+			}
+			st.endRows(len(res.Rows), size, err)
+		}()
 	}
 	cur, o, err := t.newCursor(ctx, start, end, opts, false)
 	if err != nil {
@@ -200,7 +206,6 @@ func (t *Table) GetRange(ctx context.Context, start, end PrimaryKey, opts ...Ran
 	if o.limit > 0 {
 		want = min(o.limit, MaxPageRows)
 	}
-	size := 0
 	page := want // rows asked of the backend at a time: PageSize, if given
 	if o.pageSize > 0 {
 		page = o.pageSize
