@@ -253,6 +253,14 @@ func BenchmarkScaleHeap(b *testing.B) {
 // (name-cpu-ns/op: the garbage collector's background work included,
 // other processes' load not); it returns the elapsed times.
 func interleave(b *testing.B, names []string, ops []func(i int)) []float64 {
+	ns, _ := interleaveCPU(b, names, ops)
+	return ns
+}
+
+// interleaveCPU is interleave, and returns each side's CPU time per op as
+// well (zeros where benchstat.HasProcessCPU is false): on a loaded machine
+// their ratios move far less than the elapsed ones.
+func interleaveCPU(b *testing.B, names []string, ops []func(i int)) (ns, cpuNs []float64) {
 	const block = 64
 	spent := make([]time.Duration, len(ops))
 	cpu := make([]time.Duration, len(ops))
@@ -270,15 +278,23 @@ func interleave(b *testing.B, names []string, ops []func(i int)) []float64 {
 		}
 	}
 	b.StopTimer()
-	out := make([]float64, len(ops))
+	ns, cpuNs = make([]float64, len(ops)), make([]float64, len(ops))
 	for k := range ops {
-		out[k] = float64(spent[k].Nanoseconds()) / float64(b.N)
-		b.ReportMetric(out[k], names[k]+"-ns/op")
+		ns[k] = float64(spent[k].Nanoseconds()) / float64(b.N)
+		b.ReportMetric(ns[k], names[k]+"-ns/op")
 		if benchstat.HasProcessCPU {
-			b.ReportMetric(float64(cpu[k].Nanoseconds())/float64(b.N), names[k]+"-cpu-ns/op")
+			cpuNs[k] = float64(cpu[k].Nanoseconds()) / float64(b.N)
+			b.ReportMetric(cpuNs[k], names[k]+"-cpu-ns/op")
 		}
 	}
-	return out
+	return ns, cpuNs
+}
+
+// reportRatio reports x/y as metric name unless y is zero.
+func reportRatio(b *testing.B, x, y float64, name string) {
+	if y != 0 {
+		b.ReportMetric(x/y, name)
+	}
 }
 
 // BenchmarkScaleGetRow is GetRow through tablekit.Client against a bare
@@ -287,7 +303,7 @@ func BenchmarkScaleGetRow(b *testing.B) {
 	f := scaleSetup(b)
 	ctx := context.Background()
 	req := &tablekit.GetRowRequest{Meta: f.meta(b), Read: tablekit.ReadSpec{MaxVersions: 1}, Now: scaleNow}
-	ns := interleave(b, []string{"btree", "client", "engine"}, []func(int){
+	ns, cpu := interleaveCPU(b, []string{"btree", "client", "engine"}, []func(int){
 		func(i int) {
 			if _, ok := f.bare.Get(f.enc[(i*3)%scaleKeys]); !ok {
 				b.Fatal("missing")
@@ -308,6 +324,8 @@ func BenchmarkScaleGetRow(b *testing.B) {
 	})
 	b.ReportMetric(ns[1]/ns[0], "client/btree")
 	b.ReportMetric(ns[2]/ns[0], "engine/btree")
+	reportRatio(b, cpu[1], cpu[0], "client/btree-cpu")
+	reportRatio(b, cpu[2], cpu[0], "engine/btree-cpu")
 }
 
 // BenchmarkScaleRange100 is a 100-row range read four ways, interleaved:
@@ -336,7 +354,7 @@ func BenchmarkScaleRange100(b *testing.B) {
 		b.Fatal(err)
 	}
 	const sides = 6
-	ns := interleave(b, []string{"walk", "scan", "rows", "getrange", "engine", "floor"}, []func(int){
+	ns, cpu := interleaveCPU(b, []string{"walk", "scan", "rows", "getrange", "engine", "floor"}, []func(int){
 		func(i int) {
 			got := 0
 			f.bare.Ascend(f.stEnc[(i*sides)%scaleKeys], func(string, string) bool { got++; return got < n })
@@ -367,6 +385,9 @@ func BenchmarkScaleRange100(b *testing.B) {
 	b.ReportMetric(ns[2]/ns[1], "rows/scan")
 	b.ReportMetric(ns[3]/ns[1], "getrange/scan")
 	b.ReportMetric(ns[3]/ns[5], "getrange/floor")
+	reportRatio(b, cpu[2], cpu[1], "rows/scan-cpu")
+	reportRatio(b, cpu[3], cpu[1], "getrange/scan-cpu")
+	reportRatio(b, cpu[3], cpu[5], "getrange/floor-cpu")
 }
 
 // pageSink keeps copyPage's result from being optimized away.
