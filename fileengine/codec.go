@@ -193,10 +193,20 @@ func rowHeader(s string) (marker bool, gen int64, n int, d decoder, err error) {
 // interned by nm when it is given. Their names (unless interned) and
 // String and Binary values are substrings of d's string. On an error
 // (ErrCorrupt) the cells decoded so far are appended.
+//
+// It is the range reads' inner loop (ten cells a row of a YCSB table), so
+// it reads the common cases itself: a name shorter than 128 bytes, equal
+// to the previous row's at its position (nm.last); a String or Binary
+// value shorter than 128 bytes (codec.AppendValue's encoding: the type
+// byte, a one-byte uvarint length, the bytes); a version in 8 bytes or
+// fewer (varint). codec.DecodeValue and decoder read everything else.
 func appendCells(dst []tablekit.Column, d *decoder, n int, nm *names) ([]tablekit.Column, error) {
 	s := d.s
+	var last []string
+	if nm != nil {
+		last = nm.last
+	}
 	for i := range n {
-		// The name: a length (one byte below 128) and the bytes.
 		var name string
 		if len(s) > 0 && s[0] < 0x80 && int(s[0]) < len(s) {
 			name, s = s[1:1+s[0]], s[1+s[0]:]
@@ -207,20 +217,46 @@ func appendCells(dst []tablekit.Column, d *decoder, n int, nm *names) ([]tableki
 				return dst, fmt.Errorf("%w: cell %d: %v", ErrCorrupt, i, e.err)
 			}
 		}
-		v, k, err := codec.DecodeValue(s)
-		if err != nil {
-			return dst, fmt.Errorf("%w: cell %d: %v", ErrCorrupt, i, err)
+		var v tablekit.Value
+		if len(s) >= 2 && (s[0] == byte(tablekit.TypeBinary) || s[0] == byte(tablekit.TypeString)) && s[1] < 0x80 && int(s[1]) <= len(s)-2 {
+			l := 2 + int(s[1])
+			if s[0] == byte(tablekit.TypeBinary) {
+				v = tablekit.BinaryString(s[2:l])
+			} else {
+				v = tablekit.String(s[2:l])
+			}
+			s = s[l:]
+		} else {
+			var k int
+			var err error
+			if v, k, err = codec.DecodeValue(s); err != nil {
+				return dst, fmt.Errorf("%w: cell %d: %v", ErrCorrupt, i, err)
+			}
+			s = s[k:]
 		}
-		s = s[k:]
 		ver, k := varint(s)
 		if k <= 0 {
 			return dst, fmt.Errorf("%w: cell %d: %v", ErrCorrupt, i, errShort)
 		}
 		s = s[k:]
 		if nm != nil {
-			name = nm.get(i, name)
+			if i < len(last) && last[i] == name {
+				name = last[i]
+			} else {
+				name = nm.get(i, name)
+				last = nm.last
+			}
 		}
-		dst = append(dst, tablekit.Column{Name: name, Value: v, Version: ver})
+		// Field by field: an append of the struct would copy it with a bulk
+		// write barrier, slower than the two pointers' own.
+		j := len(dst)
+		if j == cap(dst) {
+			dst = append(dst, tablekit.Column{})
+		} else {
+			dst = dst[:j+1]
+		}
+		c := &dst[j]
+		c.Name, c.Value, c.Version = name, v, ver
 	}
 	d.s = s
 	if len(s) != 0 {

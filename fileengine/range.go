@@ -230,11 +230,13 @@ func (e *Engine) readRange(ctx context.Context, req *tablekit.GetRangeRequest, s
 // only its rows: a Client asks for up to tablekit.MaxPageRows rows (1000
 // a page for Rows and Scan), which of 1 MiB rows would be gigabytes.
 //
-// A stored row is decoded into an array of walk's (no allocation a row),
-// and the read appends the cells it returns straight to sl's block, where
-// their strings are then replaced by copies: each cell is written three
-// times in all, each write of a pointer costing a write barrier while the
-// garbage collector runs.
+// A read of whole rows (no time range, no projection: the usual one)
+// copies each stored row once into sl's block of strings and decodes its
+// cells from that copy straight into sl's block of cells (addWhole), each
+// cell written once; a row it does not return whole (expired cells, more
+// versions than the read returns), and any row of other reads, is
+// decoded into an array of walk's, evaluated by rowmodel.AppendRead into
+// sl's block, and its strings copied there (add).
 func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeRequest, opts tablekit.TableOptions, plen int, skip []byte, sc *rangeScratch, sl *slabs) (tablekit.PrimaryKey, error) {
 	var stored [16]tablekit.Column
 	row := rowmodel.Row{Cells: stored[:0]}
