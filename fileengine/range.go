@@ -54,6 +54,8 @@ func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, f
 	next, err := e.readRange(ctx, req, sc, &sl)
 	sc.page, sc.keys, sc.strs = sl.cells, sl.keys, sl.strs
 	if err != nil {
+		// A read that failed may have left cells viewing pebble's memory.
+		clear(sc.page[:cap(sc.page)])
 		return nil, err
 	}
 	k0, c0 := 0, 0
@@ -375,11 +377,13 @@ var scratchPool = sync.Pool{New: func() any { return &rangeScratch{names: names{
 // in the pool: one very large page does not pin its memory for good.
 const maxKept = 1 << 14
 
-// release drops sc's references to pebble's memory, to the request and to
-// the page, and returns it to the pool.
+// release drops sc's reference to the request and returns it to the pool.
+// It keeps the page's cells and key parts, whose strings are the rows'
+// own copies (never views of pebble's memory, once a read succeeded), and
+// so keeps them alive until the next read overwrites them or the pool
+// drops sc: clearing 1,000 cells, 2,000 pointers, with the garbage
+// collector's write barrier on, cost 9% of a 100-row Table.Scan.
 func (sc *rangeScratch) release() {
-	clear(sc.keys)
-	clear(sc.page)
 	sc.schema = nil
 	sc.keys, sc.page, sc.ends = sc.keys[:0], sc.page[:0], sc.ends[:0]
 	if cap(sc.page) > maxKept || cap(sc.keys) > maxKept {
