@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 	"unsafe"
 
@@ -146,50 +147,155 @@ var errShort = errors.New("truncated row")
 // cells' names and String and Binary values are substrings of s: pass a
 // view of bytes only when the row does not outlive them.
 func decodeRow(r *rowmodel.Row, s string) error {
-	if len(s) < 2 {
-		return fmt.Errorf("%w: %v", ErrCorrupt, errShort)
+	marker, gen, n, d, err := rowHeader(s)
+	if err != nil {
+		return err
 	}
-	if s[0] != rowFormat {
-		return fmt.Errorf("%w: row of unknown format %d", ErrCorrupt, s[0])
-	}
-	if s[1]&^1 != 0 {
-		return fmt.Errorf("%w: row flags %#x", ErrCorrupt, s[1])
-	}
-	r.Marker = s[1]&1 != 0
-	d := decoder{s: s[2:]}
-	gen := d.uvarint()
-	n := d.uvarint()
-	if d.err != nil || gen > math.MaxInt64 || n > uint64(len(d.s)) {
-		return fmt.Errorf("%w: row header", ErrCorrupt)
-	}
-	r.Generation = int64(gen)
+	r.Marker, r.Generation = marker, gen
 	cells := r.Cells[:0]
-	if cap(cells) < int(n) {
+	if cap(cells) < n {
 		cells = make([]tablekit.Column, 0, n)
 	}
-	for range n {
-		var c tablekit.Column
-		c.Name = d.str()
-		v, k, err := codec.DecodeValue(d.s)
-		if err != nil && d.err == nil {
-			d.err = err
-		}
-		c.Value, d.s = v, d.s[k:]
-		c.Version = d.varint()
-		if d.err != nil {
-			clear(cells)
-			r.Cells = cells[:0]
-			return fmt.Errorf("%w: cell %d: %v", ErrCorrupt, len(cells), d.err)
-		}
-		cells = append(cells, c)
-	}
-	if len(d.s) != 0 {
+	cells, err = appendCells(cells, &d, n, nil)
+	if err != nil {
 		clear(cells)
 		r.Cells = cells[:0]
-		return fmt.Errorf("%w: %d trailing bytes after a row", ErrCorrupt, len(d.s))
+		return err
 	}
 	r.Cells = cells
 	return nil
+}
+
+// rowHeader decodes the header of the row encoded in s: its marker flag,
+// its Generation and its number of cells, and returns a decoder at its
+// first cell (see appendCells).
+func rowHeader(s string) (marker bool, gen int64, n int, d decoder, err error) {
+	if len(s) < 2 {
+		return false, 0, 0, d, fmt.Errorf("%w: %v", ErrCorrupt, errShort)
+	}
+	if s[0] != rowFormat {
+		return false, 0, 0, d, fmt.Errorf("%w: row of unknown format %d", ErrCorrupt, s[0])
+	}
+	if s[1]&^1 != 0 {
+		return false, 0, 0, d, fmt.Errorf("%w: row flags %#x", ErrCorrupt, s[1])
+	}
+	d = decoder{s: s[2:]}
+	g := d.uvarint()
+	c := d.uvarint()
+	if d.err != nil || g > math.MaxInt64 || c > uint64(len(d.s)) {
+		return false, 0, 0, d, fmt.Errorf("%w: row header", ErrCorrupt)
+	}
+	return s[1]&1 != 0, int64(g), int(c), d, nil
+}
+
+// appendCells decodes the n cells of a row from d (positioned by
+// rowHeader) and appends them to dst, each written once, their names
+// interned by nm when it is given. Their names (unless interned) and
+// String and Binary values are substrings of d's string. On an error
+// (ErrCorrupt) the cells decoded so far are appended.
+//
+// It is the range reads' inner loop (ten cells a row of a YCSB table), so
+// it reads the common cases itself: a name shorter than 128 bytes, equal
+// to the previous row's at its position (nm.last); a String or Binary
+// value shorter than 128 bytes (codec.AppendValue's encoding: the type
+// byte, a one-byte uvarint length, the bytes); a version in 8 bytes or
+// fewer (varint). codec.DecodeValue and decoder read everything else.
+func appendCells(dst []tablekit.Column, d *decoder, n int, nm *names) ([]tablekit.Column, error) {
+	s := d.s
+	var last []string
+	if nm != nil {
+		last = nm.last
+	}
+	for i := range n {
+		var name string
+		if len(s) > 0 && s[0] < 0x80 && int(s[0]) < len(s) {
+			name, s = s[1:1+s[0]], s[1+s[0]:]
+		} else {
+			e := decoder{s: s}
+			name, s = e.str(), e.s
+			if e.err != nil {
+				return dst, fmt.Errorf("%w: cell %d: %v", ErrCorrupt, i, e.err)
+			}
+		}
+		var v tablekit.Value
+		if len(s) >= 2 && (s[0] == byte(tablekit.TypeBinary) || s[0] == byte(tablekit.TypeString)) && s[1] < 0x80 && int(s[1]) <= len(s)-2 {
+			l := 2 + int(s[1])
+			if s[0] == byte(tablekit.TypeBinary) {
+				v = tablekit.BinaryString(s[2:l])
+			} else {
+				v = tablekit.String(s[2:l])
+			}
+			s = s[l:]
+		} else {
+			var k int
+			var err error
+			if v, k, err = codec.DecodeValue(s); err != nil {
+				return dst, fmt.Errorf("%w: cell %d: %v", ErrCorrupt, i, err)
+			}
+			s = s[k:]
+		}
+		ver, k := varint(s)
+		if k <= 0 {
+			return dst, fmt.Errorf("%w: cell %d: %v", ErrCorrupt, i, errShort)
+		}
+		s = s[k:]
+		if nm != nil {
+			if i < len(last) && last[i] == name {
+				name = last[i]
+			} else {
+				name = nm.get(i, name)
+				last = nm.last
+			}
+		}
+		// Field by field: an append of the struct would copy it with a bulk
+		// write barrier, slower than the two pointers' own.
+		j := len(dst)
+		if j == cap(dst) {
+			dst = append(dst, tablekit.Column{})
+		} else {
+			dst = dst[:j+1]
+		}
+		c := &dst[j]
+		c.Name, c.Value, c.Version = name, v, ver
+	}
+	d.s = s
+	if len(s) != 0 {
+		return dst, fmt.Errorf("%w: %d trailing bytes after a row", ErrCorrupt, len(s))
+	}
+	return dst, nil
+}
+
+// varint decodes the zigzag varint at the start of s: the value and the
+// number of bytes read, or k <= 0 when s holds no complete, in-range
+// varint. Up to 8 bytes (a version in milliseconds takes 6) are decoded
+// from one load when s is long enough.
+func varint(s string) (x int64, k int) {
+	var ux uint64
+	if len(s) >= 8 {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		if stop := ^w & 0x8080808080808080; stop != 0 {
+			t := bits.TrailingZeros64(stop) + 1 // bits up to the last byte's
+			w &= 1<<t - 1                       // the varint's bytes
+			// Close the gaps: 7-bit groups into 14, 28, then 56 bits.
+			w = w&0x007f007f007f007f | w&0x7f007f007f007f00>>1
+			w = w&0x00003fff00003fff | w&0x3fff00003fff0000>>2
+			ux = w&0x000000000fffffff | w&0x0fffffff00000000>>4
+			k = t / 8
+		}
+	}
+	if k == 0 {
+		d := decoder{s: s}
+		if ux = d.uvarint(); d.err != nil {
+			return 0, 0
+		}
+		k = len(s) - len(d.s)
+	}
+	x = int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
+	}
+	return x, k
 }
 
 // decoder reads the fields of a row; the first error sticks.
