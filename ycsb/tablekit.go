@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/magiconair/properties"
@@ -23,7 +24,14 @@ var ErrNotFound = errors.New("tkycsb: record not found")
 // DB is a go-ycsb binding over a tablekit Client.
 type DB struct {
 	c     *tablekit.Client
-	owned bool // Close closes c
+	owned bool                       // Close closes c
+	proj  atomic.Pointer[columnsOpt] // the last projection Read or Scan built
+}
+
+// columnsOpt is a read's Columns option and the fields it was built from.
+type columnsOpt struct {
+	fields []string
+	opt    tablekit.ReadOption
 }
 
 // New returns a binding over c; Close does not close c.
@@ -66,11 +74,17 @@ func (d *DB) CleanupThread(context.Context) {}
 
 func key(k string) tablekit.PrimaryKey { return tablekit.Key(KeyColumn, tablekit.String(k)) }
 
-func readOpts(fields []string) []tablekit.ReadOption {
-	if len(fields) == 0 {
-		return nil
+// columns returns tablekit.Columns(fields...), the last one built when the
+// fields are the same: go-ycsb asks every read for the same fields, which
+// Columns would copy and sort each time (an option is immutable, and
+// goroutines may share it).
+func (d *DB) columns(fields []string) tablekit.ReadOption {
+	if p := d.proj.Load(); p != nil && slices.Equal(p.fields, fields) {
+		return p.opt
 	}
-	return []tablekit.ReadOption{tablekit.Columns(fields...)}
+	p := &columnsOpt{fields: slices.Clone(fields), opt: tablekit.Columns(fields...)}
+	d.proj.Store(p)
+	return p.opt
 }
 
 // record is a row as go-ycsb takes it. Its byte slices share the values'
@@ -89,7 +103,16 @@ func record(cols []tablekit.Column) map[string][]byte {
 
 // Read implements ycsb.DB: GetRow, projected on fields.
 func (d *DB) Read(ctx context.Context, table, k string, fields []string) (map[string][]byte, error) {
-	row, found, err := d.c.Table(table).GetRow(ctx, key(k), readOpts(fields)...)
+	var (
+		row   tablekit.Row
+		found bool
+		err   error
+	)
+	if len(fields) == 0 {
+		row, found, err = d.c.Table(table).GetRow(ctx, key(k))
+	} else {
+		row, found, err = d.c.Table(table).GetRow(ctx, key(k), d.columns(fields))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +128,7 @@ func (d *DB) Read(ctx context.Context, table, k string, fields []string) (map[st
 func (d *DB) Scan(ctx context.Context, table, start string, count int, fields []string) ([]map[string][]byte, error) {
 	opts := []tablekit.RangeOption{tablekit.Limit(count)}
 	if len(fields) > 0 {
-		opts = append(opts, tablekit.Columns(fields...))
+		opts = append(opts, d.columns(fields))
 	}
 	out := make([]map[string][]byte, 0, count)
 	for r, err := range d.c.Table(table).Scan(ctx, key(start), tablekit.Key(KeyColumn, tablekit.InfMax), opts...) {
