@@ -364,7 +364,7 @@ func Update(r *Row, changes []tablekit.Change, opts tablekit.TableOptions, now i
 // ApplyInto); with a nil buf, in a new slice with room for the cells the
 // changes may add, so that they never make it grow again.
 func update(buf []tablekit.Column, r *Row, changes []tablekit.Change, opts tablekit.TableOptions, now int64) (Row, []tablekit.Column, error) {
-	var out Row
+	out := Row{Cells: buf[:0]}
 	if r != nil {
 		out.Marker = r.Marker
 		grow := 0
@@ -373,11 +373,10 @@ func update(buf []tablekit.Column, r *Row, changes []tablekit.Change, opts table
 				grow++
 			}
 		}
-		switch {
-		case buf != nil || len(r.Cells)+grow > 0:
-			out.Cells = slices.Grow(buf[:0], len(r.Cells)+grow)
-		case r.Cells != nil:
-			out.Cells = []tablekit.Column{}
+		if n := len(r.Cells) + grow; n > 0 {
+			out.Cells = slices.Grow(out.Cells, n)
+		} else if out.Cells == nil && r.Cells != nil {
+			out.Cells = []tablekit.Column{} // as slices.Clone(r.Cells) would
 		}
 		// Start from what is visible: a version that lowering MaxVersions or
 		// the TTL hid stays hidden whatever the changes delete (SPEC §5).
@@ -523,7 +522,8 @@ func ApplyTo(dst *Row, r *Row, w *tablekit.WriteRequest) (keep bool, res *tablek
 // memory (appended to buf[:0], which grows as append grows it): for an
 // engine that encodes the new row into a record of its own and then drops
 // the cells, and can so build them in a buffer it reuses, or one on its
-// stack. The cells' strings are those of r and w, as ApplyTo's are.
+// stack. buf must not share memory with r's cells or w's. The cells'
+// strings are those of r and w, as ApplyTo's are.
 func ApplyInto(buf []tablekit.Column, r *Row, w *tablekit.WriteRequest) (next Row, keep bool, res *tablekit.UpdateResult, err error) {
 	m := w.Meta
 	if r != nil {

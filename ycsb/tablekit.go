@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -151,11 +152,30 @@ func sortedNames(values map[string][]byte) []string {
 	return names
 }
 
+// copyValues returns values' names in order and their bytes, in that
+// order, copied into one string (go-ycsb reuses the buffers): a record's
+// values cost one allocation, each value a piece of the string.
+func copyValues(values map[string][]byte) ([]string, string) {
+	names := sortedNames(values)
+	n := 0
+	for _, v := range values {
+		n += len(v)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, name := range names {
+		sb.Write(values[name])
+	}
+	return names, sb.String()
+}
+
 // Update implements ycsb.DB: UpdateRow with one Put per field.
 func (d *DB) Update(ctx context.Context, table, k string, values map[string][]byte) error {
-	changes := make([]tablekit.Change, 0, len(values))
-	for _, n := range sortedNames(values) {
-		changes = append(changes, tablekit.Put(n, tablekit.Binary(values[n])))
+	names, all := copyValues(values)
+	changes := make([]tablekit.Change, len(names))
+	for i, n := range names {
+		l := len(values[n])
+		changes[i], all = tablekit.Put(n, tablekit.BinaryString(all[:l])), all[l:]
 	}
 	_, err := d.c.Table(table).UpdateRow(ctx, key(k), changes)
 	return err
@@ -163,9 +183,11 @@ func (d *DB) Update(ctx context.Context, table, k string, values map[string][]by
 
 // Insert implements ycsb.DB: PutRow.
 func (d *DB) Insert(ctx context.Context, table, k string, values map[string][]byte) error {
-	cols := make([]tablekit.Column, 0, len(values))
-	for _, n := range sortedNames(values) {
-		cols = append(cols, tablekit.Column{Name: n, Value: tablekit.Binary(values[n])})
+	names, all := copyValues(values)
+	cols := make([]tablekit.Column, len(names))
+	for i, n := range names {
+		l := len(values[n])
+		cols[i], all = tablekit.Column{Name: n, Value: tablekit.BinaryString(all[:l])}, all[l:]
 	}
 	return d.c.Table(table).PutRow(ctx, key(k), cols)
 }
