@@ -156,11 +156,13 @@ func sortedNames(values map[string][]byte) []string {
 // order, copied into one string (go-ycsb reuses the buffers): a record's
 // values cost one allocation, each value a piece of the string.
 func copyValues(values map[string][]byte) ([]string, string) {
-	names := sortedNames(values)
+	names := make([]string, 0, len(values))
 	n := 0
-	for _, v := range values {
+	for name, v := range values {
+		names = append(names, name)
 		n += len(v)
 	}
+	slices.Sort(names)
 	var sb strings.Builder
 	sb.Grow(n)
 	for _, name := range names {
