@@ -441,11 +441,12 @@ func (t *table) writeRow(w *tablekit.WriteRequest, k []byte, fresh bool) (*table
 // (the engine's own options are authoritative; the request's may be a
 // cached copy), and returns the request as applied, the new row's entry,
 // whether to keep it, and the write's result; buf is scratch space for
-// old's cells. The new row's cells are built on the stack (rowmodel.ApplyInto):
-// they live only until pack has copied them into the entry.
+// old's cells. The new row's cells are built on the stack
+// (rowmodel.ApplyInto): they live only until pack copies them into the
+// entry.
 func apply(w *tablekit.WriteRequest, m *tablekit.TableMeta, old entry, ok bool, buf []tablekit.Column) (*tablekit.WriteRequest, entry, bool, *tablekit.UpdateResult, error) {
 	if w.Meta.Options != m.Options || w.Meta.Generation != m.Generation {
-		c, meta := *w, *m // copies: m stays the caller's
+		c, meta := *w, *m // copies: the caller's m stays off the heap
 		c.Meta = &meta
 		w = &c
 	}
