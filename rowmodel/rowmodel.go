@@ -71,27 +71,22 @@ func Visible(r *Row, opts tablekit.TableOptions, now int64) []tablekit.Column {
 	if !hidden {
 		return r.Cells
 	}
-	return appendVisible(make([]tablekit.Column, 0, len(r.Cells)), r.Cells, opts, now)
-}
-
-// appendVisible appends to dst the cells of cells (in stored order) that
-// Visible returns.
-func appendVisible(dst, cells []tablekit.Column, opts tablekit.TableOptions, now int64) []tablekit.Column {
-	n := 0
-	for i := range cells {
-		c := &cells[i]
-		if i == 0 || c.Name != cells[i-1].Name {
+	out := make([]tablekit.Column, 0, len(r.Cells))
+	n = 0
+	for i := range r.Cells {
+		c := r.Cells[i]
+		if i == 0 || c.Name != r.Cells[i-1].Name {
 			n = 0
 		}
 		if !CellVisible(opts, c.Version, now) {
 			continue
 		}
 		if n < opts.MaxVersions {
-			dst = append(dst, *c)
+			out = append(out, c)
 		}
 		n++
 	}
-	return dst
+	return out
 }
 
 // Exists reports SPEC §7's existence: a visible cell or a key-only marker.
@@ -366,21 +361,23 @@ func Update(r *Row, changes []tablekit.Change, opts tablekit.TableOptions, now i
 func update(buf []tablekit.Column, r *Row, changes []tablekit.Change, opts tablekit.TableOptions, now int64) (Row, []tablekit.Column, error) {
 	out := Row{Cells: buf[:0]}
 	if r != nil {
+		// Start from what is visible: a version that lowering MaxVersions or
+		// the TTL hid stays hidden whatever the changes delete (SPEC §5).
+		visible := Visible(r, opts, now)
 		out.Marker = r.Marker
+		// Room for the cells the changes may add, so that they never make
+		// the copy grow (and allocate) again.
 		grow := 0
 		for _, ch := range changes {
 			if ch.Kind == tablekit.ChangePut || ch.Kind == tablekit.ChangeIncrement {
 				grow++
 			}
 		}
-		if n := len(r.Cells) + grow; n > 0 {
-			out.Cells = slices.Grow(out.Cells, n)
-		} else if out.Cells == nil && r.Cells != nil {
-			out.Cells = []tablekit.Column{} // as slices.Clone(r.Cells) would
+		if n := len(visible) + grow; n > 0 {
+			out.Cells = append(slices.Grow(out.Cells, n), visible...)
+		} else if out.Cells == nil {
+			out.Cells = slices.Clone(visible)
 		}
-		// Start from what is visible: a version that lowering MaxVersions or
-		// the TTL hid stays hidden whatever the changes delete (SPEC §5).
-		out.Cells = appendVisible(out.Cells, r.Cells, opts, now)
 	}
 	var incs []tablekit.Column
 	for _, ch := range changes {
