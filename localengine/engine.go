@@ -448,11 +448,13 @@ func (t *table) writeRow(w *tablekit.WriteRequest, k []byte, fresh bool) (*table
 // (the engine's own options are authoritative; the request's may be a
 // cached copy), and returns the request as applied, the new row's entry,
 // whether to keep it, and the write's result; buf is scratch space for
-// old's cells.
+// old's cells. The new row's cells are built on the stack
+// (rowmodel.ApplyInto): they live only until pack copies them into the
+// entry.
 func apply(w *tablekit.WriteRequest, m *tablekit.TableMeta, old entry, ok bool, buf []tablekit.Column) (*tablekit.WriteRequest, entry, bool, *tablekit.UpdateResult, error) {
 	if w.Meta.Options != m.Options || w.Meta.Generation != m.Generation {
-		c := *w
-		c.Meta = m
+		c, meta := *w, *m // copies: the caller's m stays off the heap
+		c.Meta = &meta
 		w = &c
 	}
 	var cur *rowmodel.Row
@@ -460,8 +462,8 @@ func apply(w *tablekit.WriteRequest, m *tablekit.TableMeta, old entry, ok bool, 
 		r := old.row(buf)
 		cur = &r
 	}
-	var next rowmodel.Row
-	keep, res, err := rowmodel.ApplyTo(&next, cur, w)
+	var cells [16]tablekit.Column
+	next, keep, res, err := rowmodel.ApplyInto(cells[:0], cur, w)
 	if err != nil || !keep {
 		return w, entry{}, false, res, err
 	}

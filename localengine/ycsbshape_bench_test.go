@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/localengine"
@@ -14,14 +15,18 @@ import (
 // table shaped as YCSB's (5,000 records of 10 fields × 100 bytes, one
 // version), without go-ycsb around them. read is GetRow projected on the
 // ten fields (workloads B-D, half of A and F); update is UpdateRow with one
-// Put (YCSB's update writes one field). Compared with the ops/s that
-// ycsb-matrix reports for mem://, it shows how much of a YCSB operation is
-// go-ycsb's own work (key choice, value generation, measurement).
+// Put (YCSB's update writes one field); update-engine is the same write
+// sent straight to the engine's Write, as the request the Client builds
+// (update minus update-engine is the Client's share). Compared with the
+// ops/s that ycsb-matrix reports for mem://, it shows how much of a YCSB
+// operation is go-ycsb's own work (key choice, value generation,
+// measurement).
 //
 //	go test -run '^$' -bench YCSBShaped -benchtime 200000x -count 3 ./localengine/
 func BenchmarkYCSBShaped(b *testing.B) {
 	ctx := context.Background()
-	db := tablekit.NewClient(localengine.New())
+	e := localengine.New()
+	db := tablekit.NewClient(e)
 	defer db.Close()
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "usertable", Key: tablekit.KeySchema{{Name: "key", Type: tablekit.TypeString}},
 		Options: tablekit.TableOptions{MaxVersions: 1, TTL: tablekit.NoExpiry}}); err != nil {
@@ -58,6 +63,21 @@ func BenchmarkYCSBShaped(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			if _, err := t.UpdateRow(ctx, keys[i%records], []tablekit.Change{tablekit.Put(names[i%fields], tablekit.Binary(val))}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("update-engine", func(b *testing.B) {
+		meta, err := e.DescribeTable(ctx, "usertable")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			now := time.Now().UnixMilli()
+			w := &tablekit.WriteRequest{Meta: meta, Kind: tablekit.WriteUpdate, Key: keys[i%records], Now: now,
+				Changes: []tablekit.Change{{Kind: tablekit.ChangePut, Column: names[i%fields], Value: tablekit.Binary(val), Version: now}}}
+			if _, err := e.Write(ctx, w); err != nil {
 				b.Fatal(err)
 			}
 		}

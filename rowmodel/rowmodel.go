@@ -334,10 +334,15 @@ func Check(r *Row, opts tablekit.TableOptions, cond tablekit.Condition, now int6
 // (SPEC §8), trimmed of what is already invisible. cols must be validated,
 // with versions set.
 func Put(cols []tablekit.Column, opts tablekit.TableOptions, now int64) Row {
+	return put(nil, cols, opts, now)
+}
+
+// put is Put building the row's cells in buf's memory (see ApplyInto).
+func put(buf, cols []tablekit.Column, opts tablekit.TableOptions, now int64) Row {
 	if len(cols) == 0 {
 		return Row{Marker: true}
 	}
-	cells := slices.Clone(cols)
+	cells := append(buf[:0], cols...)
 	SortCells(cells)
 	return Row{Cells: trim(cells, opts, now)}
 }
@@ -347,11 +352,18 @@ func Put(cols []tablekit.Column, opts tablekit.TableOptions, now int64) Row {
 // and changes nothing, when an increment meets a non-Integer latest value or
 // overflows.
 func Update(r *Row, changes []tablekit.Change, opts tablekit.TableOptions, now int64) (Row, []tablekit.Column, error) {
-	var out Row
+	return update(nil, r, changes, opts, now)
+}
+
+// update is Update building the row's cells in buf's memory (see
+// ApplyInto); with a nil buf, in a new slice with room for the cells the
+// changes may add, so that they never make it grow again.
+func update(buf []tablekit.Column, r *Row, changes []tablekit.Change, opts tablekit.TableOptions, now int64) (Row, []tablekit.Column, error) {
+	out := Row{Cells: buf[:0]}
 	if r != nil {
 		// Start from what is visible: a version that lowering MaxVersions or
 		// the TTL hid stays hidden whatever the changes delete (SPEC §5).
-		r = &Row{Cells: Visible(r, opts, now), Marker: r.Marker}
+		visible := Visible(r, opts, now)
 		out.Marker = r.Marker
 		// Room for the cells the changes may add, so that they never make
 		// the copy grow (and allocate) again.
@@ -361,10 +373,10 @@ func Update(r *Row, changes []tablekit.Change, opts tablekit.TableOptions, now i
 				grow++
 			}
 		}
-		if n := len(r.Cells) + grow; n > 0 {
-			out.Cells = append(make([]tablekit.Column, 0, n), r.Cells...)
-		} else {
-			out.Cells = slices.Clone(r.Cells)
+		if n := len(visible) + grow; n > 0 {
+			out.Cells = append(slices.Grow(out.Cells, n), visible...)
+		} else if out.Cells == nil {
+			out.Cells = slices.Clone(visible)
 		}
 	}
 	var incs []tablekit.Column
@@ -452,7 +464,8 @@ func setCell(cells []tablekit.Column, c tablekit.Column) []tablekit.Column {
 func trim(cells []tablekit.Column, opts tablekit.TableOptions, now int64) []tablekit.Column {
 	out := cells[:0]
 	n := 0
-	for i, c := range cells {
+	for i := range cells {
+		c := &cells[i]
 		if i == 0 || c.Name != cells[i-1].Name {
 			n = 0
 		}
@@ -460,7 +473,11 @@ func trim(cells []tablekit.Column, opts tablekit.TableOptions, now int64) []tabl
 			continue
 		}
 		n++
-		out = append(out, c)
+		if len(out) < i { // a cell was dropped before: move c down
+			out = append(out, *c)
+		} else {
+			out = out[:i+1]
+		}
 	}
 	clear(cells[len(out):])
 	return out[:len(out):len(out)]
@@ -491,36 +508,49 @@ func Apply(r *Row, w *tablekit.WriteRequest) (*Row, *tablekit.UpdateResult, erro
 // retries), so a stale writer never trims what newer options keep. A stale
 // writer could still reveal what newer options hide: see [Reveals].
 func ApplyTo(dst *Row, r *Row, w *tablekit.WriteRequest) (keep bool, res *tablekit.UpdateResult, err error) {
+	next, keep, res, err := ApplyInto(nil, r, w)
+	if keep {
+		*dst = next
+	}
+	return keep, res, err
+}
+
+// ApplyInto is ApplyTo returning the new row, its cells built in buf's
+// memory (appended to buf[:0], which grows as append grows it): for an
+// engine that encodes the new row into a record of its own and then drops
+// the cells, and can so build them in a buffer it reuses, or one on its
+// stack. buf must not share memory with r's cells or w's. The cells'
+// strings are those of r and w, as ApplyTo's are.
+func ApplyInto(buf []tablekit.Column, r *Row, w *tablekit.WriteRequest) (next Row, keep bool, res *tablekit.UpdateResult, err error) {
 	m := w.Meta
 	if r != nil {
 		if err := CheckGeneration(m, r.Generation); err != nil {
-			return false, nil, err
+			return Row{}, false, nil, err
 		}
 	}
 	if err := Check(r, m.Options, w.Condition, w.Now); err != nil {
-		return false, nil, err
+		return Row{}, false, nil, err
 	}
 	switch w.Kind {
 	case tablekit.WritePut:
-		*dst = Put(w.Columns, m.Options, w.Now)
-		dst.Generation = m.Generation
-		return true, nil, nil
+		next = put(buf, w.Columns, m.Options, w.Now)
+		next.Generation = m.Generation
+		return next, true, nil, nil
 	case tablekit.WriteUpdate:
-		nr, incs, err := Update(r, w.Changes, m.Options, w.Now)
+		nr, incs, err := update(buf, r, w.Changes, m.Options, w.Now)
 		if err != nil {
-			return false, nil, err
+			return Row{}, false, nil, err
 		}
 		res := &tablekit.UpdateResult{Increments: incs}
 		if len(nr.Cells) == 0 && !nr.Marker {
-			return false, res, nil
+			return Row{}, false, res, nil
 		}
 		nr.Generation = m.Generation
-		*dst = nr
-		return true, res, nil
+		return nr, true, res, nil
 	case tablekit.WriteDelete:
-		return false, nil, nil
+		return Row{}, false, nil, nil
 	}
-	return false, nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "write of unknown kind %d", w.Kind)
+	return Row{}, false, nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "write of unknown kind %d", w.Kind)
 }
 
 // byName orders cells by name alone.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/magiconair/properties"
@@ -23,7 +25,14 @@ var ErrNotFound = errors.New("tkycsb: record not found")
 // DB is a go-ycsb binding over a tablekit Client.
 type DB struct {
 	c     *tablekit.Client
-	owned bool // Close closes c
+	owned bool                       // Close closes c
+	proj  atomic.Pointer[columnsOpt] // the last projection Read or Scan built
+}
+
+// columnsOpt is a read's Columns option and the fields it was built from.
+type columnsOpt struct {
+	fields []string
+	opt    tablekit.ReadOption
 }
 
 // New returns a binding over c; Close does not close c.
@@ -66,11 +75,17 @@ func (d *DB) CleanupThread(context.Context) {}
 
 func key(k string) tablekit.PrimaryKey { return tablekit.Key(KeyColumn, tablekit.String(k)) }
 
-func readOpts(fields []string) []tablekit.ReadOption {
-	if len(fields) == 0 {
-		return nil
+// columns returns tablekit.Columns(fields...), the last one built when the
+// fields are the same: go-ycsb asks every read for the same fields, which
+// Columns would copy and sort each time (an option is immutable, and
+// goroutines may share it).
+func (d *DB) columns(fields []string) tablekit.ReadOption {
+	if p := d.proj.Load(); p != nil && slices.Equal(p.fields, fields) {
+		return p.opt
 	}
-	return []tablekit.ReadOption{tablekit.Columns(fields...)}
+	p := &columnsOpt{fields: slices.Clone(fields), opt: tablekit.Columns(fields...)}
+	d.proj.Store(p)
+	return p.opt
 }
 
 // record is a row as go-ycsb takes it. Its byte slices share the values'
@@ -89,7 +104,16 @@ func record(cols []tablekit.Column) map[string][]byte {
 
 // Read implements ycsb.DB: GetRow, projected on fields.
 func (d *DB) Read(ctx context.Context, table, k string, fields []string) (map[string][]byte, error) {
-	row, found, err := d.c.Table(table).GetRow(ctx, key(k), readOpts(fields)...)
+	var (
+		row   tablekit.Row
+		found bool
+		err   error
+	)
+	if len(fields) == 0 {
+		row, found, err = d.c.Table(table).GetRow(ctx, key(k))
+	} else {
+		row, found, err = d.c.Table(table).GetRow(ctx, key(k), d.columns(fields))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +129,7 @@ func (d *DB) Read(ctx context.Context, table, k string, fields []string) (map[st
 func (d *DB) Scan(ctx context.Context, table, start string, count int, fields []string) ([]map[string][]byte, error) {
 	opts := []tablekit.RangeOption{tablekit.Limit(count)}
 	if len(fields) > 0 {
-		opts = append(opts, tablekit.Columns(fields...))
+		opts = append(opts, d.columns(fields))
 	}
 	out := make([]map[string][]byte, 0, count)
 	for r, err := range d.c.Table(table).Scan(ctx, key(start), tablekit.Key(KeyColumn, tablekit.InfMax), opts...) {
@@ -128,11 +152,32 @@ func sortedNames(values map[string][]byte) []string {
 	return names
 }
 
+// copyValues returns values' names in order and their bytes, in that
+// order, copied into one string (go-ycsb reuses the buffers): a record's
+// values cost one allocation, each value a piece of the string.
+func copyValues(values map[string][]byte) ([]string, string) {
+	names := make([]string, 0, len(values))
+	n := 0
+	for name, v := range values {
+		names = append(names, name)
+		n += len(v)
+	}
+	slices.Sort(names)
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, name := range names {
+		sb.Write(values[name])
+	}
+	return names, sb.String()
+}
+
 // Update implements ycsb.DB: UpdateRow with one Put per field.
 func (d *DB) Update(ctx context.Context, table, k string, values map[string][]byte) error {
-	changes := make([]tablekit.Change, 0, len(values))
-	for _, n := range sortedNames(values) {
-		changes = append(changes, tablekit.Put(n, tablekit.Binary(values[n])))
+	names, all := copyValues(values)
+	changes := make([]tablekit.Change, len(names))
+	for i, n := range names {
+		l := len(values[n])
+		changes[i], all = tablekit.Put(n, tablekit.BinaryString(all[:l])), all[l:]
 	}
 	_, err := d.c.Table(table).UpdateRow(ctx, key(k), changes)
 	return err
@@ -140,9 +185,11 @@ func (d *DB) Update(ctx context.Context, table, k string, values map[string][]by
 
 // Insert implements ycsb.DB: PutRow.
 func (d *DB) Insert(ctx context.Context, table, k string, values map[string][]byte) error {
-	cols := make([]tablekit.Column, 0, len(values))
-	for _, n := range sortedNames(values) {
-		cols = append(cols, tablekit.Column{Name: n, Value: tablekit.Binary(values[n])})
+	names, all := copyValues(values)
+	cols := make([]tablekit.Column, len(names))
+	for i, n := range names {
+		l := len(values[n])
+		cols[i], all = tablekit.Column{Name: n, Value: tablekit.BinaryString(all[:l])}, all[l:]
 	}
 	return d.c.Table(table).PutRow(ctx, key(k), cols)
 }
