@@ -19,19 +19,25 @@ const maxScan = tablekit.MaxScanRows
 
 // Engine is an in-memory tablekit.Backend.
 type Engine struct {
-	mu     sync.RWMutex
-	tables map[string]*table
-	closed bool
+	mu       sync.RWMutex
+	tables   map[string]*table
+	closed   bool
+	spanRows int // entries above which a new table's span splits; 0: spanRows (a test hook)
 }
 
 type table struct {
-	// mu guards meta, rows and feed: reads share it, and a write takes it
-	// alone only to store what it built (see Write).
-	mu   sync.RWMutex
-	meta tablekit.TableMeta
-	rows *btree.BTreeG[entry] // ordered by encoded key (entry.key); row.go
-	feed *feedLog             // the change feed (feed.go); nil when never enabled
-	ai   *autoInc             // auto-increment counters (autoinc.go); nil without such a column
+	// mu guards meta, the span list and feed: reads and writers of one row
+	// share it; UpdateTable, atomic writes, splits and merges of spans,
+	// and the feed's readers take it alone (see Write, span.go).
+	mu       sync.RWMutex
+	meta     tablekit.TableMeta
+	lows     []string // lows[i] is the least key span i may hold; lows[0] is ""
+	spans    []*span  // the rows, by key range (span.go)
+	spanRows int      // entries above which a span splits
+	feed     *feedLog // the change feed (feed.go); nil when never enabled
+	// feedMu orders the appends of writers that share mu (feed.go).
+	feedMu sync.Mutex
+	ai     *autoInc // auto-increment counters (autoinc.go); nil without such a column
 	// A writer holds its row's stripe from reading the stored row to
 	// storing the new one, so that writes to one row apply one at a time,
 	// and writes to rows of different stripes build their rows together.
@@ -118,7 +124,11 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 	}
 	m := *meta
 	m.Key = slices.Clone(meta.Key)
-	e.tables[meta.Name] = &table{meta: m, rows: newRows(), ai: newAutoInc(&m)}
+	n := e.spanRows
+	if n <= 0 {
+		n = spanRows
+	}
+	e.tables[meta.Name] = &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows())}, spanRows: n, ai: newAutoInc(&m)}
 	return nil
 }
 
@@ -216,7 +226,7 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 	}
 	opts, schema := cur.Options, cur.Key
 	// The map does not keep the lookup key, so a string view of buf will do.
-	ent, ok := t.rows.Get(probe(bytesView(k)))
+	ent, ok := t.get(bytesView(k))
 	t.mu.RUnlock()
 	if !ok {
 		return nil, nil
@@ -408,7 +418,7 @@ func (t *table) writeRow(w *tablekit.WriteRequest, k []byte, fresh bool) (*table
 			ok  bool
 		)
 		if needOld {
-			old, ok = t.rows.Get(probe(bytesView(k)))
+			old, ok = t.get(bytesView(k))
 		}
 		t.mu.RUnlock()
 		if fresh && ok {
@@ -421,18 +431,16 @@ func (t *table) writeRow(w *tablekit.WriteRequest, k []byte, fresh bool) (*table
 		if keep && !fresh { // an assigned key is the counter's already
 			t.ai.saw(ww.Key) // before the row is stored (autoinc.go)
 		}
-		t.mu.Lock()
+		t.mu.RLock()
 		if t.meta.Generation != meta.Generation {
-			t.mu.Unlock()
+			t.mu.RUnlock()
 			continue // the options changed since they were read: apply again
 		}
-		t.record(ww, res)
-		if keep {
-			t.rows.Set(ent)
-		} else {
-			t.rows.Delete(probe(bytesView(k)))
+		reshape := t.store(bytesView(k), ent, keep, ww, res) // span.go
+		t.mu.RUnlock()
+		if reshape {
+			t.reshape(bytesView(k))
 		}
-		t.mu.Unlock()
 		return res, false, nil
 	}
 }

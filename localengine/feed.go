@@ -142,6 +142,8 @@ func (e *Engine) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMet
 	if t.feed == nil {
 		return &tablekit.ChangeFeedStatus{}, nil
 	}
+	t.feedMu.Lock() // writers sharing t.mu append (and trim) under it
+	defer t.feedMu.Unlock()
 	return t.feed.status(), nil
 }
 

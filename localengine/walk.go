@@ -68,7 +68,7 @@ func (w *walker) batch(buf []entry, n int, opts *tablekit.TableOptions) ([]entry
 		if w.resumed {
 			from = w.last
 		}
-		t.rows.Ascend(probe(from), func(ent entry) bool {
+		t.ascend(from, func(ent entry) bool { // span by span (span.go)
 			k := ent.key()
 			if w.resumed && k == w.last {
 				return true
@@ -99,11 +99,11 @@ func (w *walker) batch(buf []entry, n int, opts *tablekit.TableOptions) ([]entry
 		}
 		switch {
 		case w.resumed:
-			t.rows.Descend(probe(w.last), iter)
+			t.descend(w.last, iter)
 		case w.startTop:
-			t.rows.Reverse(iter)
+			t.reverse(iter)
 		default:
-			t.rows.Descend(probe(w.start), iter)
+			t.descend(w.start, iter)
 		}
 	}
 	return buf, nil
