@@ -369,16 +369,16 @@ func (sc *rangeScratch) release() {
 }
 
 // Write implements tablekit.Backend. It holds the row's stripe throughout,
-// and builds the new row unlocked between two short holds of the table's
-// lock: it reads the table's options (and the stored row, when the write
-// depends on it) under the read lock, applies the write (rowmodel) and
-// packs the new row with no table lock held, and takes the lock alone only
-// to store it and append its change record. Another writer of the row
-// waits for the stripe, so the row it reads is the row this write stores
-// it over; a write whose table options changed meanwhile (UpdateTable) is
-// applied again under the new ones. A write takes effect, for readers and
-// the change feed alike, when it is stored. A put or update whose key
-// holds tablekit.AutoIncrement gets its key first (autoinc.go).
+// and the table's lock shared: it reads the table's options (and the
+// stored row, when the write depends on it), applies the write (rowmodel)
+// and packs the new row, and stores it and appends its change record in
+// one hold of the lock of the row's span (span.go). Another writer of the
+// row waits for the stripe, so the row it reads is the row this write
+// stores it over; writers of other rows build and store theirs in
+// parallel, and the table's options cannot change meanwhile (UpdateTable
+// takes the table's lock alone). A write takes effect, for readers and the
+// change feed alike, when it is stored. A put or update whose key holds
+// tablekit.AutoIncrement gets its key first (autoinc.go).
 func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
 	t, err := e.table(ctx, w.Meta.Name)
 	if err != nil {
@@ -399,50 +399,46 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 // writeRow applies w to the row of encoded key k, whose stripe the caller
 // holds, as Write describes. With fresh (w's key was just assigned:
 // autoinc.go) the row must be absent: when it is there, writeRow writes
-// nothing and reports it taken.
+// nothing and reports it taken. A span the write leaves too large or too
+// small is split or merged once the table's lock is released.
 func (t *table) writeRow(w *tablekit.WriteRequest, k []byte, fresh bool) (*tablekit.UpdateResult, bool, error) {
+	t.mu.RLock()
+	res, taken, reshape, err := t.writeShared(w, bytesView(k), fresh)
+	t.mu.RUnlock()
+	if reshape {
+		t.reshape(bytesView(k)) // span.go
+	}
+	return res, taken, err
+}
+
+// writeShared is writeRow's work under the table's lock, held shared.
+func (t *table) writeShared(w *tablekit.WriteRequest, k string, fresh bool) (res *tablekit.UpdateResult, taken, reshape bool, err error) {
+	// The table's meta, not a copy: it cannot change while the lock is held.
+	m, err := t.current(w.Meta)
+	if err != nil {
+		return nil, false, false, err
+	}
 	// Only an update and a condition read the stored row; an unconditional
 	// put or delete is decided without it, and saves a walk down the map.
-	needOld := fresh || w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero()
-	var scratch [16]tablekit.Column
-	for {
-		t.mu.RLock()
-		m, err := t.current(w.Meta)
-		if err != nil {
-			t.mu.RUnlock()
-			return nil, false, err
-		}
-		meta := *m
-		var (
-			old entry
-			ok  bool
-		)
-		if needOld {
-			old, ok = t.get(bytesView(k))
-		}
-		t.mu.RUnlock()
-		if fresh && ok {
-			return nil, true, nil
-		}
-		ww, ent, keep, res, err := apply(w, &meta, old, ok, scratch[:0])
-		if err != nil {
-			return nil, false, err
-		}
-		if keep && !fresh { // an assigned key is the counter's already
-			t.ai.saw(ww.Key) // before the row is stored (autoinc.go)
-		}
-		t.mu.RLock()
-		if t.meta.Generation != meta.Generation {
-			t.mu.RUnlock()
-			continue // the options changed since they were read: apply again
-		}
-		reshape := t.store(bytesView(k), ent, keep, ww, res) // span.go
-		t.mu.RUnlock()
-		if reshape {
-			t.reshape(bytesView(k))
-		}
-		return res, false, nil
+	var (
+		old entry
+		ok  bool
+	)
+	if fresh || w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero() {
+		old, ok = t.get(k)
 	}
+	if fresh && ok {
+		return nil, true, false, nil
+	}
+	var scratch [16]tablekit.Column
+	ww, ent, keep, res, err := apply(w, m, old, ok, scratch[:0])
+	if err != nil {
+		return nil, false, false, err
+	}
+	if keep && !fresh { // an assigned key is the counter's already
+		t.ai.saw(ww.Key) // before the row is stored (autoinc.go)
+	}
+	return res, false, t.store(k, ent, keep, ww, res), nil
 }
 
 // apply applies w to the stored row old (when ok) under the table's meta m
