@@ -2,8 +2,10 @@ package localengine
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/tidwall/btree"
@@ -19,10 +21,15 @@ const maxScan = tablekit.MaxScanRows
 
 // Engine is an in-memory tablekit.Backend.
 type Engine struct {
+	// mu orders the changes of the set of tables (CreateTable, DeleteTable,
+	// Close). tables is replaced, never changed in place, and published in
+	// catalog, which an operation loads to find its table without taking
+	// a lock: concurrent operations write no shared word to find theirs.
 	mu       sync.RWMutex
 	tables   map[string]*table
 	closed   bool
-	spanRows int // entries above which a new table's span splits; 0: spanRows (a test hook)
+	catalog  atomic.Pointer[map[string]*table] // tables; nil once closed
+	spanRows int                               // entries above which a new table's span splits; 0: spanRows (a test hook)
 }
 
 type table struct {
@@ -77,7 +84,17 @@ var (
 )
 
 // New returns an empty engine.
-func New() *Engine { return &Engine{tables: map[string]*table{}} }
+func New() *Engine {
+	e := &Engine{}
+	e.publish(map[string]*table{})
+	return e
+}
+
+// publish makes m the set of tables (the caller holds e.mu, or is New).
+func (e *Engine) publish(m map[string]*table) {
+	e.tables = m
+	e.catalog.Store(&m)
+}
 
 // SystemName is the store's OpenTelemetry db.system.name, "tablekit.local"
 // (tablekit.SystemNamer).
@@ -88,6 +105,7 @@ func (e *Engine) Close() error {
 	e.mu.Lock()
 	e.closed = true
 	e.tables = nil
+	e.catalog.Store(nil)
 	e.mu.Unlock()
 	return nil
 }
@@ -96,14 +114,12 @@ func (e *Engine) table(ctx context.Context, name string) (*table, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e.mu.RLock()
-	t, ok := e.tables[name]
-	closed := e.closed
-	e.mu.RUnlock()
-	switch {
-	case closed:
+	tables := e.catalog.Load()
+	if tables == nil {
 		return nil, tablekit.Errorf(tablekit.ErrUnavailable, "the local engine is closed")
-	case !ok:
+	}
+	t, ok := (*tables)[name]
+	if !ok {
 		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", name)
 	}
 	return t, nil
@@ -128,7 +144,9 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 	if n <= 0 {
 		n = spanRows
 	}
-	e.tables[meta.Name] = &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows())}, spanRows: n, ai: newAutoInc(&m)}
+	tables := maps.Clone(e.tables)
+	tables[meta.Name] = &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows())}, spanRows: n, ai: newAutoInc(&m)}
+	e.publish(tables)
 	return nil
 }
 
@@ -206,7 +224,9 @@ func (e *Engine) DeleteTable(ctx context.Context, name string) error {
 	if _, ok := e.tables[name]; !ok {
 		return tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", name)
 	}
-	delete(e.tables, name)
+	tables := maps.Clone(e.tables)
+	delete(tables, name)
+	e.publish(tables)
 	return nil
 }
 
