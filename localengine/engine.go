@@ -407,8 +407,9 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	if w.Kind != tablekit.WriteDelete && w.Key.AutoIncrementIndex() >= 0 {
 		return t.writeAuto(w) // autoinc.go
 	}
-	var buf [256]byte
-	k := codec.AppendKey(buf[:0], w.Key)
+	// Exactly sized: the map's lookups keep the key they are given, so a
+	// buffer on the stack would be moved to the heap, all of it.
+	k := codec.EncodeKey(w.Key)
 	st := &t.stripes[stripeOf(k)]
 	st.Lock()
 	defer st.Unlock()
