@@ -28,12 +28,14 @@ import (
 //     and one that a delete leaves with at most t.spanRows/8 entries is
 //     merged into a neighbour when the two hold at most t.spanRows/2
 //     together, or when it is empty. Both happen under t.mu alone, taken
-//     by the writer that made the span so after it released its locks (a
+//     by the writer that made the span so, once it released t.mu and the
+//     span's lock (an atomic write does it in its own hold of t.mu). A
 //     split copies the span's entries once: O(spanRows) per spanRows/2
-//     inserts). So no span is empty but the only one, and a table that
-//     shrinks keeps at most one span per spanRows/8 remaining rows plus
-//     one per pair of neighbours too large to merge: a range read walks
-//     its rows span by span, taking each span's lock once per batch.
+//     inserts. So no span is empty but the only one, and no two
+//     neighbours both hold at most t.spanRows/8 entries (the second to get
+//     there merges): a table of n rows, however it shrank, has at most
+//     16n/spanRows+1 spans, and a range read walks its rows span by span,
+//     taking each span's lock once per batch.
 
 // spanRows is the default number of entries above which a span splits.
 const spanRows = 2048
