@@ -227,7 +227,8 @@ func TestSpansUnderConcurrentWriters(t *testing.T) {
 
 // checkSpans checks the span list's invariants (span.go) and returns the
 // number of spans: lows ascending from "", each span's keys within its
-// range, none empty unless it is the only one.
+// range, none empty unless it is the only one, none above the split size,
+// no two neighbours both small enough to merge.
 func (tb *table) checkSpans(t *testing.T) int {
 	t.Helper()
 	tb.mu.Lock()
@@ -236,11 +237,17 @@ func (tb *table) checkSpans(t *testing.T) int {
 		t.Fatalf("%d bounds for %d spans; the first %q", len(tb.lows), len(tb.spans), tb.lows)
 	}
 	for i, s := range tb.spans {
+		if i > 0 && tb.lows[i-1] >= tb.lows[i] {
+			t.Errorf("bound %d %q is not above bound %d %q", i, tb.lows[i], i-1, tb.lows[i-1])
+		}
 		if s.rows.Len() == 0 && len(tb.spans) > 1 {
 			t.Errorf("span %d of %d is empty", i, len(tb.spans))
 		}
 		if s.rows.Len() > tb.spanRows {
 			t.Errorf("span %d holds %d entries, more than %d", i, s.rows.Len(), tb.spanRows)
+		}
+		if small := tb.spanRows / 8; i > 0 && s.rows.Len() <= small && tb.spans[i-1].rows.Len() <= small {
+			t.Errorf("spans %d and %d hold %d and %d entries: both at most %d", i-1, i, tb.spans[i-1].rows.Len(), s.rows.Len(), small)
 		}
 		s.rows.Scan(func(ent entry) bool {
 			k := ent.key()
