@@ -33,9 +33,10 @@ type Engine struct {
 }
 
 type table struct {
-	// mu guards meta, the span list and feed: reads and writers of one row
-	// share it; UpdateTable, atomic writes, splits and merges of spans,
-	// and the feed's readers take it alone (see Write, span.go).
+	// mu guards meta, the span list and feed: reads and single-row writes
+	// share it; UpdateTable, atomic writes' stores, splits and merges of
+	// spans, and the feed's settings and reads take it alone (see Write,
+	// span.go).
 	mu       sync.RWMutex
 	meta     tablekit.TableMeta
 	lows     []string // lows[i] is the least key span i may hold; lows[0] is ""
@@ -407,8 +408,9 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	if w.Kind != tablekit.WriteDelete && w.Key.AutoIncrementIndex() >= 0 {
 		return t.writeAuto(w) // autoinc.go
 	}
-	// Exactly sized: the map's lookups keep the key they are given, so a
-	// buffer on the stack would be moved to the heap, all of it.
+	// Exactly sized: the map's lookups call its comparator indirectly, so
+	// the compiler cannot see that they keep no key, and a buffer on the
+	// stack would be moved to the heap, all of it.
 	k := codec.EncodeKey(w.Key)
 	st := &t.stripes[stripeOf(k)]
 	st.Lock()
