@@ -131,9 +131,9 @@ func (t *table) atomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest, 
 				t.ai.saw(applied[i].Key) // before the row is stored (autoinc.go)
 			}
 		}
-		t.mu.Lock()
+		t.lock()
 		if t.meta.Generation != meta.Generation {
-			t.mu.Unlock()
+			t.unlock()
 			continue // the options changed since they were read: apply again
 		}
 		// Every write holds: store them all (the rows are distinct), each
@@ -142,7 +142,7 @@ func (t *table) atomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest, 
 			t.record(applied[i], out[i].Update)
 			t.storeLocked(keys[i], ents[i], keep[i]) // span.go
 		}
-		t.mu.Unlock()
+		t.unlock()
 		return out, -1, nil
 	}
 }

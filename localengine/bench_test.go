@@ -362,9 +362,9 @@ func BenchmarkLocalInsert(b *testing.B) {
 	clientCols := []tablekit.Column{{Name: "v", Value: tablekit.Integer(1)}} // versioned by the client's clock
 	bareMap := func(k string) { benchBare.Delete(k) }
 	engineMap := func(k string) {
-		benchTable.mu.Lock()
+		benchTable.lock()
 		benchTable.storeLocked(k, entry{}, false)
-		benchTable.mu.Unlock()
+		benchTable.unlock()
 	}
 	var mapKeys []string
 	var mapEnts []*bareEntry

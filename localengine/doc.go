@@ -43,9 +43,11 @@
 // # Semantics
 //
 // It is safe for concurrent use; each single-row operation is atomic and
-// linearizable. A table has one RWMutex for its options and its list of
-// spans, one per span for the span's B-tree, and 64 row locks (stripes,
-// by a hash of the key). Reads share the table's lock and their span's, so
+// linearizable. A table has a lock for its options and its list of spans
+// (an RWMutex that readers share, and 16 writer slots of which a writer
+// shares one, picked at random; held alone, all of them), an RWMutex per
+// span for the span's B-tree, and 64 row locks (stripes, by a hash of the
+// key). Reads share the table's lock and their span's, so
 // they run in parallel on as many cores as there are. A write holds its
 // row's stripe and the table's lock, shared, from reading the table's
 // options (and the stored row, when the write depends on it: an update or
@@ -55,7 +57,7 @@
 // one row apply one at a time, in the order the change feed records them;
 // writes to rows of different stripes build their rows in parallel, and
 // writers of different spans store them in parallel too, sharing no lock
-// but the count of the table lock's holders. A write takes effect, for
+// word (but when they picked the same writer slot). A write takes effect, for
 // readers and the feed alike, when it is stored. The table's lock is taken
 // alone only by what changes the table as a whole: UpdateTable, an atomic
 // write's store, the change feed's settings and reads, and the split or

@@ -3,6 +3,7 @@ package localengine
 import (
 	"context"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -33,11 +34,14 @@ type Engine struct {
 }
 
 type table struct {
-	// mu guards meta, the span list and feed: reads and single-row writes
-	// share it; UpdateTable, atomic writes' stores, splits and merges of
-	// spans, and the feed's settings and reads take it alone (see Write,
-	// span.go).
+	// The table's lock guards meta, the span list and feed. It is mu and
+	// the writer slots: readers share mu, and a single-row writer shares
+	// one slot, picked at random (so writers of different slots write no
+	// common word); UpdateTable, atomic writes' stores, splits and merges
+	// of spans, and the feed's settings and reads take mu and every slot
+	// alone (lock; see Write, span.go).
 	mu       sync.RWMutex
+	slots    [writerSlots]slot
 	meta     tablekit.TableMeta
 	lows     []string // lows[i] is the least key span i may hold; lows[0] is ""
 	spans    []*span  // the rows, by key range (span.go)
@@ -61,6 +65,30 @@ func newRows() *btree.BTreeG[entry] {
 
 // probe returns an entry to look the encoded key k up with.
 func probe(k string) entry { return entry{rec: k, keyEnd: uint32(len(k))} }
+
+// writerSlots is the number of writer slots of a table's lock.
+const writerSlots = 16
+
+type slot struct {
+	sync.RWMutex
+	_ [40]byte // one cache line each
+}
+
+// lock takes the table's lock alone: mu, then every writer slot.
+func (t *table) lock() {
+	t.mu.Lock()
+	for i := range t.slots {
+		t.slots[i].Lock()
+	}
+}
+
+// unlock releases what lock took.
+func (t *table) unlock() {
+	for i := range t.slots {
+		t.slots[i].Unlock()
+	}
+	t.mu.Unlock()
+}
 
 // stripes is the number of row locks per table.
 const stripes = 64
@@ -188,8 +216,8 @@ func (e *Engine) UpdateTable(ctx context.Context, req *tablekit.UpdateTableReque
 	if err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.lock()
+	defer t.unlock()
 	switch {
 	case t.meta.Incarnation != req.Meta.Incarnation:
 		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q was deleted and created again", req.Meta.Name)
@@ -425,9 +453,10 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 // nothing and reports it taken. A span the write leaves too large or too
 // small is split or merged once the table's lock is released.
 func (t *table) writeRow(w *tablekit.WriteRequest, k []byte, fresh bool) (*tablekit.UpdateResult, bool, error) {
-	t.mu.RLock()
+	sl := &t.slots[rand.N(writerSlots)] // the table's lock, shared
+	sl.RLock()
 	res, taken, reshape, err := t.writeShared(w, bytesView(k), fresh)
-	t.mu.RUnlock()
+	sl.RUnlock()
 	if reshape {
 		t.reshape(bytesView(k)) // span.go
 	}

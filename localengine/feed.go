@@ -101,8 +101,8 @@ func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedR
 	if err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.lock()
+	defer t.unlock()
 	if _, err := t.current(req.Meta); err != nil {
 		return nil, err
 	}
@@ -164,8 +164,8 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 		}
 		after = n
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.lock()
+	defer t.unlock()
 	if _, err := t.current(req.Meta); err != nil {
 		return nil, err
 	}

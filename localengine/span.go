@@ -13,11 +13,14 @@ import (
 // A table's rows are range-partitioned into spans: each span holds the
 // entries of one contiguous range of encoded keys, [lows[i], lows[i+1]),
 // in a B-tree of its own guarded by its own RWMutex, so that writers of
-// different spans store their rows together. The rules:
+// different spans store their rows together. Below, "t.mu" is the table's
+// lock: held shared is t.mu.RLock (a reader) or one writer slot (a
+// single-row writer, engine.go), held alone is t.lock (t.mu and every
+// slot). The rules:
 //
 //   - The span list (t.lows, t.spans) changes only under the table's lock
-//     held alone (t.mu.Lock); everyone who looks a span up holds t.mu, at
-//     least shared. So under t.mu.RLock the list is fixed, and a span is
+//     held alone (t.lock); everyone who looks a span up holds t.mu, at
+//     least shared. So under t.mu shared the list is fixed, and a span is
 //     found by a binary search of the lower bounds (lows[0] is "", below
 //     every key).
 //   - A span's B-tree changes under t.mu shared plus the span's lock alone
@@ -136,9 +139,9 @@ func (t *table) storeLocked(k string, ent entry, keep bool) {
 // reshape splits or merges the span of encoded key k, if it still needs
 // it, under t.mu taken alone.
 func (t *table) reshape(k string) {
-	t.mu.Lock()
+	t.lock()
 	t.reshapeLocked(k)
-	t.mu.Unlock()
+	t.unlock()
 }
 
 // reshapeLocked splits the span of encoded key k at its median when it

@@ -231,8 +231,8 @@ func TestSpansUnderConcurrentWriters(t *testing.T) {
 // no two neighbours both small enough to merge.
 func (tb *table) checkSpans(t *testing.T) int {
 	t.Helper()
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
+	tb.lock()
+	defer tb.unlock()
 	if len(tb.lows) != len(tb.spans) || len(tb.lows) == 0 || tb.lows[0] != "" {
 		t.Fatalf("%d bounds for %d spans; the first %q", len(tb.lows), len(tb.spans), tb.lows)
 	}
