@@ -111,7 +111,7 @@ func (t *table) atomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest, 
 			// As in Write, only an update and a condition read the stored
 			// row, and a write to an assigned key checks it is absent.
 			if w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero() || (fresh != nil && fresh[i]) {
-				olds[i], found[i] = t.rows.Get(probe(keys[i]))
+				olds[i], found[i] = t.get(keys[i])
 			}
 			if fresh != nil && fresh[i] && found[i] {
 				t.mu.RUnlock()
@@ -131,22 +131,18 @@ func (t *table) atomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest, 
 				t.ai.saw(applied[i].Key) // before the row is stored (autoinc.go)
 			}
 		}
-		t.mu.Lock()
+		t.lock()
 		if t.meta.Generation != meta.Generation {
-			t.mu.Unlock()
+			t.unlock()
 			continue // the options changed since they were read: apply again
 		}
 		// Every write holds: store them all (the rows are distinct), each
 		// with its change record (feed.go).
 		for i := range reqs {
 			t.record(applied[i], out[i].Update)
-			if keep[i] {
-				t.rows.Set(ents[i])
-			} else {
-				t.rows.Delete(probe(keys[i]))
-			}
+			t.storeLocked(keys[i], ents[i], keep[i]) // span.go
 		}
-		t.mu.Unlock()
+		t.unlock()
 		return out, -1, nil
 	}
 }

@@ -140,7 +140,7 @@ func benchSetup(b *testing.B) {
 			ek := string(codec.EncodeKey(k))
 			benchBare.Set(ek, ent)
 			stored := pack(k, &ent.row)
-			benchTable.rows.Set(stored)
+			benchTable.storeLocked(stored.key(), stored, true)
 		}
 		benchPKs = make([]tablekit.PrimaryKey, benchKeys)
 		benchEnc = make([]string, benchKeys)
@@ -361,7 +361,11 @@ func BenchmarkLocalInsert(b *testing.B) {
 	cols := []tablekit.Column{{Name: "v", Value: tablekit.Integer(1), Version: benchNow}}
 	clientCols := []tablekit.Column{{Name: "v", Value: tablekit.Integer(1)}} // versioned by the client's clock
 	bareMap := func(k string) { benchBare.Delete(k) }
-	engineMap := func(k string) { benchTable.rows.Delete(probe(k)) }
+	engineMap := func(k string) {
+		benchTable.lock()
+		benchTable.storeLocked(k, entry{}, false)
+		benchTable.unlock()
+	}
 	var mapKeys []string
 	var mapEnts []*bareEntry
 	var bareKeys, engineKeys, clientKeys []tablekit.PrimaryKey

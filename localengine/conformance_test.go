@@ -16,13 +16,24 @@ func TestConformance(t *testing.T) {
 	conformance.RunTests(t, harness{})
 }
 
+// TestConformanceSmallSpans runs the suite against engines whose tables
+// split a span beyond 3 rows: every range read crosses span boundaries,
+// and writes split and merge spans as they go (span.go).
+func TestConformanceSmallSpans(t *testing.T) {
+	conformance.RunTests(t, harness{spanRows: 3})
+}
+
 // harness gives the suite a new engine per backend, and implements
 // conformance.SharedStore: another "process" on the same store is the same
-// engine, behind a Close that leaves it open.
-type harness struct{}
+// engine, behind a Close that leaves it open. spanRows, when set, is the
+// engines' span size (a test hook).
+type harness struct{ spanRows int }
 
 // NewBackend implements conformance.Harness.
-func (harness) NewBackend(context.Context, testing.TB, tablekit.Clock) (tablekit.Backend, error) {
+func (h harness) NewBackend(context.Context, testing.TB, tablekit.Clock) (tablekit.Backend, error) {
+	if h.spanRows > 0 {
+		return localengine.NewWithSpanRows(h.spanRows), nil
+	}
 	return localengine.New(), nil
 }
 

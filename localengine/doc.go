@@ -1,7 +1,7 @@
 // Package localengine is for unit tests, and for programs that want
 // tablekit tables in memory: tablekit's reference engine, every table in
-// memory, rows in one ordered map per table keyed by the order-preserving
-// key encoding, each row's semantics from package rowmodel. It is what unit
+// memory, rows in ordered maps keyed by the order-preserving key encoding,
+// each row's semantics from package rowmodel. It is what unit
 // tests use instead of a cloud, what the conformance suite compares other
 // backends against, and the store behind the Tablestore test server. Its
 // performance against the bare ordered map it is built on, and what keeps
@@ -24,9 +24,13 @@
 //
 // # Storage layout
 //
-// A table is one B-tree (tidwall/btree) of entries ordered by the key's
-// encoding (backend/codec's EncodeKey, whose byte order is SPEC's key
-// order), each stored by value in the tree's nodes: the row packed into one
+// A table is an ordered list of spans, each a B-tree (tidwall/btree) of the
+// entries of one contiguous range of keys, ordered by the key's encoding
+// (backend/codec's EncodeKey, whose byte order is SPEC's key order); a
+// span that grows beyond 2,048 entries is split at its median, and one
+// that deletes leave empty, or small beside a small neighbour, is merged
+// into it (span.go has the rules). Each entry is stored by value in the
+// tree's nodes: the row packed into one
 // immutable string (the encoded key, the key's values, a small header per
 // cell, then the names and value bytes; row.go has the layout) and the few
 // words a read needs first (where the parts start, the number of cells, the
@@ -39,25 +43,37 @@
 // # Semantics
 //
 // It is safe for concurrent use; each single-row operation is atomic and
-// linearizable. A table's map is guarded by one RWMutex, and its rows by 64
-// row locks (stripes, by a hash of the key). Reads share the RWMutex, so
+// linearizable. A table has a lock for its options and its list of spans
+// (an RWMutex that readers share, and 16 writer slots of which a writer
+// shares one, picked at random; held alone, all of them), an RWMutex per
+// span for the span's B-tree, and 64 row locks (stripes, by a hash of the
+// key). Reads share the table's lock and their span's, so
 // they run in parallel on as many cores as there are. A write holds its
-// row's stripe from reading the stored row (under the shared lock, and
-// only when the write depends on it: an update or a condition) to storing
-// the new one, and builds the new row (rowmodel's rules, then packing)
-// holding no table lock; it takes the RWMutex alone only to store the row
-// and append its change record. So writes to one row apply one at a time,
-// in the order the change feed records them, and writes to rows of
-// different stripes build their rows in parallel; a write takes effect,
-// for readers and the feed alike, when it is stored. A range read holds
-// the shared lock for at most a batch of entries (a few microseconds of
-// map steps) at a time and evaluates rows, filters included, unlocked:
-// however long a scan is, or however slow its filter, writers wait for one
-// batch, not for the scan. A range read is consistent per row, not across
-// rows (SPEC §11); an atomic write (SPEC §13) holds the stripes of all its
-// rows while it checks and builds them, and stores them all in one hold
-// of the RWMutex, so a reader sees all of them or none. It starts no
-// goroutines, reads no clock (time comes with each request, from the
+// row's stripe and the table's lock, shared, from reading the table's
+// options (and the stored row, when the write depends on it: an update or
+// a condition) to storing the new one; it builds the new row (rowmodel's
+// rules, then packing) holding no other lock, and takes its span's lock
+// alone only to store the row and append its change record. So writes to
+// one row apply one at a time, in the order the change feed records them;
+// writes to rows of different stripes build their rows in parallel, and
+// writers of different spans store them in parallel too, sharing no lock
+// word (but when they picked the same writer slot). A write takes effect, for
+// readers and the feed alike, when it is stored. The table's lock is taken
+// alone only by what changes the table as a whole: UpdateTable, an atomic
+// write's store, the change feed's settings and reads, and the split or
+// merge of a span (by the writer that made it too large or small, after
+// its write). A range read holds the table's lock shared for at most a
+// batch of entries (a few microseconds of map steps) at a time, taking
+// each span's lock shared for its part of the batch, and evaluates rows,
+// filters included, unlocked: however long a scan is, or however slow its
+// filter, a writer waits at most for one batch's walk of its span. Each batch starts
+// after the last key the one before took, so a range read returns every
+// row that exists throughout it, in order and once, however spans split
+// or merge meanwhile; it is consistent per row, not across rows (SPEC
+// §11). An atomic write (SPEC §13) holds the stripes of all its rows while
+// it checks and builds them, and stores them all in one hold of the
+// table's lock, taken alone, so a reader sees all of them or none. It
+// starts no goroutines, reads no clock (time comes with each request, from the
 // client's Clock), and holds nothing after Close.
 //
 // Everything it returns is the caller's: rows, key parts and cells are new
@@ -71,9 +87,10 @@
 // row is built again under the new ones).
 //
 // Change feed. The engine has one (tablekit.ChangeFeeder, SPEC §15): a
-// table's records are appended to an in-memory log under the table's lock,
-// in the same critical section as the write, so the feed and the table
-// never disagree. Each period the feed is enabled is one shard. Records
+// table's records are appended to an in-memory log in the same critical
+// section as the write's store (under its span's lock and a small mutex
+// of the log's own, or the table's lock taken alone), so the feed and the
+// table never disagree. Each period the feed is enabled is one shard. Records
 // are kept for the retention (24-168 h, by commit time at the requests'
 // clock), trimmed on later writes and reads.
 //

@@ -2,8 +2,11 @@ package localengine
 
 import (
 	"context"
+	"maps"
+	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/tidwall/btree"
@@ -19,19 +22,34 @@ const maxScan = tablekit.MaxScanRows
 
 // Engine is an in-memory tablekit.Backend.
 type Engine struct {
-	mu     sync.RWMutex
-	tables map[string]*table
-	closed bool
+	// mu orders the changes of the set of tables (CreateTable, DeleteTable,
+	// Close). tables is replaced, never changed in place, and published in
+	// catalog, which an operation loads to find its table without taking
+	// a lock: concurrent operations write no shared word to find theirs.
+	mu       sync.RWMutex
+	tables   map[string]*table
+	closed   bool
+	catalog  atomic.Pointer[map[string]*table] // tables; nil once closed
+	spanRows int                               // entries above which a new table's span splits; 0: spanRows (a test hook)
 }
 
 type table struct {
-	// mu guards meta, rows and feed: reads share it, and a write takes it
-	// alone only to store what it built (see Write).
-	mu   sync.RWMutex
-	meta tablekit.TableMeta
-	rows *btree.BTreeG[entry] // ordered by encoded key (entry.key); row.go
-	feed *feedLog             // the change feed (feed.go); nil when never enabled
-	ai   *autoInc             // auto-increment counters (autoinc.go); nil without such a column
+	// The table's lock guards meta, the span list and feed. It is mu and
+	// the writer slots: readers share mu, and a single-row writer shares
+	// one slot, picked at random (so writers of different slots write no
+	// common word); UpdateTable, atomic writes' stores, splits and merges
+	// of spans, and the feed's settings and reads take mu and every slot
+	// alone (lock; see Write, span.go).
+	mu       sync.RWMutex
+	slots    [writerSlots]slot
+	meta     tablekit.TableMeta
+	lows     []string // lows[i] is the least key span i may hold; lows[0] is ""
+	spans    []*span  // the rows, by key range (span.go)
+	spanRows int      // entries above which a span splits
+	feed     *feedLog // the change feed (feed.go); nil when never enabled
+	// feedMu orders the appends of writers that share mu (feed.go).
+	feedMu sync.Mutex
+	ai     *autoInc // auto-increment counters (autoinc.go); nil without such a column
 	// A writer holds its row's stripe from reading the stored row to
 	// storing the new one, so that writes to one row apply one at a time,
 	// and writes to rows of different stripes build their rows together.
@@ -47,6 +65,30 @@ func newRows() *btree.BTreeG[entry] {
 
 // probe returns an entry to look the encoded key k up with.
 func probe(k string) entry { return entry{rec: k, keyEnd: uint32(len(k))} }
+
+// writerSlots is the number of writer slots of a table's lock.
+const writerSlots = 16
+
+type slot struct {
+	sync.RWMutex
+	_ [40]byte // one cache line each
+}
+
+// lock takes the table's lock alone: mu, then every writer slot.
+func (t *table) lock() {
+	t.mu.Lock()
+	for i := range t.slots {
+		t.slots[i].Lock()
+	}
+}
+
+// unlock releases what lock took.
+func (t *table) unlock() {
+	for i := range t.slots {
+		t.slots[i].Unlock()
+	}
+	t.mu.Unlock()
+}
 
 // stripes is the number of row locks per table.
 const stripes = 64
@@ -71,7 +113,17 @@ var (
 )
 
 // New returns an empty engine.
-func New() *Engine { return &Engine{tables: map[string]*table{}} }
+func New() *Engine {
+	e := &Engine{}
+	e.publish(map[string]*table{})
+	return e
+}
+
+// publish makes m the set of tables (the caller holds e.mu, or is New).
+func (e *Engine) publish(m map[string]*table) {
+	e.tables = m
+	e.catalog.Store(&m)
+}
 
 // SystemName is the store's OpenTelemetry db.system.name, "tablekit.local"
 // (tablekit.SystemNamer).
@@ -82,6 +134,7 @@ func (e *Engine) Close() error {
 	e.mu.Lock()
 	e.closed = true
 	e.tables = nil
+	e.catalog.Store(nil)
 	e.mu.Unlock()
 	return nil
 }
@@ -90,14 +143,12 @@ func (e *Engine) table(ctx context.Context, name string) (*table, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e.mu.RLock()
-	t, ok := e.tables[name]
-	closed := e.closed
-	e.mu.RUnlock()
-	switch {
-	case closed:
+	tables := e.catalog.Load()
+	if tables == nil {
 		return nil, tablekit.Errorf(tablekit.ErrUnavailable, "the local engine is closed")
-	case !ok:
+	}
+	t, ok := (*tables)[name]
+	if !ok {
 		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", name)
 	}
 	return t, nil
@@ -118,7 +169,13 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 	}
 	m := *meta
 	m.Key = slices.Clone(meta.Key)
-	e.tables[meta.Name] = &table{meta: m, rows: newRows(), ai: newAutoInc(&m)}
+	n := e.spanRows
+	if n <= 0 {
+		n = spanRows
+	}
+	tables := maps.Clone(e.tables)
+	tables[meta.Name] = &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows())}, spanRows: n, ai: newAutoInc(&m)}
+	e.publish(tables)
 	return nil
 }
 
@@ -159,8 +216,8 @@ func (e *Engine) UpdateTable(ctx context.Context, req *tablekit.UpdateTableReque
 	if err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.lock()
+	defer t.unlock()
 	switch {
 	case t.meta.Incarnation != req.Meta.Incarnation:
 		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q was deleted and created again", req.Meta.Name)
@@ -196,7 +253,9 @@ func (e *Engine) DeleteTable(ctx context.Context, name string) error {
 	if _, ok := e.tables[name]; !ok {
 		return tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", name)
 	}
-	delete(e.tables, name)
+	tables := maps.Clone(e.tables)
+	delete(tables, name)
+	e.publish(tables)
 	return nil
 }
 
@@ -216,7 +275,7 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 	}
 	opts, schema := cur.Options, cur.Key
 	// The map does not keep the lookup key, so a string view of buf will do.
-	ent, ok := t.rows.Get(probe(bytesView(k)))
+	ent, ok := t.get(bytesView(k))
 	t.mu.RUnlock()
 	if !ok {
 		return nil, nil
@@ -366,16 +425,16 @@ func (sc *rangeScratch) release() {
 }
 
 // Write implements tablekit.Backend. It holds the row's stripe throughout,
-// and builds the new row unlocked between two short holds of the table's
-// lock: it reads the table's options (and the stored row, when the write
-// depends on it) under the read lock, applies the write (rowmodel) and
-// packs the new row with no table lock held, and takes the lock alone only
-// to store it and append its change record. Another writer of the row
-// waits for the stripe, so the row it reads is the row this write stores
-// it over; a write whose table options changed meanwhile (UpdateTable) is
-// applied again under the new ones. A write takes effect, for readers and
-// the change feed alike, when it is stored. A put or update whose key
-// holds tablekit.AutoIncrement gets its key first (autoinc.go).
+// and the table's lock shared: it reads the table's options (and the
+// stored row, when the write depends on it), applies the write (rowmodel)
+// and packs the new row, and stores it and appends its change record in
+// one hold of the lock of the row's span (span.go). Another writer of the
+// row waits for the stripe, so the row it reads is the row this write
+// stores it over; writers of other rows build and store theirs in
+// parallel, and the table's options cannot change meanwhile (UpdateTable
+// takes the table's lock alone). A write takes effect, for readers and the
+// change feed alike, when it is stored. A put or update whose key holds
+// tablekit.AutoIncrement gets its key first (autoinc.go).
 func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
 	t, err := e.table(ctx, w.Meta.Name)
 	if err != nil {
@@ -384,8 +443,10 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	if w.Kind != tablekit.WriteDelete && w.Key.AutoIncrementIndex() >= 0 {
 		return t.writeAuto(w) // autoinc.go
 	}
-	var buf [256]byte
-	k := codec.AppendKey(buf[:0], w.Key)
+	// Exactly sized: the map's lookups call its comparator indirectly, so
+	// the compiler cannot see that they keep no key, and a buffer on the
+	// stack would be moved to the heap, all of it.
+	k := codec.EncodeKey(w.Key)
 	st := &t.stripes[stripeOf(k)]
 	st.Lock()
 	defer st.Unlock()
@@ -396,52 +457,47 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 // writeRow applies w to the row of encoded key k, whose stripe the caller
 // holds, as Write describes. With fresh (w's key was just assigned:
 // autoinc.go) the row must be absent: when it is there, writeRow writes
-// nothing and reports it taken.
+// nothing and reports it taken. A span the write leaves too large or too
+// small is split or merged once the table's lock is released.
 func (t *table) writeRow(w *tablekit.WriteRequest, k []byte, fresh bool) (*tablekit.UpdateResult, bool, error) {
+	sl := &t.slots[rand.N(writerSlots)] // the table's lock, shared
+	sl.RLock()
+	res, taken, reshape, err := t.writeShared(w, bytesView(k), fresh)
+	sl.RUnlock()
+	if reshape {
+		t.reshape(bytesView(k)) // span.go
+	}
+	return res, taken, err
+}
+
+// writeShared is writeRow's work under the table's lock, held shared.
+func (t *table) writeShared(w *tablekit.WriteRequest, k string, fresh bool) (res *tablekit.UpdateResult, taken, reshape bool, err error) {
+	// The table's meta, not a copy: it cannot change while the lock is held.
+	m, err := t.current(w.Meta)
+	if err != nil {
+		return nil, false, false, err
+	}
 	// Only an update and a condition read the stored row; an unconditional
 	// put or delete is decided without it, and saves a walk down the map.
-	needOld := fresh || w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero()
-	var scratch [16]tablekit.Column
-	for {
-		t.mu.RLock()
-		m, err := t.current(w.Meta)
-		if err != nil {
-			t.mu.RUnlock()
-			return nil, false, err
-		}
-		meta := *m
-		var (
-			old entry
-			ok  bool
-		)
-		if needOld {
-			old, ok = t.rows.Get(probe(bytesView(k)))
-		}
-		t.mu.RUnlock()
-		if fresh && ok {
-			return nil, true, nil
-		}
-		ww, ent, keep, res, err := apply(w, &meta, old, ok, scratch[:0])
-		if err != nil {
-			return nil, false, err
-		}
-		if keep && !fresh { // an assigned key is the counter's already
-			t.ai.saw(ww.Key) // before the row is stored (autoinc.go)
-		}
-		t.mu.Lock()
-		if t.meta.Generation != meta.Generation {
-			t.mu.Unlock()
-			continue // the options changed since they were read: apply again
-		}
-		t.record(ww, res)
-		if keep {
-			t.rows.Set(ent)
-		} else {
-			t.rows.Delete(probe(bytesView(k)))
-		}
-		t.mu.Unlock()
-		return res, false, nil
+	var (
+		old entry
+		ok  bool
+	)
+	if fresh || w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero() {
+		old, ok = t.get(k)
 	}
+	if fresh && ok {
+		return nil, true, false, nil
+	}
+	var scratch [16]tablekit.Column
+	ww, ent, keep, res, err := apply(w, m, old, ok, scratch[:0])
+	if err != nil {
+		return nil, false, false, err
+	}
+	if keep && !fresh { // an assigned key is the counter's already
+		t.ai.saw(ww.Key) // before the row is stored (autoinc.go)
+	}
+	return res, false, t.store(k, ent, keep, ww, res), nil
 }
 
 // apply applies w to the stored row old (when ok) under the table's meta m

@@ -12,9 +12,11 @@ import (
 )
 
 // The change feed (SPEC §15): each table keeps an in-memory log of change
-// records, one shard per period the feed was enabled, appended under the
-// table's lock in the same critical section as the write, so that the feed
-// and the table never disagree. A record leaves the log when its commit
+// records, one shard per period the feed was enabled, appended in the same
+// critical section as the write's store (a single-row write's under its
+// span's lock and t.feedMu, span.go; an atomic write's under the table's
+// lock held alone), so that the feed and the table never disagree; the
+// feed's settings and reads take the table's lock alone. A record leaves the log when its commit
 // time is older than the retention (at the Now of later writes and reads),
 // or, to bound memory, when the table's log holds more than
 // MaxFeedRecords records: the oldest go first, and a reader behind them
@@ -45,7 +47,7 @@ type shardLog struct {
 }
 
 // record appends the change record of w, just applied, to the open shard
-// (the caller holds t.mu).
+// (the caller holds t.mu alone, or t.mu shared and t.feedMu).
 func (t *table) record(w *tablekit.WriteRequest, res *tablekit.UpdateResult) {
 	f := t.feed
 	if f == nil || !f.enabled {
@@ -99,8 +101,8 @@ func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedR
 	if err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.lock()
+	defer t.unlock()
 	if _, err := t.current(req.Meta); err != nil {
 		return nil, err
 	}
@@ -142,6 +144,8 @@ func (e *Engine) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMet
 	if t.feed == nil {
 		return &tablekit.ChangeFeedStatus{}, nil
 	}
+	t.feedMu.Lock() // writers sharing t.mu append (and trim) under it
+	defer t.feedMu.Unlock()
 	return t.feed.status(), nil
 }
 
@@ -160,8 +164,8 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 		}
 		after = n
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.lock()
+	defer t.unlock()
 	if _, err := t.current(req.Meta); err != nil {
 		return nil, err
 	}

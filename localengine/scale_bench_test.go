@@ -500,7 +500,9 @@ func BenchmarkScalePut(b *testing.B) {
 
 // scanAll calls fn with each stored row's map key and packed row.
 func (t *table) scanAll(fn func(k, row string)) {
-	t.rows.Scan(func(ent entry) bool { fn(ent.key(), ent.rec); return true })
+	for _, s := range t.spans {
+		s.rows.Scan(func(ent entry) bool { fn(ent.key(), ent.rec); return true })
+	}
 }
 
 var spinSink atomic.Uint64

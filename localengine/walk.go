@@ -11,7 +11,8 @@ import (
 
 // lockBatch bounds how many entries one hold of a table's read lock walks.
 // A range read takes the lock, copies the pointers of the next entries
-// (at most lockBatch of them: a few microseconds of map steps) and lets it
+// (at most lockBatch of them: a few microseconds of map steps, span by
+// span, each span's lock held shared for its part: span.go) and lets it
 // go; it evaluates those rows (visibility, selection, filter) unlocked, and
 // takes the lock again to go on after the last one. So a long scan, or one
 // whose filter is slow, holds writers off for one batch at a time, never
@@ -33,7 +34,9 @@ type walker struct {
 }
 
 // batch appends to buf the next (at most n) entries of the range, under
-// the table's read lock. The first batch also checks that req addresses
+// the table's read lock. It starts after the last key the batch before
+// took, in whichever span holds it now (spans may split or merge between
+// batches). The first batch also checks that req addresses
 // the table as it is and returns its options (and notes its key schema).
 func (w *walker) batch(buf []entry, n int, opts *tablekit.TableOptions) ([]entry, error) {
 	t := w.t
@@ -68,7 +71,7 @@ func (w *walker) batch(buf []entry, n int, opts *tablekit.TableOptions) ([]entry
 		if w.resumed {
 			from = w.last
 		}
-		t.rows.Ascend(probe(from), func(ent entry) bool {
+		t.ascend(from, func(ent entry) bool { // span by span (span.go)
 			k := ent.key()
 			if w.resumed && k == w.last {
 				return true
@@ -99,11 +102,11 @@ func (w *walker) batch(buf []entry, n int, opts *tablekit.TableOptions) ([]entry
 		}
 		switch {
 		case w.resumed:
-			t.rows.Descend(probe(w.last), iter)
+			t.descend(w.last, iter)
 		case w.startTop:
-			t.rows.Reverse(iter)
+			t.reverse(iter)
 		default:
-			t.rows.Descend(probe(w.start), iter)
+			t.descend(w.start, iter)
 		}
 	}
 	return buf, nil
