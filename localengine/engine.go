@@ -265,8 +265,7 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 	if err != nil {
 		return nil, err
 	}
-	var buf [256]byte
-	k := codec.AppendKey(buf[:0], req.Key)
+	k := codec.EncodeKey(req.Key) // exactly sized: see Write
 	t.mu.RLock()
 	cur, err := t.current(req.Meta)
 	if err != nil {
@@ -274,7 +273,7 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 		return nil, err
 	}
 	opts, schema := cur.Options, cur.Key
-	// The map does not keep the lookup key, so a string view of buf will do.
+	// The map does not keep the lookup key, so a string view of k will do.
 	ent, ok := t.get(bytesView(k))
 	t.mu.RUnlock()
 	if !ok {
