@@ -247,17 +247,11 @@ func BenchmarkScaleHeap(b *testing.B) {
 	b.ReportMetric(float64(f.logical)/float64(f.rows), "logical-B/row")
 }
 
-// interleave runs the sides' ops in alternating blocks, each block timed
+// interleaveCPU runs the sides' ops in alternating blocks, each block timed
 // apart, the side going first rotating, and reports each side's mean
 // elapsed time (name-ns/op) and the process's CPU time during its blocks
 // (name-cpu-ns/op: the garbage collector's background work included,
-// other processes' load not); it returns the elapsed times.
-func interleave(b *testing.B, names []string, ops []func(i int)) []float64 {
-	ns, _ := interleaveCPU(b, names, ops)
-	return ns
-}
-
-// interleaveCPU is interleave, and returns each side's CPU time per op as
+// other processes' load not); it returns the elapsed times, and each side's CPU time per op as
 // well (zeros where benchstat.HasProcessCPU is false): on a loaded machine
 // their ratios move far less than the elapsed ones.
 func interleaveCPU(b *testing.B, names []string, ops []func(i int)) (ns, cpuNs []float64) {

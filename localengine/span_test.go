@@ -3,7 +3,6 @@ package localengine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"iter"
 	"math/rand/v2"
 	"strings"
@@ -61,7 +60,7 @@ func TestSpansUnderConcurrentWriters(t *testing.T) {
 	}
 
 	var wg sync.WaitGroup
-	fail := func(format string, args ...any) { t.Helper(); t.Error(fmt.Sprintf(format, args...)) }
+	fail := func(format string, args ...any) { t.Helper(); t.Errorf(format, args...) }
 	// Churn: 2 writers, each owning half of the churn keys, insert runs of
 	// rows and delete them again (runs empty whole spans, which merge).
 	present := make([]atomic.Bool, keys)
