@@ -458,16 +458,7 @@ func BenchmarkScalePut(b *testing.B) {
 	// (on a shared VM the second core is not always there; g2/g1 is
 	// judged against spin-g2/g1, 2.0 on two free cores).
 	var spin [3]time.Duration
-	spinRun := func(g int) {
-		const work = 1 << 22
-		var wg sync.WaitGroup
-		t0 := time.Now()
-		for range g {
-			wg.Go(func() { spinSink.Add(spinLoop(work / g)) })
-		}
-		wg.Wait()
-		spin[g] += time.Since(t0)
-	}
+	spinRun := func(g int) { spin[g] += spinTime(g) }
 	b.ResetTimer()
 	for p := range phases {
 		if p%2 == 0 {
@@ -500,6 +491,20 @@ func (t *table) scanAll(fn func(k, row string)) {
 }
 
 var spinSink atomic.Uint64
+
+// spinTime is how long g goroutines take to share a fixed amount of
+// CPU-only work (spinLoop): the machine's own parallelism, measured in the
+// same phases as what is judged against it.
+func spinTime(g int) time.Duration {
+	const work = 1 << 22
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for range g {
+		wg.Go(func() { spinSink.Add(spinLoop(work / g)) })
+	}
+	wg.Wait()
+	return time.Since(t0)
+}
 
 // spinLoop is n steps of a linear congruential generator: CPU only.
 func spinLoop(n int) uint64 {

@@ -97,24 +97,33 @@ func readByParts(r *Row, o tablekit.TableOptions, spec *tablekit.ReadSpec, now i
 
 // AppendRead's single pass must give exactly what the separate steps give,
 // for every mix of TTL, MaxVersions, time range, filter and projection.
+// randomRow returns a random stored row of cells of the given names (0-7
+// cells, Integer values, versions 0-9 s, maybe a marker), with random
+// table options (1-3 versions; no TTL, or a day's TTL with now in the
+// first seconds past it, so that some cells have expired) and now.
+func randomRow(rnd *rand.Rand, names []string) (Row, tablekit.TableOptions, int64) {
+	var r Row
+	r.Marker = rnd.IntN(4) == 0
+	for range rnd.IntN(8) {
+		r.Cells = append(r.Cells, tablekit.Column{Name: names[rnd.IntN(3)], Value: tablekit.Integer(int64(rnd.IntN(3))), Version: int64(rnd.IntN(10)) * 1000})
+	}
+	SortCells(r.Cells)
+	r.Cells = slices.CompactFunc(r.Cells, func(a, b tablekit.Column) bool { return a.Name == b.Name && a.Version == b.Version })
+	o := tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1 + rnd.IntN(3), MaxVersionOffset: 86400 * time.Second}
+	now := int64(9999)
+	if rnd.IntN(2) == 0 {
+		o.TTL = 86400 * time.Second
+		now = int64(86400+rnd.IntN(10)) * 1000
+	}
+	return r, o, now
+}
+
 func TestAppendReadMatchesTheSteps(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(3, 4))
 	names := []string{"a", "b", "c"}
 	whole, partial := 0, 0
 	for n := 0; n < 20000; n++ {
-		var r Row
-		r.Marker = rnd.IntN(4) == 0
-		for range rnd.IntN(8) {
-			r.Cells = append(r.Cells, tablekit.Column{Name: names[rnd.IntN(3)], Value: tablekit.Integer(int64(rnd.IntN(3))), Version: int64(rnd.IntN(10)) * 1000})
-		}
-		SortCells(r.Cells)
-		r.Cells = slices.CompactFunc(r.Cells, func(a, b tablekit.Column) bool { return a.Name == b.Name && a.Version == b.Version })
-		o := tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1 + rnd.IntN(3), MaxVersionOffset: 86400 * time.Second}
-		now := int64(9999)
-		if rnd.IntN(2) == 0 {
-			o.TTL = 86400 * time.Second
-			now = int64(86400+rnd.IntN(10)) * 1000
-		}
+		r, o, now := randomRow(rnd, names)
 		spec := &tablekit.ReadSpec{MaxVersions: 1 + rnd.IntN(3)}
 		if rnd.IntN(2) == 0 {
 			s := int64(rnd.IntN(10)) * 1000

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/tablekit/tablekit"
 )
@@ -69,19 +68,7 @@ func TestUpdateMatchesTheSteps(t *testing.T) {
 	names := []string{"a", "b", "c"}
 	var buf [4]tablekit.Column // small: ApplyInto must grow past it too
 	for n := 0; n < 20000; n++ {
-		var r Row
-		r.Marker = rnd.IntN(4) == 0
-		for range rnd.IntN(8) {
-			r.Cells = append(r.Cells, tablekit.Column{Name: names[rnd.IntN(3)], Value: tablekit.Integer(int64(rnd.IntN(3))), Version: int64(rnd.IntN(10)) * 1000})
-		}
-		SortCells(r.Cells)
-		r.Cells = slices.CompactFunc(r.Cells, func(a, b tablekit.Column) bool { return a.Name == b.Name && a.Version == b.Version })
-		o := tablekit.TableOptions{TTL: tablekit.NoExpiry, MaxVersions: 1 + rnd.IntN(3), MaxVersionOffset: 86400 * time.Second}
-		now := int64(9999)
-		if rnd.IntN(2) == 0 {
-			o.TTL = 86400 * time.Second
-			now = int64(86400+rnd.IntN(10)) * 1000
-		}
+		r, o, now := randomRow(rnd, names)
 		var changes []tablekit.Change
 		for range 1 + rnd.IntN(3) {
 			col := names[rnd.IntN(3)]
