@@ -546,12 +546,20 @@ func unmarshal(row tablekit.Row, base unsafe.Pointer, si *structInfo) error {
 	cols := row.Columns
 	for i := range si.attrs {
 		f := &si.attrs[i]
-		// Equality first: it is the usual case, and cheaper than an
-		// ordering comparison.
-		for len(cols) > 0 && cols[0].Name != f.column && cols[0].Name < f.column {
+		// Each name is compared once for equality (the usual case, and
+		// cheaper than an ordering comparison), and for order only when
+		// it differs.
+		found := false
+		for len(cols) > 0 {
+			if n := cols[0].Name; n == f.column {
+				found = true
+				break
+			} else if n > f.column {
+				break
+			}
 			cols = cols[1:]
 		}
-		if len(cols) == 0 || cols[0].Name != f.column {
+		if !found {
 			clearField(f, base)
 			continue
 		}
