@@ -197,3 +197,32 @@ func TestDecodeOverflowAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeNewestVersionAmongOthers: a read of several versions returns
+// each column's versions newest first; a field gets its column's newest,
+// whatever versions and unmapped columns sit around it, and a field whose
+// column the row lacks is cleared.
+func TestDecodeNewestVersionAmongOthers(t *testing.T) {
+	type v struct {
+		A string `tablekit:"a"`
+		C int64  `tablekit:"c"`
+		D string `tablekit:"d"`
+		E int64  `tablekit:"e"`
+	}
+	col := func(name string, val tablekit.Value, version int64) tablekit.Column {
+		return tablekit.Column{Name: name, Value: val, Version: version}
+	}
+	row := tablekit.Row{Columns: []tablekit.Column{
+		col("a", tablekit.String("a3"), 3000), col("a", tablekit.String("a2"), 2000), col("a", tablekit.String("a1"), 1000),
+		col("b", tablekit.String("unmapped"), 5000), col("b", tablekit.String("unmapped, older"), 4000),
+		col("c", tablekit.Integer(7), 2000), col("c", tablekit.Integer(6), 1000),
+		col("e", tablekit.Integer(9), 1000), col("e", tablekit.Integer(8), 500),
+	}}
+	got := v{D: "stale", E: -1}
+	if err := typed.Unmarshal(row, &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := (v{A: "a3", C: 7, D: "", E: 9}); got != want {
+		t.Errorf("decoded %+v, want %+v", got, want)
+	}
+}

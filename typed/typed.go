@@ -566,11 +566,9 @@ func unmarshal(row tablekit.Row, base unsafe.Pointer, si *structInfo) error {
 		if err := decode(f, base, cols[0].Value); err != nil {
 			return err
 		}
-		// Past the column's older versions: the next field's column is
-		// then usually cols[0], found by the equality test alone.
-		for cols = cols[1:]; len(cols) > 0 && cols[0].Name == f.column; {
-			cols = cols[1:]
-		}
+		// The column's older versions, if any, sort below the next field's
+		// column: the search above steps past them.
+		cols = cols[1:]
 	}
 	return nil
 }
