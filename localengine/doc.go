@@ -57,7 +57,7 @@
 // one row apply one at a time, in the order the change feed records them;
 // writes to rows of different stripes build their rows in parallel, and
 // writers of different spans store them in parallel too, sharing no lock
-// word (but when they picked the same writer slot). A write takes effect, for
+// word (unless they picked the same writer slot). A write takes effect, for
 // readers and the feed alike, when it is stored. The table's lock is taken
 // alone only by what changes the table as a whole: UpdateTable, an atomic
 // write's store, the change feed's settings and reads, and the split or
