@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -249,10 +249,6 @@ func decodeChange(schema tablekit.KeySchema, b []byte) (tablekit.ChangeRecord, e
 	return r, nil
 }
 
-func checkpoint(shard string, seq uint64) tablekit.Checkpoint {
-	return tablekit.Checkpoint(shard + "/" + strconv.FormatUint(seq, 10))
-}
-
 func (t *table) feedStatus() *tablekit.ChangeFeedStatus {
 	if t.feed == nil {
 		return &tablekit.ChangeFeedStatus{}
@@ -400,14 +396,9 @@ func (e *Engine) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMet
 // lock.
 func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) (*tablekit.ReadShardResponse, error) {
 	name := req.Meta.Name
-	var after uint64
-	if req.From != "" {
-		id, seq, ok := strings.Cut(string(req.From), "/")
-		n, err := strconv.ParseUint(seq, 10, 64)
-		if !ok || err != nil || id != req.Shard {
-			return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: checkpoint %.64q is not one of shard %q", name, req.From, req.Shard)
-		}
-		after = n
+	after, err := driver.ParseSeqCheckpoint(req)
+	if err != nil {
+		return nil, err
 	}
 	if err := e.trimFeed(ctx, req); err != nil {
 		return nil, err
@@ -458,7 +449,7 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 	}
 	defer it.Close()
 	id := req.Shard
-	out := &tablekit.ReadShardResponse{Next: checkpoint(id, after)}
+	out := &tablekit.ReadShardResponse{Next: driver.SeqCheckpoint(id, after)}
 	limit := max(req.Limit, 1)
 	ok := it.First()
 	for ; ok && len(out.Records) < limit; ok = it.Next() {
@@ -468,7 +459,7 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 		if err != nil {
 			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: change feed shard %q record %d", name, id, seq)
 		}
-		r.Shard, r.Checkpoint = id, checkpoint(id, seq)
+		r.Shard, r.Checkpoint = id, driver.SeqCheckpoint(id, seq)
 		out.Records = append(out.Records, r)
 		out.Next = r.Checkpoint
 	}

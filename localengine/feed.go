@@ -4,10 +4,10 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -90,11 +90,6 @@ func (f *feedLog) status() *tablekit.ChangeFeedStatus {
 	return st
 }
 
-// checkpoint is "shard/seq": the records after sequence number seq.
-func checkpoint(shard string, seq uint64) tablekit.Checkpoint {
-	return tablekit.Checkpoint(shard + "/" + strconv.FormatUint(seq, 10))
-}
-
 // SetChangeFeed implements tablekit.ChangeFeeder.
 func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedRequest) (*tablekit.ChangeFeedStatus, error) {
 	t, err := e.table(ctx, req.Meta.Name)
@@ -155,14 +150,9 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 	if err != nil {
 		return nil, err
 	}
-	var after uint64
-	if req.From != "" {
-		id, seq, ok := strings.Cut(string(req.From), "/")
-		n, err := strconv.ParseUint(seq, 10, 64)
-		if !ok || err != nil || id != req.Shard {
-			return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: checkpoint %.64q is not one of shard %q", req.Meta.Name, req.From, req.Shard)
-		}
-		after = n
+	after, err := driver.ParseSeqCheckpoint(req)
+	if err != nil {
+		return nil, err
 	}
 	t.lock()
 	defer t.unlock()
@@ -193,11 +183,11 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 	}
 	lo := int(after + 1 - s.first)
 	hi := min(len(s.recs), lo+max(req.Limit, 1))
-	out := &tablekit.ReadShardResponse{Records: make([]tablekit.ChangeRecord, hi-lo), Next: checkpoint(s.id, after)}
+	out := &tablekit.ReadShardResponse{Records: make([]tablekit.ChangeRecord, hi-lo), Next: driver.SeqCheckpoint(s.id, after)}
 	for i, r := range s.recs[lo:hi] {
 		r.Key = slices.Clone(r.Key)
 		r.Changes = slices.Clone(r.Changes)
-		r.Shard, r.Checkpoint = s.id, checkpoint(s.id, s.first+uint64(lo+i))
+		r.Shard, r.Checkpoint = s.id, driver.SeqCheckpoint(s.id, s.first+uint64(lo+i))
 		out.Records[i] = r
 	}
 	if hi > lo {
