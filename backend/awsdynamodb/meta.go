@@ -300,7 +300,10 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 // name, or one left by a DeleteTable that removed the metadata item and was
 // interrupted before the DynamoDB table went) is reported as
 // ErrAlreadyExists naming it. Nothing proves such a table is tablekit's,
-// so deciding its fate is left to a person.
+// so deciding its fate is left to a person. The exception: a table of
+// this creation's own name (its incarnation is in the name) with the
+// rows' key schema is this call's, made by a CreateTable whose answer was
+// lost and found by the SDK's retry.
 func (b *Backend) createNative(ctx context.Context, ti *tableInfo) error {
 	in := &dynamodb.CreateTableInput{
 		TableName: aws.String(ti.native),
@@ -327,6 +330,14 @@ func (b *Backend) createNative(ctx context.Context, ti *tableInfo) error {
 		switch {
 		case derr != nil && !isCode(derr, "ResourceNotFoundException"):
 			return mapErr(ctx, derr, "DescribeTable %q", ti.native)
+		case derr == nil && ti.incarnation != "" && out.Table != nil && out.Table.TableStatus != types.TableStatusDeleting &&
+			slices.EqualFunc(out.Table.KeySchema, in.KeySchema, func(a, b types.KeySchemaElement) bool {
+				return aws.ToString(a.AttributeName) == aws.ToString(b.AttributeName) && a.KeyType == b.KeyType
+			}):
+			// The name holds this creation's incarnation (random, and
+			// claimed in the metadata above): the table is the one this
+			// call made, whose answer was lost and the SDK's retry found.
+			return b.waitTable(ctx, ti.native, true)
 		case derr == nil && (out.Table == nil || out.Table.TableStatus != types.TableStatusDeleting):
 			return tablekit.WrapError(tablekit.ErrAlreadyExists, err,
 				"DynamoDB table %q exists but has no tablekit metadata (not created by tablekit, or left by an interrupted DeleteTable); tablekit never deletes it: delete it yourself (aws dynamodb delete-table --table-name %s) or choose another name or table prefix",
