@@ -608,22 +608,9 @@ func (e *Engine) stripe(k []byte) int {
 	return int(maphash.Bytes(e.seed, k) % stripes)
 }
 
-// lockStripes locks the stripes held (any order, repeats allowed) in
-// ascending order, so that writers of several rows never deadlock, and
-// returns their unlock, which does nothing when called again.
-func (e *Engine) lockStripes(held []int) (unlock func()) {
-	slices.Sort(held)
-	held = slices.Compact(held)
-	for _, s := range held {
-		e.locks[s].Lock()
-	}
-	return func() {
-		for _, s := range held {
-			e.locks[s].Unlock()
-		}
-		held = nil
-	}
-}
+// lockStripes locks the row locks held in ascending order (see
+// driver.LockStripes) and returns their unlock.
+func (e *Engine) lockStripes(held []int) (unlock func()) { return driver.LockStripes(e.locks[:], held) }
 
 // Write implements tablekit.Backend: under the table's shared lock and the
 // row's stripe, it reads the stored row (when the write needs it), applies

@@ -2,10 +2,10 @@ package localengine
 
 import (
 	"context"
-	"slices"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 var _ tablekit.AtomicWriter = (*Engine)(nil)
@@ -78,16 +78,7 @@ func (t *table) atomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest, 
 		keys[i] = bytesView(k)
 		held = append(held, stripeOf(k))
 	}
-	slices.Sort(held)
-	held = slices.Compact(held)
-	for _, s := range held {
-		t.stripes[s].Lock()
-	}
-	defer func() {
-		for _, s := range held {
-			t.stripes[s].Unlock()
-		}
-	}()
+	defer driver.LockStripes(t.stripes[:], held)() // in ascending order
 	if err := ctx.Err(); err != nil {
 		return nil, -1, err
 	}
