@@ -322,6 +322,32 @@ func BenchmarkScaleGetRow(b *testing.B) {
 	reportRatio(b, cpu[2], cpu[0], "engine/btree-cpu")
 }
 
+// BenchmarkScaleLookup is the engine's lookup of a stored row alone (the
+// table's read lock, the span's search, its B-tree) against the bare map's
+// Get of the same keys, interleaved: get/bare is the part of GetRow's
+// ratio the lookup accounts for.
+func BenchmarkScaleLookup(b *testing.B) {
+	f := scaleSetup(b)
+	tb := f.engine.tables["ycsb"]
+	ns, cpu := interleaveCPU(b, []string{"bare", "get"}, []func(int){
+		func(i int) {
+			if _, ok := f.bare.Get(f.enc[(i*3)%scaleKeys]); !ok {
+				b.Fatal("missing")
+			}
+		},
+		func(i int) {
+			tb.mu.RLock()
+			_, ok := tb.get(f.enc[(i*3+1)%scaleKeys])
+			tb.mu.RUnlock()
+			if !ok {
+				b.Fatal("missing")
+			}
+		},
+	})
+	b.ReportMetric(ns[1]/ns[0], "get/bare")
+	reportRatio(b, cpu[1], cpu[0], "get/bare-cpu")
+}
+
 // BenchmarkScaleRange100 is a 100-row range read four ways, interleaved:
 // a bare walk of the B-tree, the Client's no-copy Scan, and its copying
 // Rows and GetRange; rows/scan and getrange/scan are the ratios.
