@@ -24,7 +24,7 @@ import (
 // sent twice: a second attempt would write a second row.
 //
 // Tablestore takes no condition on such a write (400 "Invalid
-// expect:EXPECT_NOT_EXIST when modify row with pk auto increment"; tstest
+// expect:EXPECT_NOT_EXIST when modify row with pk auto increment"; tsemu
 // answers so too), but SPEC §14 gives it one, evaluated against the absent
 // row it creates: the adapter evaluates it (rowmodel.Check, the rule every
 // backend shares) and sends the write without it, or, when it fails,
