@@ -23,6 +23,7 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/enginekit"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -609,8 +610,10 @@ func (e *Engine) stripe(k []byte) int {
 }
 
 // lockStripes locks the row locks held in ascending order (see
-// driver.LockStripes) and returns their unlock.
-func (e *Engine) lockStripes(held []int) (unlock func()) { return driver.LockStripes(e.locks[:], held) }
+// enginekit.LockStripes) and returns their unlock.
+func (e *Engine) lockStripes(held []int) (unlock func()) {
+	return enginekit.LockStripes(e.locks[:], held)
+}
 
 // Write implements tablekit.Backend: under the table's shared lock and the
 // row's stripe, it reads the stored row (when the write needs it), applies
