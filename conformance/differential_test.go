@@ -72,7 +72,7 @@ func TestDifferentialDetectsBrokenBackends(t *testing.T) {
 			msg := rep.Err.Error()
 			for _, want := range []string{
 				fmt.Sprintf("at op #%d of %d (seed %d)", rep.Ran-1, o.Ops, o.Seed),
-				"diff (-localengine +backend)",
+				"diff (-reference +backend)",
 				fmt.Sprintf("TABLEKIT_DIFF_SEED=%d TABLEKIT_DIFF_OPS=%d go test -run", o.Seed, rep.Ran),
 			} {
 				if !strings.Contains(msg, want) {
