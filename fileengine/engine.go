@@ -498,13 +498,11 @@ func (e *Engine) UpdateTable(ctx context.Context, req *tablekit.UpdateTableReque
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	switch {
-	case t.deleted:
+	if t.deleted {
 		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", req.Meta.Name)
-	case t.meta.Incarnation != req.Meta.Incarnation:
-		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q was deleted and created again", req.Meta.Name)
-	case t.meta.Generation != req.Meta.Generation:
-		return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "table %q: options changed (generation %d, expected %d)", req.Meta.Name, t.meta.Generation, req.Meta.Generation)
+	}
+	if err := driver.CheckUpdateTable(&t.meta, req); err != nil {
+		return nil, err
 	}
 	m := t.meta
 	m.Options = req.Options

@@ -108,6 +108,21 @@ func (s *Store) table(m *tablekit.TableMeta) (*table, error) {
 	return t, nil
 }
 
+// in runs fn on the table m names, under the store's mutex, once ctx, the
+// store and m's incarnation are checked.
+func in[T any](ctx context.Context, s *Store, m *tablekit.TableMeta, fn func(t *table) (T, error)) (T, error) {
+	var zero T
+	if err := s.lock(ctx); err != nil {
+		return zero, err
+	}
+	defer s.mu.Unlock()
+	t, err := s.table(m)
+	if err != nil {
+		return zero, err
+	}
+	return fn(t)
+}
+
 // describe returns a copy of t's metadata.
 func (t *table) describe() *tablekit.TableMeta {
 	m := t.meta
@@ -164,13 +179,11 @@ func (s *Store) UpdateTable(ctx context.Context, req *tablekit.UpdateTableReques
 	}
 	defer s.mu.Unlock()
 	t, ok := s.tables[req.Meta.Name]
-	switch {
-	case !ok:
+	if !ok {
 		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", req.Meta.Name)
-	case t.meta.Incarnation != req.Meta.Incarnation:
-		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q was deleted and created again", req.Meta.Name)
-	case t.meta.Generation != req.Meta.Generation:
-		return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "table %q: options changed (generation %d, expected %d)", req.Meta.Name, t.meta.Generation, req.Meta.Generation)
+	}
+	if err := driver.CheckUpdateTable(&t.meta, req); err != nil {
+		return nil, err
 	}
 	t.meta.Options = req.Options
 	t.meta.Generation++
@@ -230,23 +243,17 @@ func (t *table) read(rec *record, spec *tablekit.ReadSpec, now int64) (tablekit.
 
 // GetRow implements tablekit.Backend.
 func (s *Store) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tablekit.Row, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	t, err := s.table(req.Meta)
-	if err != nil {
-		return nil, err
-	}
-	i, ok := t.find(req.Key)
-	if !ok {
-		return nil, nil
-	}
-	row, ok := t.read(t.rows[i], &req.Read, req.Now)
-	if !ok {
-		return nil, nil
-	}
-	return &row, nil
+	return in(ctx, s, req.Meta, func(t *table) (*tablekit.Row, error) {
+		i, ok := t.find(req.Key)
+		if !ok {
+			return nil, nil
+		}
+		row, ok := t.read(t.rows[i], &req.Read, req.Now)
+		if !ok {
+			return nil, nil
+		}
+		return &row, nil
+	})
 }
 
 // inRange reports whether key is in req's range: [Start, End) forward,
@@ -264,61 +271,49 @@ func inRange(req *tablekit.GetRangeRequest, key tablekit.PrimaryKey) bool {
 // returns, and stops after req.Limit rows kept or tablekit.MaxScanRows rows
 // examined; Next is then the next row in range, if any.
 func (s *Store) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	t, err := s.table(req.Meta)
-	if err != nil {
-		return nil, err
-	}
-	// Forward, the first row >= Start; backward, the last row <= Start.
-	i, _ := slices.BinarySearchFunc(t.rows, req.Start, func(r *record, k tablekit.PrimaryKey) int { return tablekit.CompareKeys(r.key, k) })
-	step := 1
-	if req.Backward {
-		i, _ = slices.BinarySearchFunc(t.rows, req.Start, func(r *record, k tablekit.PrimaryKey) int {
-			if tablekit.CompareKeys(r.key, k) > 0 {
-				return 1
+	return in(ctx, s, req.Meta, func(t *table) (*tablekit.GetRangeResponse, error) {
+		// Forward, the first row >= Start; backward, the last row <= Start.
+		i, _ := slices.BinarySearchFunc(t.rows, req.Start, func(r *record, k tablekit.PrimaryKey) int { return tablekit.CompareKeys(r.key, k) })
+		step := 1
+		if req.Backward {
+			i, _ = slices.BinarySearchFunc(t.rows, req.Start, func(r *record, k tablekit.PrimaryKey) int {
+				if tablekit.CompareKeys(r.key, k) > 0 {
+					return 1
+				}
+				return -1
+			})
+			i, step = i-1, -1
+		}
+		limit := max(req.Limit, 1)
+		page := &tablekit.GetRangeResponse{}
+		for scanned := 0; i >= 0 && i < len(t.rows) && inRange(req, t.rows[i].key); i += step {
+			if len(page.Rows) == limit || scanned == tablekit.MaxScanRows {
+				page.Next = t.rows[i].key.Clone()
+				break
 			}
-			return -1
-		})
-		i, step = i-1, -1
-	}
-	limit := max(req.Limit, 1)
-	page := &tablekit.GetRangeResponse{}
-	for scanned := 0; i >= 0 && i < len(t.rows) && inRange(req, t.rows[i].key); i += step {
-		if len(page.Rows) == limit || scanned == tablekit.MaxScanRows {
-			page.Next = t.rows[i].key.Clone()
-			break
+			scanned++
+			if row, ok := t.read(t.rows[i], &req.Read, req.Now); ok {
+				page.Rows = append(page.Rows, row)
+			}
 		}
-		scanned++
-		if row, ok := t.read(t.rows[i], &req.Read, req.Now); ok {
-			page.Rows = append(page.Rows, row)
-		}
-	}
-	return page, nil
+		return page, nil
+	})
 }
 
 // Write implements tablekit.Backend.
 func (s *Store) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	t, err := s.table(w.Meta)
-	if err != nil {
-		return nil, err
-	}
-	w, assigned, err := t.assign(w)
-	if err != nil {
-		return nil, err
-	}
-	next, res, err := t.apply(w)
-	if err != nil {
-		return nil, err
-	}
-	t.commit(w, next, res)
-	return withKey(res, w.Key, assigned), nil
+	return in(ctx, s, w.Meta, func(t *table) (*tablekit.UpdateResult, error) {
+		w, assigned, err := t.assign(w)
+		if err != nil {
+			return nil, err
+		}
+		next, res, err := t.apply(w)
+		if err != nil {
+			return nil, err
+		}
+		t.commit(w, next, res)
+		return withKey(res, w.Key, assigned), nil
+	})
 }
 
 // apply returns what w leaves of its row under the table's current
@@ -502,52 +497,40 @@ func (f *feed) status() *tablekit.ChangeFeedStatus {
 
 // SetChangeFeed implements tablekit.ChangeFeeder.
 func (s *Store) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedRequest) (*tablekit.ChangeFeedStatus, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	t, err := s.table(req.Meta)
-	if err != nil {
-		return nil, err
-	}
-	if t.feed == nil {
-		t.feed = &feed{}
-	}
-	f := t.feed
-	switch {
-	case req.Enabled && !f.enabled:
-		var parents []string
-		if n := len(f.shards); n > 0 {
-			parents = []string{f.shards[n-1].id}
+	return in(ctx, s, req.Meta, func(t *table) (*tablekit.ChangeFeedStatus, error) {
+		if t.feed == nil {
+			t.feed = &feed{}
 		}
-		f.shards = append(f.shards, &shard{id: t.meta.Incarnation + "-" + strconv.Itoa(f.next), parents: parents, first: 1})
-		f.next++
-		f.enabled, f.retention = true, req.Retention
-	case req.Enabled:
-		f.retention = req.Retention
-	case f.enabled:
-		last := f.shards[len(f.shards)-1]
-		last.ended, last.endedAt = true, req.Now
-		f.enabled = false
-	}
-	f.trim(req.Now)
-	return f.status(), nil
+		f := t.feed
+		switch {
+		case req.Enabled && !f.enabled:
+			var parents []string
+			if n := len(f.shards); n > 0 {
+				parents = []string{f.shards[n-1].id}
+			}
+			f.shards = append(f.shards, &shard{id: t.meta.Incarnation + "-" + strconv.Itoa(f.next), parents: parents, first: 1})
+			f.next++
+			f.enabled, f.retention = true, req.Retention
+		case req.Enabled:
+			f.retention = req.Retention
+		case f.enabled:
+			last := f.shards[len(f.shards)-1]
+			last.ended, last.endedAt = true, req.Now
+			f.enabled = false
+		}
+		f.trim(req.Now)
+		return f.status(), nil
+	})
 }
 
 // DescribeChangeFeed implements tablekit.ChangeFeeder.
 func (s *Store) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMeta) (*tablekit.ChangeFeedStatus, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	t, err := s.table(meta)
-	if err != nil {
-		return nil, err
-	}
-	if t.feed == nil {
-		return &tablekit.ChangeFeedStatus{}, nil
-	}
-	return t.feed.status(), nil
+	return in(ctx, s, meta, func(t *table) (*tablekit.ChangeFeedStatus, error) {
+		if t.feed == nil {
+			return &tablekit.ChangeFeedStatus{}, nil
+		}
+		return t.feed.status(), nil
+	})
 }
 
 // ReadShard implements tablekit.ChangeFeeder.
@@ -556,44 +539,38 @@ func (s *Store) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) (
 	if err != nil {
 		return nil, err
 	}
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	t, err := s.table(req.Meta)
-	if err != nil {
-		return nil, err
-	}
-	var sh *shard
-	if t.feed != nil {
-		t.feed.trim(req.Now)
-		for _, x := range t.feed.shards {
-			if x.id == req.Shard {
-				sh = x
+	return in(ctx, s, req.Meta, func(t *table) (*tablekit.ReadShardResponse, error) {
+		var sh *shard
+		if t.feed != nil {
+			t.feed.trim(req.Now)
+			for _, x := range t.feed.shards {
+				if x.id == req.Shard {
+					sh = x
+				}
 			}
 		}
-	}
-	if sh == nil {
-		return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, tablekit.ErrTrimmed, "table %q: no shard %q in the change feed", req.Meta.Name, req.Shard)
-	}
-	if req.From == "" {
-		after = sh.first - 1
-	}
-	end := sh.first + uint64(len(sh.recs)) // the number the next record will have
-	switch {
-	case after+1 < sh.first:
-		return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, tablekit.ErrTrimmed, "table %q: shard %q: records %d to %d were trimmed", req.Meta.Name, req.Shard, after+1, sh.first-1)
-	case after >= end:
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: shard %q has no record %d", req.Meta.Name, req.Shard, after)
-	}
-	out := &tablekit.ReadShardResponse{Next: enginekit.SeqCheckpoint(sh.id, after)}
-	for seq := after + 1; seq < end && len(out.Records) < max(req.Limit, 1); seq++ {
-		r := sh.recs[seq-sh.first]
-		r.Key, r.Changes = r.Key.Clone(), slices.Clone(r.Changes)
-		r.Shard, r.Checkpoint = sh.id, enginekit.SeqCheckpoint(sh.id, seq)
-		out.Records = append(out.Records, r)
-		out.Next = r.Checkpoint
-	}
-	out.Ended = sh.ended && len(out.Records) == int(end-(after+1))
-	return out, nil
+		if sh == nil {
+			return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, tablekit.ErrTrimmed, "table %q: no shard %q in the change feed", req.Meta.Name, req.Shard)
+		}
+		if req.From == "" {
+			after = sh.first - 1
+		}
+		end := sh.first + uint64(len(sh.recs)) // the number the next record will have
+		switch {
+		case after+1 < sh.first:
+			return nil, tablekit.WrapError(tablekit.ErrInvalidArgument, tablekit.ErrTrimmed, "table %q: shard %q: records %d to %d were trimmed", req.Meta.Name, req.Shard, after+1, sh.first-1)
+		case after >= end:
+			return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: shard %q has no record %d", req.Meta.Name, req.Shard, after)
+		}
+		out := &tablekit.ReadShardResponse{Next: enginekit.SeqCheckpoint(sh.id, after)}
+		for seq := after + 1; seq < end && len(out.Records) < max(req.Limit, 1); seq++ {
+			r := sh.recs[seq-sh.first]
+			r.Key, r.Changes = r.Key.Clone(), slices.Clone(r.Changes)
+			r.Shard, r.Checkpoint = sh.id, enginekit.SeqCheckpoint(sh.id, seq)
+			out.Records = append(out.Records, r)
+			out.Next = r.Checkpoint
+		}
+		out.Ended = sh.ended && len(out.Records) == int(end-(after+1))
+		return out, nil
+	})
 }
