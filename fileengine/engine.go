@@ -23,6 +23,7 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/enginekit"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -497,13 +498,11 @@ func (e *Engine) UpdateTable(ctx context.Context, req *tablekit.UpdateTableReque
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	switch {
-	case t.deleted:
+	if t.deleted {
 		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", req.Meta.Name)
-	case t.meta.Incarnation != req.Meta.Incarnation:
-		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q was deleted and created again", req.Meta.Name)
-	case t.meta.Generation != req.Meta.Generation:
-		return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "table %q: options changed (generation %d, expected %d)", req.Meta.Name, t.meta.Generation, req.Meta.Generation)
+	}
+	if err := driver.CheckUpdateTable(&t.meta, req); err != nil {
+		return nil, err
 	}
 	m := t.meta
 	m.Options = req.Options
@@ -609,8 +608,10 @@ func (e *Engine) stripe(k []byte) int {
 }
 
 // lockStripes locks the row locks held in ascending order (see
-// driver.LockStripes) and returns their unlock.
-func (e *Engine) lockStripes(held []int) (unlock func()) { return driver.LockStripes(e.locks[:], held) }
+// enginekit.LockStripes) and returns their unlock.
+func (e *Engine) lockStripes(held []int) (unlock func()) {
+	return enginekit.LockStripes(e.locks[:], held)
+}
 
 // Write implements tablekit.Backend: under the table's shared lock and the
 // row's stripe, it reads the stored row (when the write needs it), applies

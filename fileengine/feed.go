@@ -15,7 +15,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
-	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/enginekit"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -396,7 +396,7 @@ func (e *Engine) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMet
 // lock.
 func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) (*tablekit.ReadShardResponse, error) {
 	name := req.Meta.Name
-	after, err := driver.ParseSeqCheckpoint(req)
+	after, err := enginekit.ParseSeqCheckpoint(req)
 	if err != nil {
 		return nil, err
 	}
@@ -449,7 +449,7 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 	}
 	defer it.Close()
 	id := req.Shard
-	out := &tablekit.ReadShardResponse{Next: driver.SeqCheckpoint(id, after)}
+	out := &tablekit.ReadShardResponse{Next: enginekit.SeqCheckpoint(id, after)}
 	limit := max(req.Limit, 1)
 	ok := it.First()
 	for ; ok && len(out.Records) < limit; ok = it.Next() {
@@ -459,7 +459,7 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 		if err != nil {
 			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: change feed shard %q record %d", name, id, seq)
 		}
-		r.Shard, r.Checkpoint = id, driver.SeqCheckpoint(id, seq)
+		r.Shard, r.Checkpoint = id, enginekit.SeqCheckpoint(id, seq)
 		out.Records = append(out.Records, r)
 		out.Next = r.Checkpoint
 	}

@@ -1,9 +1,10 @@
 // Package localengine is for unit tests, and for programs that want
-// tablekit tables in memory: tablekit's reference engine, every table in
-// memory, rows in ordered maps keyed by the order-preserving key encoding,
-// each row's semantics from package rowmodel. It is what unit
-// tests use instead of a cloud, what the conformance suite compares other
-// backends against, and the store behind the Tablestore test server. Its
+// tablekit tables in memory: tablekit's fast in-memory engine, every table
+// in memory, rows in ordered maps keyed by the order-preserving key
+// encoding, each row's semantics from package rowmodel. It is what unit
+// tests use instead of a cloud and the store behind the Tablestore test
+// server; the conformance suite's differential test checks it against a
+// plain reference of its own, like every other backend. Its
 // performance against the bare ordered map it is built on, and what keeps
 // it there, is in BENCHMARKS.md beside this file.
 //

@@ -7,3 +7,10 @@ func NewWithSpanRows(n int) *Engine {
 	e.spanRows = n
 	return e
 }
+
+// PlantSpanMutant plants the span bug of mutant.go until the returned
+// function is called (not concurrently with other tests of the package).
+func PlantSpanMutant() (undo func()) {
+	spanMutant = true
+	return func() { spanMutant = false }
+}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/enginekit"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -150,7 +150,7 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 	if err != nil {
 		return nil, err
 	}
-	after, err := driver.ParseSeqCheckpoint(req)
+	after, err := enginekit.ParseSeqCheckpoint(req)
 	if err != nil {
 		return nil, err
 	}
@@ -183,11 +183,11 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 	}
 	lo := int(after + 1 - s.first)
 	hi := min(len(s.recs), lo+max(req.Limit, 1))
-	out := &tablekit.ReadShardResponse{Records: make([]tablekit.ChangeRecord, hi-lo), Next: driver.SeqCheckpoint(s.id, after)}
+	out := &tablekit.ReadShardResponse{Records: make([]tablekit.ChangeRecord, hi-lo), Next: enginekit.SeqCheckpoint(s.id, after)}
 	for i, r := range s.recs[lo:hi] {
 		r.Key = slices.Clone(r.Key)
 		r.Changes = slices.Clone(r.Changes)
-		r.Shard, r.Checkpoint = s.id, driver.SeqCheckpoint(s.id, s.first+uint64(lo+i))
+		r.Shard, r.Checkpoint = s.id, enginekit.SeqCheckpoint(s.id, s.first+uint64(lo+i))
 		out.Records[i] = r
 	}
 	if hi > lo {

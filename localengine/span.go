@@ -191,10 +191,11 @@ func (t *table) reshapeLocked(k string) {
 func (t *table) ascend(from string, fn func(entry) bool) {
 	cont := true
 	iter := func(ent entry) bool { cont = fn(ent); return cont }
-	for i := t.spanOf(from); cont && i < len(t.spans); i++ {
+	first := t.spanOf(from)
+	for i := first; cont && i < len(t.spans); i++ {
 		s := t.spans[i]
 		s.mu.RLock()
-		s.rows.Ascend(probe(from), iter)
+		s.rows.Ascend(probe(from), planted(iter, i > first)) // mutant.go
 		s.mu.RUnlock()
 	}
 }

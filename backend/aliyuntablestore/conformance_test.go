@@ -68,7 +68,7 @@ func (h *tsemuHarness) ShareBackend(_ context.Context, _ testing.TB, _ tablekit.
 }
 
 // TestConformance runs the whole SPEC suite, the differential test against
-// the local engine and the linearizability check through the real SDK over
+// the reference and the linearizability check through the real SDK over
 // HTTP.
 func TestConformance(t *testing.T) {
 	conformance.RunTests(t, &tsemuHarness{})
