@@ -79,14 +79,7 @@ func TestCapabilitiesWithheldAreNotUsed(t *testing.T) {
 	if err != nil || !got[0].Found || !got[1].Found {
 		t.Fatalf("BatchGetRow through the fallback: %v %+v", err, got)
 	}
-	n := 0
-	for _, err := range tbl.Scan(ctx, tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax)) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	if n != 2 {
+	if n := scanAll(t, tbl); n != 2 {
 		t.Errorf("Scan through pages read %d rows, want 2", n)
 	}
 	if _, err := tbl.AtomicWrite(ctx, []tablekit.BatchWrite{tablekit.BatchPut("", k(3), nil)}); !errors.Is(err, tablekit.ErrUnimplemented) {
@@ -130,14 +123,7 @@ func TestErrSkipAtRunTime(t *testing.T) {
 	if err := tbl.PutRow(ctx, tablekit.Key("k", tablekit.Integer(1)), nil); err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, err := range tbl.Scan(ctx, tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax)) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	if n != 1 {
+	if n := scanAll(t, tbl); n != 1 {
 		t.Errorf("Scan after ErrSkip read %d rows, want 1", n)
 	}
 	_, err := tbl.AtomicWrite(ctx, []tablekit.BatchWrite{tablekit.BatchPut("", tablekit.Key("k", tablekit.Integer(2)), nil)})
@@ -145,4 +131,17 @@ func TestErrSkipAtRunTime(t *testing.T) {
 	if !errors.Is(err, tablekit.ErrUnimplemented) || !errors.As(err, &te) || te.Op != "AtomicWrite" || te.Table != "t" {
 		t.Errorf("AtomicWrite answering ErrSkip = %v, want ErrUnimplemented of AtomicWrite on table t", err)
 	}
+}
+
+// scanAll counts the rows Table.Scan yields over the whole of tbl (key k).
+func scanAll(t *testing.T, tbl *tablekit.Table) int {
+	t.Helper()
+	n := 0
+	for _, err := range tbl.Scan(context.Background(), tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	return n
 }
