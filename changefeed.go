@@ -65,42 +65,8 @@ type ChangeFeedStatus struct {
 	Shards    []Shard
 }
 
-// ChangeFeeder is a backend's change feed (SPEC §15): it records each row
-// of a committed write atomically with it; disabling ends the open shard,
-// enabling opens a child. ReadShard returns Next (req.From if none), Ended
-// past an ended shard's end, [ErrTrimmed] (in ErrInvalidArgument) if trimmed.
-type ChangeFeeder interface {
-	SetChangeFeed(ctx context.Context, req *SetChangeFeedRequest) (*ChangeFeedStatus, error)
-	DescribeChangeFeed(ctx context.Context, meta *TableMeta) (*ChangeFeedStatus, error)
-	ReadShard(ctx context.Context, req *ReadShardRequest) (*ReadShardResponse, error)
-}
-
 // ErrTrimmed: records were missed (OTSTrimmedDataAccess); start from a copy.
 var ErrTrimmed = errors.New("change feed: records after the checkpoint are no longer retained")
-
-// SetChangeFeedRequest is a [ChangeFeeder.SetChangeFeed] request.
-type SetChangeFeedRequest struct {
-	Meta      *TableMeta
-	Enabled   bool
-	Retention time.Duration // checked, when enabling
-	Now       int64
-}
-
-// ReadShardRequest is a [ChangeFeeder.ReadShard] request.
-type ReadShardRequest struct {
-	Meta  *TableMeta
-	Shard string
-	From  Checkpoint
-	Limit int // 1..MaxFeedPage
-	Now   int64
-}
-
-// ReadShardResponse is one page.
-type ReadShardResponse struct {
-	Records []ChangeRecord
-	Next    Checkpoint
-	Ended   bool
-}
 
 // MaxFeedPage is the most records one ReadShard page returns.
 const MaxFeedPage = 1000
@@ -111,9 +77,9 @@ func (t *Table) feeder(op string) (ChangeFeeder, error) {
 	if err := t.c.checkOpen(op, t.name); err != nil {
 		return nil, err
 	}
-	f, ok := t.c.b.(ChangeFeeder)
-	if !ok || !t.c.caps.ChangeFeed {
-		return nil, &Error{Op: op, Table: t.name, Code: ErrUnimplemented, Msg: "the backend has no change feed (Capabilities.ChangeFeed is false)"}
+	f, ok := optional[ChangeFeeder](t.c, t.c.caps.ChangeFeed)
+	if !ok {
+		return nil, refuse(op, t.name, "the backend has no change feed (SPEC §15; Capabilities.ChangeFeed is false)")
 	}
 	return f, nil
 }

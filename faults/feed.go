@@ -7,22 +7,12 @@ import (
 )
 
 // The change feed (tablekit.ChangeFeeder) is forwarded unchanged, without
-// faults: a wrapper over a backend without one answers
-// tablekit.ErrUnimplemented, and its capabilities say ChangeFeed false.
-
-var _ tablekit.ChangeFeeder = (*backend)(nil)
-
-func (w *backend) feeder() (tablekit.ChangeFeeder, error) {
-	f, ok := w.b.(tablekit.ChangeFeeder)
-	if !ok {
-		return nil, tablekit.Errorf(tablekit.ErrUnimplemented, "the wrapped backend has no change feed")
-	}
-	return f, nil
-}
+// faults: a wrapper over a backend without one answers tablekit.ErrSkip,
+// and its capabilities say ChangeFeed false.
 
 // SetChangeFeed is the wrapped backend's.
 func (w *backend) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedRequest) (*tablekit.ChangeFeedStatus, error) {
-	f, err := w.feeder()
+	f, err := inside[tablekit.ChangeFeeder](w)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +21,7 @@ func (w *backend) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeed
 
 // DescribeChangeFeed is the wrapped backend's.
 func (w *backend) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMeta) (*tablekit.ChangeFeedStatus, error) {
-	f, err := w.feeder()
+	f, err := inside[tablekit.ChangeFeeder](w)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +30,7 @@ func (w *backend) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMe
 
 // ReadShard is the wrapped backend's.
 func (w *backend) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) (*tablekit.ReadShardResponse, error) {
-	f, err := w.feeder()
+	f, err := inside[tablekit.ChangeFeeder](w)
 	if err != nil {
 		return nil, err
 	}

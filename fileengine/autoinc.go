@@ -11,7 +11,6 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
-	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // Auto-increment key columns (SPEC §14). A put or update of a table with
@@ -63,16 +62,6 @@ func newAutoInc(m *tablekit.TableMeta) *autoInc {
 		}
 	}
 	return nil
-}
-
-var _ tablekit.CapabilityDeclarer = (*Engine)(nil)
-
-// Capabilities implements tablekit.CapabilityDeclarer: what the engine's
-// methods show, and auto-increment key columns.
-func (e *Engine) Capabilities() tablekit.Capabilities {
-	c := driver.Implemented(e)
-	c.AutoIncrement = true
-	return c
 }
 
 // lastOf returns the greatest value known in partition key pk, reading it

@@ -110,11 +110,6 @@ func newTable(m tablekit.TableMeta, rows string) *table {
 	return &table{meta: m, rows: rows, prefix: p, top: codec.PrefixSuccessor(p), ai: newAutoInc(&m)}
 }
 
-var (
-	_ tablekit.Backend     = (*Engine)(nil)
-	_ tablekit.BatchWriter = (*Engine)(nil)
-)
-
 // Open opens the store in dir, creating the directory and an empty store
 // when there is none (unless opts.MustExist). See the package
 // documentation for the errors it returns.
@@ -290,10 +285,6 @@ func (e *Engine) load() error {
 
 // Dir returns the directory the engine was opened on.
 func (e *Engine) Dir() string { return e.dir }
-
-// SystemName is the store's OpenTelemetry db.system.name, "tablekit.file"
-// (tablekit.SystemNamer).
-func (e *Engine) SystemName() string { return "tablekit.file" }
 
 // Close flushes the memtable, closes the store and releases the
 // directory's lock. It waits for calls in flight; later calls fail with
@@ -833,21 +824,6 @@ func (e *Engine) Checkpoint(ctx context.Context, dir string) error {
 		return storeError(err, "fileengine: checkpoint of %q into %q", e.dir, dir)
 	}
 	return nil
-}
-
-// As offers the engine's *pebble.DB to tablekit.Client.As: a **pebble.DB
-// target gets it (for metrics and tools; writing to it bypasses the
-// engine's rules).
-func (e *Engine) As(target any) bool {
-	switch p := target.(type) {
-	case **pebble.DB:
-		*p = e.db
-		return true
-	case **Engine:
-		*p = e
-		return true
-	}
-	return false
 }
 
 // storeError turns an error of pebble or the file system into a

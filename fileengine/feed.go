@@ -42,8 +42,6 @@ const (
 	changeFormat     = 1
 )
 
-var _ tablekit.ChangeFeeder = (*Engine)(nil)
-
 // feedRecord is the stored feed state.
 type feedRecord struct {
 	V         int          `json:"v"`

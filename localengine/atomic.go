@@ -8,8 +8,6 @@ import (
 	"github.com/tablekit/tablekit/internal/enginekit"
 )
 
-var _ tablekit.AtomicWriter = (*Engine)(nil)
-
 // AtomicWrite implements tablekit.AtomicWriter (SPEC §13). It holds the
 // stripes of all its rows (taken in stripe order, so that two atomic writes
 // never wait for each other crosswise), reads the stored rows under the

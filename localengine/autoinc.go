@@ -6,7 +6,6 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
-	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // Auto-increment key columns (SPEC §14). A table with one keeps, per
@@ -34,16 +33,6 @@ import (
 // any value is assigned. The change record and the result carry the
 // assigned key. The counters live and die with the table (a table created
 // again starts afresh).
-
-var _ tablekit.CapabilityDeclarer = (*Engine)(nil)
-
-// Capabilities implements tablekit.CapabilityDeclarer: what the engine's
-// methods show, and auto-increment key columns.
-func (e *Engine) Capabilities() tablekit.Capabilities {
-	c := driver.Implemented(e)
-	c.AutoIncrement = true
-	return c
-}
 
 // autoInc is a table's auto-increment state.
 type autoInc struct {

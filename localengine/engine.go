@@ -107,11 +107,6 @@ func stripeOf(k []byte) int {
 	return int(h % stripes)
 }
 
-var (
-	_ tablekit.Backend      = (*Engine)(nil)
-	_ tablekit.RangeScanner = (*Engine)(nil)
-)
-
 // New returns an empty engine.
 func New() *Engine {
 	e := &Engine{}
@@ -124,10 +119,6 @@ func (e *Engine) publish(m map[string]*table) {
 	e.tables = m
 	e.catalog.Store(&m)
 }
-
-// SystemName is the store's OpenTelemetry db.system.name, "tablekit.local"
-// (tablekit.SystemNamer).
-func (e *Engine) SystemName() string { return "tablekit.local" }
 
 // Close drops every table. Later calls fail with ErrUnavailable.
 func (e *Engine) Close() error {

@@ -26,8 +26,6 @@ import (
 // whatever their age.
 const MaxFeedRecords = 1 << 20
 
-var _ tablekit.ChangeFeeder = (*Engine)(nil)
-
 // feedLog is a table's change feed; nil when never enabled.
 type feedLog struct {
 	enabled   bool

@@ -9,8 +9,6 @@ import (
 	"github.com/tablekit/tablekit"
 )
 
-var _ tablekit.AtomicWriter = (*Backend)(nil)
-
 // notAppliedPrefix begins the message tsemu gives the rows of a failed
 // atomic batch that did not fail themselves (tsemu's atomicNotApplied),
 // so the failing row can be told from them.

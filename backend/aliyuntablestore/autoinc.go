@@ -4,7 +4,6 @@ import (
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -29,15 +28,6 @@ import (
 // row it creates: the adapter evaluates it (rowmodel.Check, the rule every
 // backend shares) and sends the write without it, or, when it fails,
 // nothing.
-
-// Capabilities implements tablekit.CapabilityDeclarer: batches, atomic
-// writes and auto-increment keys are Tablestore's; a change feed is
-// declared when the Backend implements tablekit.ChangeFeeder.
-func (b *Backend) Capabilities() tablekit.Capabilities {
-	c := driver.Implemented(b)
-	c.BatchRead, c.BatchWrite, c.AtomicWrite, c.AutoIncrement = true, true, true, true
-	return c
-}
 
 // assigns reports whether w's key holds the placeholder.
 func assigns(w *tablekit.WriteRequest) bool { return w.Key.AutoIncrementIndex() >= 0 }

@@ -44,8 +44,6 @@ import (
 //   - OTSTrimmedDataAccess, and OTSObjectNotExist of a shard's stream, are
 //     tablekit.ErrTrimmed (in ErrInvalidArgument).
 
-var _ tablekit.ChangeFeeder = (*Backend)(nil)
-
 // maxCheckpoint bounds the checkpoints ReadShard accepts.
 const maxCheckpoint = 4096
 

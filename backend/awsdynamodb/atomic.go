@@ -51,20 +51,6 @@ const maxTransactBytes = 4 << 20
 // after losing a race.
 const maxAtomicAttempts = 64
 
-var (
-	_ tablekit.AtomicWriter       = (*Backend)(nil)
-	_ tablekit.CapabilityDeclarer = (*Backend)(nil)
-)
-
-// Capabilities implements tablekit.CapabilityDeclarer: batch reads and
-// writes, auto-increment key columns (autoinc.go), atomic writes unless
-// Options.NoTransactions, and a change feed unless Options.NoStreams.
-func (b *Backend) Capabilities() tablekit.Capabilities {
-	c := tablekit.Capabilities{BatchRead: true, BatchWrite: true, AtomicWrite: !b.opts.noTransactions, ChangeFeed: !b.opts.noStreams, AutoIncrement: true}
-	_, c.LendingScan = any(b).(tablekit.RangeScanner)
-	return c
-}
-
 // AtomicWrite implements tablekit.AtomicWriter with one TransactWriteItems
 // (see Atomic writes above). With Options.NoTransactions it is ErrSkip.
 func (b *Backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {

@@ -67,8 +67,6 @@ const streamRetention = 24 * time.Hour
 // feed is on.
 const metaFeed = "feed"
 
-var _ tablekit.ChangeFeeder = (*Backend)(nil)
-
 // kindLetter is a write kind's letter in .w.
 func kindLetter(k tablekit.WriteKind) byte {
 	switch k {

@@ -133,16 +133,3 @@ func sleep(ctx context.Context, d time.Duration) error {
 func Parallel(ctx context.Context, n, limit int, f func(ctx context.Context, i int) error) error {
 	return base.Parallel(ctx, n, limit, f)
 }
-
-// Implemented returns the capabilities b's optional interfaces show, the
-// start of a [tablekit.CapabilityDeclarer]'s answer (which then adds what
-// no interface shows, such as AutoIncrement).
-func Implemented(b tablekit.Backend) tablekit.Capabilities {
-	var c tablekit.Capabilities
-	_, c.BatchRead = b.(tablekit.BatchReader)
-	_, c.BatchWrite = b.(tablekit.BatchWriter)
-	_, c.LendingScan = b.(tablekit.RangeScanner)
-	_, c.AtomicWrite = b.(tablekit.AtomicWriter)
-	_, c.ChangeFeed = b.(tablekit.ChangeFeeder)
-	return c
-}

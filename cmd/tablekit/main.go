@@ -308,7 +308,7 @@ func shellQuote(s string) string {
 
 // commandLine is argv as a shell command: the program as "tablekit", the
 // arguments quoted. URLs in it hold no credentials: no backend opens a URL
-// that has one (driver.CheckURL).
+// that has one (tablekit.OpenBackend's credential rule).
 func commandLine(argv []string) string {
 	parts := []string{"tablekit"}
 	for _, a := range argv[1:] {

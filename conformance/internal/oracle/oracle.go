@@ -63,11 +63,13 @@ var (
 // New returns an empty store.
 func New() *Store { return &Store{tables: map[string]*table{}} }
 
-// Capabilities implements tablekit.CapabilityDeclarer: atomic writes,
-// auto-increment key columns and change feeds; no batch calls and no
-// lending scan (the Client's fallbacks run).
-func (s *Store) Capabilities() tablekit.Capabilities {
-	return tablekit.Capabilities{AtomicWrite: true, AutoIncrement: true, ChangeFeed: true}
+// Capabilities implements tablekit.CapabilityDeclarer: atomic writes and
+// change feeds are shown by their methods; auto-increment key columns have
+// none, so the store declares them. No batch calls and no lending scan (the
+// Client's fallbacks run).
+func (s *Store) Capabilities(shown tablekit.Capabilities) tablekit.Capabilities {
+	shown.AutoIncrement = true
+	return shown
 }
 
 // SystemName names the store for telemetry.
