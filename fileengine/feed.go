@@ -16,6 +16,7 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/wire"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -189,13 +190,11 @@ func appendChange(dst []byte, r *tablekit.ChangeRecord) []byte {
 	dst = append(dst, changeFormat, byte(r.Kind))
 	dst = binary.AppendVarint(dst, r.CommitTime.UnixMilli())
 	k := codec.EncodeKey(r.Key)
-	dst = binary.AppendUvarint(dst, uint64(len(k)))
-	dst = append(dst, k...)
+	dst = wire.AppendString(dst, view(k))
 	dst = binary.AppendUvarint(dst, uint64(len(r.Changes)))
 	for _, c := range r.Changes {
 		dst = append(dst, byte(c.Kind))
-		dst = binary.AppendUvarint(dst, uint64(len(c.Column)))
-		dst = append(dst, c.Column...)
+		dst = wire.AppendString(dst, c.Column)
 		dst = binary.AppendVarint(dst, c.Version)
 		if c.Kind == tablekit.ChangePut {
 			dst = codec.AppendValue(dst, c.Value)
