@@ -478,15 +478,24 @@ func (t *table) writeShared(w *tablekit.WriteRequest, k string, fresh bool) (res
 	}
 	// Only an update and a condition read the stored row; an unconditional
 	// put or delete is decided without it, and saves a walk down the map.
+	// The store follows the read's path (hint): one walk per write.
 	var (
-		old entry
-		ok  bool
+		old  entry
+		ok   bool
+		hint btree.PathHint
 	)
 	if fresh || w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero() {
-		old, ok = t.get(k)
+		old, ok = t.getHint(k, &hint)
 	}
 	if fresh && ok {
 		return nil, true, false, nil
+	}
+	if ok && w.Kind == tablekit.WriteUpdate {
+		if ent, done := inPlace(w, m, &old); done { // update.go
+			res := &tablekit.UpdateResult{}
+			t.ai.saw(w.Key)
+			return res, false, t.store(k, ent, true, w, res, &hint), nil
+		}
 	}
 	var scratch [16]tablekit.Column
 	ww, ent, keep, res, err := apply(w, m, old, ok, scratch[:0])
@@ -496,7 +505,7 @@ func (t *table) writeShared(w *tablekit.WriteRequest, k string, fresh bool) (res
 	if keep && !fresh { // an assigned key is the counter's already
 		t.ai.saw(ww.Key) // before the row is stored (autoinc.go)
 	}
-	return res, false, t.store(k, ent, keep, ww, res), nil
+	return res, false, t.store(k, ent, keep, ww, res, &hint), nil
 }
 
 // apply applies w to the stored row old (when ok) under the table's meta m
