@@ -31,6 +31,7 @@ type Engine struct {
 	closed   bool
 	catalog  atomic.Pointer[map[string]*table] // tables; nil once closed
 	spanRows int                               // entries above which a new table's span splits; 0: spanRows (a test hook)
+	general  bool                              // a new table never updates in place (update.go; a test hook: the baseline of its benchmarks)
 }
 
 type table struct {
@@ -46,6 +47,7 @@ type table struct {
 	lows     []string // lows[i] is the least key span i may hold; lows[0] is ""
 	spans    []*span  // the rows, by key range (span.go)
 	spanRows int      // entries above which a span splits
+	general  bool     // every update takes rowmodel's Update (Engine.general)
 	feed     *feedLog // the change feed (feed.go); nil when never enabled
 	// feedMu orders the appends of writers that share mu (feed.go).
 	feedMu sync.Mutex
@@ -174,7 +176,7 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 		n = spanRows
 	}
 	tables := maps.Clone(e.tables)
-	tables[meta.Name] = &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows())}, spanRows: n, ai: newAutoInc(&m)}
+	tables[meta.Name] = &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows())}, spanRows: n, general: e.general, ai: newAutoInc(&m)}
 	e.publish(tables)
 	return nil
 }
@@ -490,7 +492,7 @@ func (t *table) writeShared(w *tablekit.WriteRequest, k string, fresh bool) (res
 	if fresh && ok {
 		return nil, true, false, nil
 	}
-	if ok && w.Kind == tablekit.WriteUpdate {
+	if ok && w.Kind == tablekit.WriteUpdate && !t.general {
 		if ent, done := inPlace(w, m, &old); done { // update.go
 			res := &tablekit.UpdateResult{}
 			t.ai.saw(w.Key)

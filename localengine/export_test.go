@@ -7,3 +7,12 @@ func NewWithSpanRows(n int) *Engine {
 	e.spanRows = n
 	return e
 }
+
+// NewGeneral returns an empty engine that applies every update with
+// rowmodel's Update, never in place (update.go): the baseline of the
+// in-place update's benchmarks and tests.
+func NewGeneral() *Engine {
+	e := New()
+	e.general = true
+	return e
+}
