@@ -23,6 +23,7 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/feedwake"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -100,6 +101,8 @@ type table struct {
 	feed *fileFeed
 	// ai is the auto-increment state (autoinc.go); nil without such a column.
 	ai *autoInc
+	// wake closes for the feed's followers as its records commit (feed.go).
+	wake feedwake.Signal
 }
 
 // newTable returns the in-memory state of the table m describes, whose
@@ -112,6 +115,7 @@ func newTable(m tablekit.TableMeta, rows string) *table {
 var (
 	_ tablekit.Backend     = (*Engine)(nil)
 	_ tablekit.BatchWriter = (*Engine)(nil)
+	_ tablekit.FeedWaiter  = (*Engine)(nil)
 )
 
 // Open opens the store in dir, creating the directory and an empty store

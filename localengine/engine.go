@@ -14,6 +14,7 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/feedwake"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -51,7 +52,8 @@ type table struct {
 	feed     *feedLog // the change feed (feed.go); nil when never enabled
 	// feedMu orders the appends of writers that share mu (feed.go).
 	feedMu sync.Mutex
-	ai     *autoInc // auto-increment counters (autoinc.go); nil without such a column
+	ai     *autoInc        // auto-increment counters (autoinc.go); nil without such a column
+	wake   feedwake.Signal // closes for followers at each change record (feed.go)
 	// A writer holds its row's stripe from reading the stored row to
 	// storing the new one, so that writes to one row apply one at a time,
 	// and writes to rows of different stripes build their rows together.
@@ -112,6 +114,7 @@ func stripeOf(k []byte) int {
 var (
 	_ tablekit.Backend      = (*Engine)(nil)
 	_ tablekit.RangeScanner = (*Engine)(nil)
+	_ tablekit.FeedWaiter   = (*Engine)(nil)
 )
 
 // New returns an empty engine.
