@@ -284,27 +284,72 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 	if !ok {
 		return nil, nil
 	}
-	var (
-		cols  []tablekit.Column
-		found bool
-	)
-	if rowmodel.NewWholeRead(&opts, &req.Read, req.Now).Of(ent.shape) {
-		cols, found = ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, &req.Read, req.Now)
-	} else {
-		var sbuf [16]tablekit.Column
-		r := ent.row(sbuf[:0])
-		cols, found = rowmodel.Read(&r, opts, &req.Read, req.Now)
-	}
+	cols, found := getCells(&ent, opts, &req.Read, req.Now)
 	if !found {
 		return nil, nil
 	}
 	// The row's key is the key asked for (their encodings are equal), under
 	// the schema's names: there is nothing to decode.
-	key := make(tablekit.PrimaryKey, len(schema))
+	r := newRow(len(schema))
 	for i, kc := range schema {
-		key[i].Name, key[i].Value = kc.Name, req.Key[i].Value
+		r.Key[i].Name, r.Key[i].Value = kc.Name, req.Key[i].Value
 	}
-	return &tablekit.Row{Key: key, Columns: cols}, nil
+	r.Columns = cols
+	return r, nil
+}
+
+// getCells is what GetRow returns of the stored row ent: its cells, in a
+// new, exactly sized slice, and whether the row is returned. A read that
+// returns the cells as they are stored (rowmodel.WholeRead of the entry's
+// shape), or would but for a projection naming every column the row has
+// (rowmodel.Covers: YCSB's reads name every field), decodes them straight
+// into the slice; any other evaluates them (rowmodel.Read).
+func getCells(ent *entry, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
+	if rowmodel.NewWholeRead(&opts, spec, now).Of(ent.shape) {
+		return ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, spec, now)
+	}
+	if spec.Columns != nil && spec.TimeRange == nil {
+		all := *spec
+		all.Columns = nil
+		if rowmodel.NewWholeRead(&opts, &all, now).Of(ent.shape) {
+			cols, found := ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, &all, now)
+			if !found || rowmodel.Covers(spec.Columns, cols) {
+				return cols, found
+			}
+		}
+	}
+	var sbuf [16]tablekit.Column
+	r := ent.row(sbuf[:0])
+	return rowmodel.Read(&r, opts, spec, now)
+}
+
+// newRow returns a Row whose Key has n parts, both in one allocation for
+// keys of up to 4 columns.
+func newRow(n int) *tablekit.Row {
+	switch n {
+	case 1:
+		rk := new(struct {
+			r tablekit.Row
+			k [1]tablekit.KeyPart
+		})
+		rk.r.Key = rk.k[:]
+		return &rk.r
+	case 2:
+		rk := new(struct {
+			r tablekit.Row
+			k [2]tablekit.KeyPart
+		})
+		rk.r.Key = rk.k[:]
+		return &rk.r
+	case 3, 4:
+		rk := new(struct {
+			r tablekit.Row
+			k [4]tablekit.KeyPart
+		})
+		rk.r.Key = rk.k[:n:n]
+		return &rk.r
+	}
+	return &tablekit.Row{Key: make(tablekit.PrimaryKey, n)}
 }
 
 // GetRange implements tablekit.Backend.
