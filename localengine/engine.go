@@ -334,14 +334,7 @@ func newRow(n int) *tablekit.Row {
 		})
 		rk.r.Key = rk.k[:]
 		return &rk.r
-	case 2:
-		rk := new(struct {
-			r tablekit.Row
-			k [2]tablekit.KeyPart
-		})
-		rk.r.Key = rk.k[:]
-		return &rk.r
-	case 3, 4:
+	case 2, 3, 4:
 		rk := new(struct {
 			r tablekit.Row
 			k [4]tablekit.KeyPart
