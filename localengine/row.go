@@ -32,55 +32,18 @@ import (
 // and Binary values are substrings of rec, never copied (rec never
 // changes, and outlives them as long as they are used).
 type entry struct {
-	rec      string
-	keyEnd   uint32 // rec[:keyEnd] is the encoded key
-	cellsAt  uint32 // the cells' headers start at rec[cellsAt:]
-	blobAt   uint32 // the names and bytes start at rec[blobAt:]
-	cells    int32  // number of cells
-	versions int32  // rowmodel.Shape.Versions of the cells
-	marker   bool   // rowmodel.Row.Marker
-	gen      int64  // rowmodel.Row.Generation
-	oldest   int64  // rowmodel.Shape.Oldest of the cells
-	pfx      uint64 // the key's first 8 bytes (see prefix)
+	rec     string
+	keyEnd  uint32 // rec[:keyEnd] is the encoded key
+	cellsAt uint32 // the cells' headers start at rec[cellsAt:]
+	blobAt  uint32 // the names and bytes start at rec[blobAt:]
+	cells   int32  // number of cells
+	marker  bool   // rowmodel.Row.Marker
+	gen     int64  // rowmodel.Row.Generation
+	shape   rowmodel.Shape
 }
 
 // key returns the entry's encoded key, by which the map orders entries.
 func (ent *entry) key() string { return ent.rec[:ent.keyEnd] }
-
-// shape returns the rowmodel.Shape of the entry's cells.
-func (ent *entry) shape() rowmodel.Shape {
-	return rowmodel.Shape{Oldest: ent.oldest, Versions: int(ent.versions)}
-}
-
-// prefix returns the first 8 bytes of the encoded key k, big endian, zero
-// padded: the map compares entries by it first (less), and by their keys
-// only when it is equal. It orders as the keys do: prefix(a) < prefix(b)
-// implies a < b (a key that is a prefix of another pads with zeros, which
-// are no greater than the other's bytes). So a walk down the map reads the
-// rows' keys (one cache miss each, behind the entries' pointers) only where
-// their first 8 bytes tie.
-func prefix(k string) uint64 {
-	if len(k) >= 8 {
-		return uint64(k[0])<<56 | uint64(k[1])<<48 | uint64(k[2])<<40 | uint64(k[3])<<32 |
-			uint64(k[4])<<24 | uint64(k[5])<<16 | uint64(k[6])<<8 | uint64(k[7])
-	}
-	var p uint64
-	for i := range 8 {
-		p <<= 8
-		if i < len(k) {
-			p |= uint64(k[i])
-		}
-	}
-	return p
-}
-
-// less orders entries by their encoded keys (the map's order).
-func less(a, b entry) bool {
-	if a.pfx != b.pfx {
-		return a.pfx < b.pfx
-	}
-	return a.key() < b.key()
-}
 
 // pack returns the entry of the row r under key k.
 func pack(k tablekit.PrimaryKey, r *rowmodel.Row) entry {
@@ -107,11 +70,8 @@ func pack(k tablekit.PrimaryKey, r *rowmodel.Row) entry {
 		b = append(b, c.Name...)
 		b = append(b, codec.Bytes(c.Value)...)
 	}
-	sh := rowmodel.ShapeOf(r.Cells)
-	rec := bytesView(b)
-	return entry{rec: rec, keyEnd: uint32(keyEnd), cellsAt: uint32(cellsAt), blobAt: uint32(blobAt),
-		cells: int32(len(r.Cells)), versions: int32(sh.Versions), marker: r.Marker, gen: r.Generation, oldest: sh.Oldest,
-		pfx: prefix(rec[:keyEnd])}
+	return entry{rec: bytesView(b), keyEnd: uint32(keyEnd), cellsAt: uint32(cellsAt), blobAt: uint32(blobAt),
+		cells: int32(len(r.Cells)), marker: r.Marker, gen: r.Generation, shape: rowmodel.ShapeOf(r.Cells)}
 }
 
 // cellSize is the number of bytes cell c takes in a packed row: its

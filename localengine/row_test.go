@@ -2,11 +2,9 @@ package localengine
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
@@ -41,39 +39,8 @@ func TestPackRoundTrip(t *testing.T) {
 		}) || got.Marker != r.Marker || got.Generation != r.Generation {
 			t.Fatalf("row %+v, want %+v", got, r)
 		}
-		if ent.shape() != rowmodel.ShapeOf(r.Cells) || ent.key() != codec.EncodeKeyString(key) {
-			t.Fatalf("shape %+v or key %q wrong", ent.shape(), ent.key())
+		if ent.shape != rowmodel.ShapeOf(r.Cells) || ent.key() != codec.EncodeKeyString(key) {
+			t.Fatalf("shape %+v or key %q wrong", ent.shape, ent.key())
 		}
-	}
-}
-
-// less, which compares the keys' first 8 bytes before the keys, orders
-// entries exactly as their encoded keys: short keys, keys that are
-// prefixes of others, zero bytes and bytes above 0x7f included. And an
-// entry stays 64 bytes (the map holds them by value: the heap's size).
-func TestLessOrdersAsKeys(t *testing.T) {
-	alphabet := []byte{0, 1, 'a', 'b', 0x7f, 0x80, 0xff}
-	rnd := rand.New(rand.NewPCG(11, 12))
-	key := func() string {
-		b := make([]byte, rnd.IntN(12))
-		for i := range b {
-			b[i] = alphabet[rnd.IntN(len(alphabet))]
-		}
-		return string(b)
-	}
-	for range 200000 {
-		a, b := key(), key()
-		if rnd.IntN(4) == 0 {
-			b = a + b // a is a prefix of b
-		}
-		if got, want := less(probe(a), probe(b)), a < b; got != want {
-			t.Fatalf("less(%q, %q) = %v", a, b, got)
-		}
-		if got, want := less(probe(b), probe(a)), b < a; got != want {
-			t.Fatalf("less(%q, %q) = %v", b, a, got)
-		}
-	}
-	if n := unsafe.Sizeof(entry{}); n != 64 {
-		t.Fatalf("an entry is %d bytes, was 64", n)
 	}
 }
