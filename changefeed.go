@@ -195,7 +195,7 @@ func (t *Table) readPage(ctx context.Context, shard string, from Checkpoint) (*R
 // FollowOptions tune [Table.FollowChangeFeed].
 type FollowOptions struct {
 	Parallelism   int           // shards read at once (0: 4)
-	Poll          time.Duration // wait before re-reading a caught-up shard (0: 200 ms)
+	Poll          time.Duration // longest wait before re-reading a caught-up shard (0: 200 ms; a FeedWaiter backend wakes it at its next commit)
 	UntilCaughtUp bool          // return nil once caught up, not at ctx's end
 }
 
@@ -261,7 +261,16 @@ func (t *Table) FollowChangeFeed(ctx context.Context, pos FeedPosition, opts Fol
 			}
 		}
 	}
+	waiter, _ := t.c.b.(FeedWaiter) // feedwaiter.go
 	for {
+		// The backend's signal is taken before the shards are read, so a
+		// record committed after their reads wakes the wait below.
+		var wake <-chan struct{}
+		if waiter != nil {
+			if ch, err := waiter.FeedChanged(ctx, t.name); err == nil {
+				wake = ch
+			}
+		}
 		shards, err := t.ListShards(ctx)
 		if err != nil {
 			fail(err)
@@ -322,6 +331,8 @@ func (t *Table) FollowChangeFeed(ctx context.Context, pos FeedPosition, opts Fol
 			tm.Stop()
 			fail(ctx.Err())
 		case <-tm.C:
+		case <-wake: // nil without a FeedWaiter: the poll alone
+			tm.Stop()
 		}
 		if ctx.Err() != nil {
 			break

@@ -24,6 +24,7 @@ import (
 	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/internal/enginekit"
+	"github.com/tablekit/tablekit/internal/feedwake"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -101,6 +102,8 @@ type table struct {
 	feed *fileFeed
 	// ai is the auto-increment state (autoinc.go); nil without such a column.
 	ai *autoInc
+	// wake closes for the feed's followers as its records commit (feed.go).
+	wake feedwake.Signal
 }
 
 // newTable returns the in-memory state of the table m describes, whose

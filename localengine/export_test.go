@@ -14,3 +14,12 @@ func PlantSpanMutant() (undo func()) {
 	spanMutant = true
 	return func() { spanMutant = false }
 }
+
+// NewGeneral returns an empty engine that applies every update with
+// rowmodel's Update, never in place (update.go): the baseline of the
+// in-place update's benchmarks and tests.
+func NewGeneral() *Engine {
+	e := New()
+	e.general = true
+	return e
+}

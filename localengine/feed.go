@@ -55,6 +55,9 @@ func (t *table) record(w *tablekit.WriteRequest, res *tablekit.UpdateResult) {
 	s.recs = append(s.recs, rowmodel.ChangeOf(w, res)) // Shard and Checkpoint are set when read
 	f.count++
 	f.trim(w.Now)
+	// Followers waiting (FeedChanged) read the feed under t.mu alone, so
+	// they see the record once this write releases its locks.
+	t.wake.Notify()
 }
 
 // trim drops records older than the retention at now, and the oldest
@@ -120,7 +123,19 @@ func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedR
 		f.enabled = false
 	}
 	f.trim(req.Now)
+	t.wake.Notify() // a shard opened or ended
 	return f.status(), nil
+}
+
+// FeedChanged implements tablekit.FeedWaiter: the channel closes at the
+// next change record of the table (appended with its write, under the
+// write's locks), or when its feed is enabled or disabled.
+func (e *Engine) FeedChanged(ctx context.Context, table string) (<-chan struct{}, error) {
+	t, err := e.table(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	return t.wake.Wait(), nil
 }
 
 // DescribeChangeFeed implements tablekit.ChangeFeeder.
