@@ -3,6 +3,11 @@ package tablekit_test
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -144,4 +149,36 @@ func scanAll(t *testing.T, tbl *tablekit.Table) int {
 		n++
 	}
 	return n
+}
+
+// A method Capabilities() Capabilities, the declaration's former form,
+// declares nothing now (CapabilityDeclarer takes what presence shows): a
+// backend or test double still written so would silently lose what it
+// declared, AutoIncrement first. None is left in the module.
+func TestNoFormerCapabilityDeclarations(t *testing.T) {
+	former := regexp.MustCompile(`func \((\w+ )?\*?(\w+)\) Capabilities\(\) (\w+\.)?Capabilities\b`)
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range former.FindAllSubmatch(src, -1) {
+			if string(m[2]) != "Client" {
+				t.Errorf("%s: %s: declare with Capabilities(shown tablekit.Capabilities) tablekit.Capabilities", path, m[0])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
