@@ -2,7 +2,9 @@ package awsdynamodb
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,8 +46,11 @@ import (
 //     cache TTL, a minute by default) carries no .w: its record is an update holding
 //     the difference (a deletion a Delete), at the stream record's
 //     approximate creation time.
-//   - Items DynamoDB's TTL removes are not recorded (SPEC §15), nor items
-//     whose sort key is not a key of the table.
+//   - Items DynamoDB's TTL removes are not recorded (SPEC §15), nor the
+//     auto-increment counters (negative .s). Any other record that does
+//     not decode as a row of the table fails the read with
+//     ErrUnavailable naming the shard and the record's sequence number:
+//     a record is never dropped silently.
 //   - An update that changed no cell would be an UpdateRow of no change,
 //     which cannot be applied: its record puts the cells the row has (a
 //     key-only row: a put of no column; no row: a deletion).
@@ -466,15 +471,11 @@ func decodeStreamRecord(meta *tablekit.TableMeta, r stypes.Record) (rec tablekit
 		return rec, false, nil // removed by DynamoDB's TTL
 	}
 	sr := r.Dynamodb
-	kb, ok := sr.Keys[attrKey].(*stypes.AttributeValueMemberB)
-	if !ok {
-		return rec, false, nil
+	key, twice, skip, err := streamKey(meta, sr.Keys)
+	if skip || err != nil {
+		return rec, false, err
 	}
-	key, err := codec.DecodeKey(meta.Key, kb.Value)
-	if err != nil {
-		return rec, false, nil // not a row of the table
-	}
-	oldItem, newItem := fromStream(sr.OldImage), fromStream(sr.NewImage)
+	oldItem, newItem := fromStream(sr.OldImage, twice), fromStream(sr.NewImage, twice)
 	rec.Key = key
 	rec.Kind = tablekit.WriteUpdate
 	if sr.ApproximateCreationDateTime != nil {
@@ -581,26 +582,72 @@ func diffCells(old, new []tablekit.Column) []tablekit.Change {
 	return out
 }
 
-// fromStream converts a DynamoDB Streams item to the DynamoDB SDK's type.
-func fromStream(item map[string]stypes.AttributeValue) map[string]types.AttributeValue {
+// streamKey decodes the key of a stream record's item. skip is true for
+// an auto-increment counter item (a negative .s: autoinc.go), which is
+// no row. Every other item of the table is a row: a key that does not
+// decode is an error, never a record left out (SPEC §15: a reader never
+// misses a record).
+//
+// twice is true when the record's Binary values arrive base64-encoded a
+// second time (moto 5.2.1 sends the base64 text it stores: see
+// internal/testkit/mototest). Telling the two apart is unambiguous: an
+// encoded key starts with a String or Binary column, which holds a 0x00
+// byte, or with an Integer column, whose first byte is '=' or '-'; base64
+// text has no 0x00, never starts with '=', and has no '-'. So a sort key
+// that decodes as is was sent once, and one that decodes only after
+// base64 decoding was sent twice, as were all the record's Binary values.
+func streamKey(meta *tablekit.TableMeta, keys map[string]stypes.AttributeValue) (key tablekit.PrimaryKey, twice, skip bool, err error) {
+	sn, ok1 := keys[attrShard].(*stypes.AttributeValueMemberN)
+	kb, ok2 := keys[attrKey].(*stypes.AttributeValueMemberB)
+	if !ok1 || !ok2 {
+		return nil, false, false, fmt.Errorf("%w: the item's key %s is not tablekit's (.s Number, .k Binary)", errCorrupt, describeKeys(keys))
+	}
+	if shard, err := strconv.Atoi(sn.Value); err == nil && shard < 0 {
+		return nil, false, true, nil // an auto-increment counter
+	}
+	key, err = codec.DecodeKey(meta.Key, kb.Value)
+	if err == nil {
+		return key, false, false, nil
+	}
+	if raw, err2 := base64.StdEncoding.DecodeString(string(kb.Value)); err2 == nil {
+		if k, err2 := codec.DecodeKey(meta.Key, raw); err2 == nil {
+			return k, true, false, nil
+		}
+	}
+	return nil, false, false, fmt.Errorf("%w: sort key %.64q (shard %s) is not a key of the table's schema: %w", errCorrupt, kb.Value, sn.Value, err)
+}
+
+// describeKeys names a stream record's key attributes and their types.
+func describeKeys(keys map[string]stypes.AttributeValue) string {
+	names := make([]string, 0, len(keys))
+	for k, v := range keys {
+		names = append(names, fmt.Sprintf("%q:%T", k, v))
+	}
+	slices.Sort(names)
+	return "{" + strings.Join(names, " ") + "}"
+}
+
+// fromStream converts a DynamoDB Streams item to the DynamoDB SDK's type;
+// twice: its Binary values are base64 text to decode (see streamKey).
+func fromStream(item map[string]stypes.AttributeValue, twice bool) map[string]types.AttributeValue {
 	if item == nil {
 		return nil
 	}
 	out := make(map[string]types.AttributeValue, len(item))
 	for k, v := range item {
-		out[k] = fromStreamValue(v)
+		out[k] = fromStreamValue(v, twice)
 	}
 	return out
 }
 
-func fromStreamValue(v stypes.AttributeValue) types.AttributeValue {
+func fromStreamValue(v stypes.AttributeValue, twice bool) types.AttributeValue {
 	switch v := v.(type) {
 	case *stypes.AttributeValueMemberS:
 		return &types.AttributeValueMemberS{Value: v.Value}
 	case *stypes.AttributeValueMemberN:
 		return &types.AttributeValueMemberN{Value: v.Value}
 	case *stypes.AttributeValueMemberB:
-		return &types.AttributeValueMemberB{Value: v.Value}
+		return &types.AttributeValueMemberB{Value: unBase64(v.Value, twice)}
 	case *stypes.AttributeValueMemberBOOL:
 		return &types.AttributeValueMemberBOOL{Value: v.Value}
 	case *stypes.AttributeValueMemberNULL:
@@ -610,15 +657,32 @@ func fromStreamValue(v stypes.AttributeValue) types.AttributeValue {
 	case *stypes.AttributeValueMemberNS:
 		return &types.AttributeValueMemberNS{Value: v.Value}
 	case *stypes.AttributeValueMemberBS:
-		return &types.AttributeValueMemberBS{Value: v.Value}
+		bs := make([][]byte, len(v.Value))
+		for i, b := range v.Value {
+			bs[i] = unBase64(b, twice)
+		}
+		return &types.AttributeValueMemberBS{Value: bs}
 	case *stypes.AttributeValueMemberL:
 		l := make([]types.AttributeValue, len(v.Value))
 		for i, x := range v.Value {
-			l[i] = fromStreamValue(x)
+			l[i] = fromStreamValue(x, twice)
 		}
 		return &types.AttributeValueMemberL{Value: l}
 	case *stypes.AttributeValueMemberM:
-		return &types.AttributeValueMemberM{Value: fromStream(v.Value)}
+		return &types.AttributeValueMemberM{Value: fromStream(v.Value, twice)}
 	}
 	return &types.AttributeValueMemberNULL{Value: true}
+}
+
+// unBase64 returns b, or when twice the bytes its base64 text encodes
+// (b itself if it is not base64: decodeRow then finds it malformed).
+func unBase64(b []byte, twice bool) []byte {
+	if !twice {
+		return b
+	}
+	out, err := base64.StdEncoding.DecodeString(string(b))
+	if err != nil {
+		return b
+	}
+	return out
 }
