@@ -110,6 +110,8 @@ type Backend struct {
 	// client's options, and the tables' ARNs by native name (under mu).
 	streamsC  *dynamodbstreams.Client
 	tableArns map[string]string
+	// polls: each shard's kept iterator and GetRecords slot (feediter.go).
+	polls shardPolls
 }
 
 // tableInfo is what the adapter knows about one incarnation of a table

@@ -381,15 +381,18 @@ func (b *Backend) streamArn(ctx context.Context, meta *tablekit.TableMeta, ti *t
 	return arn + "/stream/" + label, nil
 }
 
-// maxEmptyPolls bounds the GetRecords calls one ReadShard makes that
-// return no record: an open shard may answer an empty page before later
-// records.
+// maxEmptyPolls bounds the GetRecords calls one ReadShard makes with a
+// new iterator that return no record: an open shard may answer an empty
+// page before later records. A read that goes on with a kept iterator
+// makes one (feediter.go).
 const maxEmptyPolls = 3
 
-// ReadShard implements tablekit.ChangeFeeder: GetShardIterator after the
-// checkpoint's sequence number (or at the shard's trim horizon), then
-// GetRecords until a page holds a record of the table, the shard ends, or
-// maxEmptyPolls pages were empty.
+// ReadShard implements tablekit.ChangeFeeder: GetRecords with the
+// iterator the last read of the shard ended with when it continues from
+// req.From (else GetShardIterator after the checkpoint's sequence number,
+// or at the shard's trim horizon), until a page holds a record of the
+// table, the shard ends, or the empty pages allowed were read; each call
+// within DynamoDB Streams' 5 per second per shard (feediter.go).
 func (b *Backend) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) (*tablekit.ReadShardResponse, error) {
 	if err := b.feedUnavailable(); err != nil {
 		return nil, err
@@ -415,22 +418,50 @@ func (b *Backend) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest)
 	if err != nil {
 		return nil, err
 	}
-	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(shardID), ShardIteratorType: stypes.ShardIteratorTypeTrimHorizon}
-	if seq != "" {
-		in.ShardIteratorType, in.SequenceNumber = stypes.ShardIteratorTypeAfterSequenceNumber, aws.String(seq)
+	pollKey := ti.native + "\x00" + req.Shard
+	newIter := func() (*string, time.Time, error) {
+		in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(shardID), ShardIteratorType: stypes.ShardIteratorTypeTrimHorizon}
+		if seq != "" {
+			in.ShardIteratorType, in.SequenceNumber = stypes.ShardIteratorTypeAfterSequenceNumber, aws.String(seq)
+		}
+		at := time.Now()
+		it, err := b.streamsC.GetShardIterator(ctx, in)
+		if err != nil {
+			return nil, at, b.streamErr(ctx, err, meta, req.Shard)
+		}
+		return it.ShardIterator, at, nil
 	}
-	it, err := b.streamsC.GetShardIterator(ctx, in)
-	if err != nil {
-		return nil, b.streamErr(ctx, err, meta, req.Shard)
+	iterAt := time.Now()
+	iter := b.polls.take(pollKey, req.From, iterAt)
+	kept := iter != nil
+	allowed := 1
+	if !kept {
+		allowed = maxEmptyPolls
+		if iter, iterAt, err = newIter(); err != nil {
+			return nil, err
+		}
 	}
 	out := &tablekit.ReadShardResponse{Next: req.From}
-	iter := it.ShardIterator
 	limit := int32(min(max(req.Limit, 1), tablekit.MaxFeedPage))
-	for empty := 0; iter != nil && len(out.Records) == 0 && empty < maxEmptyPolls; {
+	for empty := 0; iter != nil && len(out.Records) == 0 && empty < allowed; {
+		if err := b.polls.wait(ctx, pollKey); err != nil {
+			return nil, err
+		}
+		at := time.Now()
 		page, err := b.streamsC.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(limit)})
+		if kept && isCode(err, "ExpiredIteratorException") {
+			// A kept iterator expired: a new one after the checkpoint
+			// (nothing was read with this one yet).
+			kept, allowed = false, maxEmptyPolls
+			if iter, iterAt, err = newIter(); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err != nil {
 			return nil, b.streamErr(ctx, err, meta, req.Shard)
 		}
+		kept = false // the next page's iterator is this read's own
 		if len(page.Records) == 0 {
 			empty++
 		}
@@ -449,9 +480,10 @@ func (b *Backend) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest)
 				out.Records = append(out.Records, rec)
 			}
 		}
-		iter = page.NextShardIterator
+		iter, iterAt = page.NextShardIterator, at
 	}
 	out.Ended = iter == nil
+	b.polls.keep(pollKey, out.Next, iter, iterAt, out.Ended)
 	return out, nil
 }
 
