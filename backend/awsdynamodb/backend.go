@@ -112,6 +112,9 @@ type Backend struct {
 	tableArns map[string]string
 	// polls: each shard's kept iterator and GetRecords slot (feediter.go).
 	polls shardPolls
+	// Whether the store serves TransactWriteItems and DynamoDB Streams
+	// (probe.go).
+	txProbe, streamsProbe probe
 }
 
 // tableInfo is what the adapter knows about one incarnation of a table

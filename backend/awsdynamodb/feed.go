@@ -181,11 +181,11 @@ func streamsClient(c *dynamodb.Client) *dynamodbstreams.Client {
 
 // feedUnavailable is the error of a feed call on a backend opened
 // without streams.
-func (b *Backend) feedUnavailable() error {
+func (b *Backend) feedUnavailable(ctx context.Context) error {
 	if b.opts.noStreams {
 		return tablekit.ErrSkip
 	}
-	return nil
+	return b.haveStreams(ctx)
 }
 
 // SetChangeFeed implements tablekit.ChangeFeeder: UpdateTable with a
@@ -194,7 +194,7 @@ func (b *Backend) feedUnavailable() error {
 // items (set before the stream is enabled, cleared after it is disabled).
 // The retention is DynamoDB's, 24 hours: any other is ErrInvalidArgument.
 func (b *Backend) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedRequest) (*tablekit.ChangeFeedStatus, error) {
-	if err := b.feedUnavailable(); err != nil {
+	if err := b.feedUnavailable(ctx); err != nil {
 		return nil, err
 	}
 	meta := req.Meta
@@ -318,7 +318,7 @@ func (b *Backend) streams(ctx context.Context, meta *tablekit.TableMeta, ti *tab
 // streams' shards, oldest stream first; a shard of a disabled stream, or
 // with an ending sequence number, is ended.
 func (b *Backend) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMeta) (*tablekit.ChangeFeedStatus, error) {
-	if err := b.feedUnavailable(); err != nil {
+	if err := b.feedUnavailable(ctx); err != nil {
 		return nil, err
 	}
 	ti, err := b.info(ctx, meta)
@@ -394,7 +394,7 @@ const maxEmptyPolls = 3
 // table, the shard ends, or the empty pages allowed were read; each call
 // within DynamoDB Streams' 5 per second per shard (feediter.go).
 func (b *Backend) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) (*tablekit.ReadShardResponse, error) {
-	if err := b.feedUnavailable(); err != nil {
+	if err := b.feedUnavailable(ctx); err != nil {
 		return nil, err
 	}
 	meta := req.Meta
