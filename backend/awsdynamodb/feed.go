@@ -26,9 +26,11 @@ import (
 // and after the write; the feed decodes both with the item layout
 // (item.go, cells.go) and turns them into a tablekit.ChangeRecord:
 //
-//   - Every item a writer stores while the table's feed is on carries .w,
-//     the write's kind and Now ("P", "U" or "D", then milliseconds), which
-//     give the record's Kind and CommitTime. A put's record is the new
+//   - Every item a writer stores carries .w, the write's kind and Now
+//     ("P", "U" or "D", then milliseconds), which give the record's Kind
+//     and CommitTime: always, not only while the writer knows the feed is
+//     on, so that a writer whose metadata predates the feed's enabling
+//     writes the same records. A put's record is the new
 //     item's cells; an update's is the difference of the two items' cells
 //     (per column, in name order: the versions put, then the versions
 //     deleted, or DeleteColumn when none is left). Applying it to the row
@@ -41,11 +43,14 @@ import (
 //     holding the kind, Now and a random part, then deletes it on the
 //     condition that the stamp is still there. The stamp's own record is
 //     skipped; the deletion's old image carries the kind and the time.
-//   - A write by a backend that has not read the table's metadata since
-//     the feed was enabled (a Client reads it again after its metadata
-//     cache TTL, a minute by default) carries no .w: its record is an update holding
-//     the difference (a deletion a Delete), at the stream record's
-//     approximate creation time.
+//   - A deletion by a backend that has not read the table's metadata
+//     since the feed was enabled (a Client reads it again after its
+//     metadata cache TTL, a minute by default) is one DeleteItem, which
+//     carries no attribute: its record is a Delete at the stream record's
+//     approximate creation time, not the writer's clock. (Deleting in two
+//     calls always would double every deletion's cost on tables with no
+//     feed.) Records of items written before the stamp was always set
+//     (no .w) are updates holding the difference, at that time too.
 //   - Items DynamoDB's TTL removes are not recorded (SPEC §15), nor the
 //     auto-increment counters (negative .s). Any other record that does
 //     not decode as a row of the table fails the read with
@@ -85,11 +90,11 @@ func kindLetter(k tablekit.WriteKind) byte {
 	return 'U'
 }
 
-// writeStamp is the .w of an item w writes, or "" when t's feed is off.
-func writeStamp(t target, w *tablekit.WriteRequest) string {
-	if !t.ti.feed {
-		return ""
-	}
+// writeStamp is the .w of an item w writes: every item carries it,
+// whether or not the writer knows the table's feed is on (a writer's
+// metadata may predate the feed's enabling), so that every put's and
+// update's record has its kind and commit time.
+func writeStamp(_ target, w *tablekit.WriteRequest) string {
 	return string(kindLetter(w.Kind)) + strconv.FormatInt(w.Now, 10)
 }
 
