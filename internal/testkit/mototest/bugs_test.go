@@ -204,58 +204,16 @@ func TestMotoBugStreamDisable(t *testing.T) {
 	}
 }
 
-// TestMotoBugTransactionIsolation: TestTransactionsIsolated's run on
+// TestMotoBugTransactionIsolation: TestTransactionsIsolated's race on
 // moto as it ships (unserialized): a canceled transaction erases
 // increments committed while it ran.
 func TestMotoBugTransactionIsolation(t *testing.T) {
-	ctx := context.Background()
 	c, _ := clients(StartWith(t, &Options{Without: []Patch{PatchSerialize}}))
-	_, err := c.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:            aws.String("iso"),
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("k"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("k"), KeyType: types.KeyTypeHash}},
-		BillingMode:          types.BillingModePayPerRequest,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := func(k string) map[string]types.AttributeValue {
-		return map[string]types.AttributeValue{"k": &types.AttributeValueMemberS{Value: k}}
-	}
-	// Rounds until one loses an increment; each round is the race of
-	// TestTransactionsIsolated.
-	const n, rounds = 150, 5
+	isoTable(t, c)
+	const rounds = 5 // until one loses an increment
 	for round := range rounds {
-		counter := "counter" + strconv.Itoa(round)
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			for range n {
-				if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String("iso"), Key: key(counter),
-					UpdateExpression:          aws.String("ADD n :one"),
-					ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}}}); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-		go func() {
-			defer wg.Done()
-			for i := range n {
-				_, _ = c.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-					{Put: &types.Put{TableName: aws.String("iso"), Item: key(fmt.Sprintf("x%d_%d", round, i))}},
-					{ConditionCheck: &types.ConditionCheck{TableName: aws.String("iso"), Key: key("absent"), ConditionExpression: aws.String("attribute_exists(k)")}},
-				}})
-			}
-		}()
-		wg.Wait()
-		out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("iso"), Key: key(counter), ConsistentRead: aws.Bool(true)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v, ok := out.Item["n"].(*types.AttributeValueMemberN); !ok || v.Value != strconv.Itoa(n) {
-			t.Logf("round %d: counter = %v after %d increments: the bug", round, out.Item["n"], n)
+		if got, _ := isolationRace(t, c, "counter"+strconv.Itoa(round)); got != strconv.Itoa(isoN) {
+			t.Logf("round %d: counter = %s after %d increments: the bug", round, got, isoN)
 			return
 		}
 	}
