@@ -77,7 +77,10 @@ const (
 	// running concurrently a canceled transaction erases what other
 	// requests wrote meanwhile and a reader can see half a transaction:
 	// DynamoDB isolates transactions, and so does moto once no two
-	// requests overlap.
+	// requests overlap. Concurrent UpdateItem ADDs also answer one value
+	// twice. Without it the conformance suite fails S13_AtomicWrite/
+	// ConcurrentReader and Linearizable, and S14_AutoIncrement/
+	// UniqueIncreasing16Writers (duplicate counter values).
 	PatchSerialize Patch = "serialize"
 	// PatchStreamDisable makes moto disable a DynamoDB stream as DynamoDB
 	// does: the stream stops recording and stays readable (DISABLED, its
@@ -88,18 +91,27 @@ const (
 	// StreamShard.add), as does DescribeStream, and UpdateTable refuses to
 	// enable a stream again (ResourceInUseException "Cannot enable
 	// stream": latest_stream_label is never cleared); it serves one stream
-	// per table, so a disabled one's records were gone.
+	// per table, so a disabled one's records were gone. Without it the
+	// suite fails S15_ChangeFeed/DisableEndsTheFeed.
 	PatchStreamDisable Patch = "stream-disable"
 	// PatchStreamBinary: moto sends Binary values of stream records (B,
 	// BS) base64-encoded twice: its serializer encodes the base64 text it
 	// stores (GetItem's are right), so they are decoded once first. (The
 	// adapter also reads moto's doubly encoded records: see
-	// backend/awsdynamodb's streamKey.)
+	// backend/awsdynamodb's streamKey.) Before the adapter read them,
+	// every record was dropped: 8 failures of moto as it shipped
+	// (S15_ChangeFeed's EveryKindOfWrite, AtomicWrite,
+	// PerRowOrder16Writers, ResumeFromEveryCheckpoint,
+	// ReaderDuringWrites, Retention; S14_AutoIncrement/ChangeFeed;
+	// Differential); now none.
 	PatchStreamBinary Patch = "stream-binary"
 	// PatchStreamUpdateInsert: an UpdateItem that creates an item makes
 	// two INSERT records in moto, the first of an item holding only the
 	// key (it puts that item, then updates it), the second of the whole
-	// item with no old image: the put is not recorded.
+	// item with no old image: the put is not recorded. Without it the
+	// first record, of an item that is no row (no revision), fails the
+	// read: S15_ChangeFeed/EveryKindOfWrite and AtomicWrite, and
+	// Differential.
 	PatchStreamUpdateInsert Patch = "stream-update-insert"
 )
 
