@@ -60,6 +60,9 @@ func (b *Backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest
 	if len(reqs) == 0 {
 		return nil, nil
 	}
+	if err := b.haveTransactions(ctx); err != nil {
+		return nil, err
+	}
 	if len(reqs) > maxTransactItems {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "%d writes: a DynamoDB transaction holds at most %d", len(reqs), maxTransactItems)
 	}
@@ -114,6 +117,9 @@ func (b *Backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest
 			return out, nil
 		}
 		var tce *types.TransactionCanceledException
+		if isUnknownOperation(err) {
+			return nil, inTable(tablekit.WrapError(tablekit.ErrUnimplemented, errors.Join(noTransactionsErr(), err), "TransactWriteItems"), table)
+		}
 		if !errors.As(err, &tce) {
 			return nil, b.tableErr(ctx, err, table, "TransactWriteItems")
 		}

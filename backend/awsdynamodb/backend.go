@@ -110,6 +110,11 @@ type Backend struct {
 	// client's options, and the tables' ARNs by native name (under mu).
 	streamsC  *dynamodbstreams.Client
 	tableArns map[string]string
+	// polls: each shard's kept iterator and GetRecords slot (feediter.go).
+	polls shardPolls
+	// Whether the store serves TransactWriteItems and DynamoDB Streams
+	// (probe.go).
+	txProbe, streamsProbe probe
 }
 
 // tableInfo is what the adapter knows about one incarnation of a table
