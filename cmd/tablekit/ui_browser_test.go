@@ -101,7 +101,7 @@ func artifactDir(t *testing.T) string {
 func screenshot(t *testing.T, tab context.Context, dir, name string) {
 	t.Helper()
 	var png []byte
-	if err := chromedp.Run(tab, chromedp.FullScreenshot(&png, 80)); err != nil {
+	if err := chromedp.Run(tab, chromedp.FullScreenshot(&png, 100)); err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
 	path := filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+"-"+name+".png")
