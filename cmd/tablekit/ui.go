@@ -31,6 +31,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -106,7 +107,7 @@ func uiCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			if err != nil {
 				return err
 			}
-			open := "http://" + ln.Addr().String() + "/"
+			open := "http://" + openAddr(ln.Addr()) + "/"
 			if token != "" {
 				open += "?token=" + token
 			}
@@ -118,6 +119,20 @@ func uiCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			return c.serve(ctx, ln)
 		})
 	}
+}
+
+// openAddr is the address to open for one that listens on a: on every
+// interface (0.0.0.0, ::), the host's name.
+func openAddr(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok || !ta.IP.IsUnspecified() {
+		return a.String()
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(ta.Port))
 }
 
 func mustParseURL(s string) *url.URL {
@@ -226,6 +241,7 @@ func (c *console) serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           c,
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute, // a whole request, upload included
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return ctx },

@@ -471,13 +471,9 @@ func exampleKey(m *tablekit.TableMeta) string {
 func (c *console) cellValue(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("table")
 	err := func() error {
-		m, err := c.db.DescribeTable(r.Context(), name)
+		_, k, err := c.tableKey(r, r.URL.Query().Get("key"))
 		if err != nil {
 			return err
-		}
-		k, err := parseKey(&m, r.URL.Query().Get("key"), false, tablekit.Value{})
-		if err != nil {
-			return usagef("key: %v", err)
 		}
 		col := r.URL.Query().Get("col")
 		row, found, err := c.db.Table(name).GetRow(r.Context(), k, tablekit.Columns(col))
@@ -503,13 +499,9 @@ func (c *console) cellValue(w http.ResponseWriter, r *http.Request) {
 func (c *console) putRow(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("table")
 	err := func() error {
-		m, err := c.db.DescribeTable(r.Context(), name)
+		_, k, err := c.tableKey(r, r.PostFormValue("key"))
 		if err != nil {
 			return err
-		}
-		k, err := parseKey(&m, strings.TrimSpace(r.PostFormValue("key")), false, tablekit.Value{})
-		if err != nil {
-			return usagef("key: %v", err)
 		}
 		var cols []tablekit.Column
 		for line := range strings.SplitSeq(r.PostFormValue("cols"), "\n") {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -423,5 +425,56 @@ func TestUIRowsPageTypedValues(t *testing.T) {
 	}
 	if w := serve(c, get(fmt.Sprintf("/t/v?n=%d", uiMaxPage+1))); w.Code != 400 {
 		t.Fatalf("n over the page bound: %d", w.Code)
+	}
+}
+
+// The command serves on loopback and prints the address; with --listen
+// on every interface it prints an address with the access token, and a
+// request without it is refused.
+func TestUICommand(t *testing.T) {
+	t.Parallel()
+	start := func(args ...string) string {
+		cmd := exec.Command(tkBinary, append([]string{"ui", "mem://"}, args...)...)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if addr, ok := strings.CutPrefix(sc.Text(), "open "); ok {
+				go io.Copy(io.Discard, out)
+				return addr
+			}
+		}
+		t.Fatalf("tablekit ui %v printed no address", args)
+		return ""
+	}
+	status := func(u string) int {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	addr := start("--listen", "127.0.0.1:0")
+	if !strings.HasPrefix(addr, "http://127.0.0.1:") || strings.Contains(addr, "token") || status(addr) != 200 {
+		t.Fatalf("loopback: %q", addr)
+	}
+	addr = start("--listen", "0.0.0.0:0")
+	u, err := url.Parse(addr)
+	if err != nil || u.Query().Get("token") == "" {
+		t.Fatalf("--listen 0.0.0.0:0 printed %q", addr)
+	}
+	port := u.Port()
+	if got := status("http://127.0.0.1:" + port + "/"); got != 403 {
+		t.Fatalf("without the token: %d", got)
+	}
+	if got := status("http://127.0.0.1:" + port + "/?token=" + u.Query().Get("token")); got != 200 {
+		t.Fatalf("with the token: %d", got)
 	}
 }
