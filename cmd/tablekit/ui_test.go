@@ -478,3 +478,28 @@ func TestUICommand(t *testing.T) {
 		t.Fatalf("with the token: %d", got)
 	}
 }
+
+// The row page shows every version with its time and, under a TTL, the
+// second it expires (SPEC §6: visible while v_s + TTL > now_s).
+func TestUIRowPageShowsExpiry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, db := newTestConsole(t, consoleConfig{}, "mem://")
+	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "e", Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}},
+		Options: tablekit.TableOptions{TTL: 86400 * time.Second, MaxVersions: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	v := time.Now().Add(-time.Hour).Truncate(time.Second).UnixMilli() + 999
+	if err := db.Table("e").PutRow(ctx, tablekit.Key("id", tablekit.String("a")), []tablekit.Column{
+		{Name: "x", Value: tablekit.Integer(1), Version: v}, {Name: "x", Value: tablekit.Integer(0), Version: v - 1000},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b := serve(c, get("/t/e/row?key=id%3Da")).Body.String()
+	exp := time.UnixMilli(v).UTC().Truncate(time.Second).Add(24 * time.Hour).Format("2006-01-02 15:04:05Z")
+	for _, want := range []string{"expires (UTC)", exp, time.UnixMilli(v).UTC().Format("2006-01-02 15:04:05.999Z"), fmt.Sprint(v - 1000), "table TTL 24h0m0s"} {
+		if !strings.Contains(b, want) {
+			t.Errorf("row page lacks %q", want)
+		}
+	}
+}
