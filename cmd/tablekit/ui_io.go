@@ -96,9 +96,7 @@ func (c *console) importRows(w http.ResponseWriter, r *http.Request) {
 			return err
 		}
 		j := &uiJob{ID: randomHex(8), Table: table, Total: lines}
-		c.jobsMu.Lock()
-		c.jobs[j.ID] = j
-		c.jobsMu.Unlock()
+		c.addJob(j)
 		go c.runImport(j, tmp.Name())
 		seeOther(w, r, "/jobs/"+j.ID, nil)
 		return nil
@@ -106,6 +104,23 @@ func (c *console) importRows(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		c.fail(w, table, err)
 	}
+}
+
+// maxJobs bounds the finished imports the console remembers.
+const maxJobs = 100
+
+func (c *console) addJob(j *uiJob) {
+	c.jobsMu.Lock()
+	defer c.jobsMu.Unlock()
+	for id, old := range c.jobs {
+		if len(c.jobs) < maxJobs {
+			break
+		}
+		if old.status().Done {
+			delete(c.jobs, id)
+		}
+	}
+	c.jobs[j.ID] = j
 }
 
 func countLines(path string) (int64, error) {

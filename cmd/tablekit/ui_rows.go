@@ -180,7 +180,9 @@ func (c *console) rowsPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, 0, "rows", name, name, data, "")
 }
 
-// rowsData reads the page of rows q asks for.
+// rowsData reads the page of rows q asks for. (An index's rows, SPEC §16,
+// once the Client reads indexes: the same page over the index's key
+// schema, with walk reading the index instead of the table.)
 func (c *console) rowsData(ctx context.Context, name string, q url.Values) (*rowsPageData, error) {
 	m, err := c.db.DescribeTable(ctx, name)
 	if err != nil {

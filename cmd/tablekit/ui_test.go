@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -501,5 +502,28 @@ func TestUIRowPageShowsExpiry(t *testing.T) {
 		if !strings.Contains(b, want) {
 			t.Errorf("row page lacks %q", want)
 		}
+	}
+}
+
+// Dropping a table asks for its name typed again.
+func TestUIDropAsksForTheName(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, db := newTestConsole(t, consoleConfig{write: true}, "mem://")
+	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "keep", Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}}}); err != nil {
+		t.Fatal(err)
+	}
+	w := serve(c, post("/tables/drop", url.Values{"csrf": {c.csrf}, "name": {"keep"}, "confirm": {"kee"}}))
+	if w.Code != 400 || !strings.Contains(w.Body.String(), "nothing was dropped") {
+		t.Fatalf("drop with a mistyped name: %d %s", w.Code, w.Body)
+	}
+	if _, err := db.DescribeTable(ctx, "keep"); err != nil {
+		t.Fatalf("the table is gone: %v", err)
+	}
+	if w := serve(c, post("/tables/drop", url.Values{"csrf": {c.csrf}, "name": {"keep"}, "confirm": {"keep"}})); w.Code != http.StatusSeeOther {
+		t.Fatalf("drop: %d %s", w.Code, w.Body)
+	}
+	if _, err := db.DescribeTable(ctx, "keep"); !errors.Is(err, tablekit.ErrTableNotFound) {
+		t.Fatalf("after the drop: %v", err)
 	}
 }
