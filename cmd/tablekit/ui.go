@@ -277,6 +277,17 @@ func (c *console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			limit = uiImportLimit
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		if r.URL.Path != "/import" {
+			if err := r.ParseForm(); err != nil {
+				var mb *http.MaxBytesError
+				if errors.As(err, &mb) {
+					http.Error(w, fmt.Sprintf("tablekit ui: a form is at most %d bytes: nothing was done", limit), http.StatusRequestEntityTooLarge)
+					return
+				}
+				http.Error(w, "tablekit ui: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+		}
 		if msg := c.checkPost(r); msg != "" {
 			http.Error(w, msg, http.StatusForbidden)
 			return
