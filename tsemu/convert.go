@@ -540,6 +540,9 @@ type readSpec struct {
 	// attribute cells is absent (see finish). A time_range alone leaves
 	// an existing row found, with its key and no columns.
 	selective bool
+	// cols is the wide-row selection the server applies itself:
+	// start_column/end_column and a ColumnPaginationFilter (nil: none).
+	cols *columnPage
 }
 
 // readParams are the read fields GetRow, BatchGetRow and GetRange share.
@@ -559,7 +562,10 @@ type readParams struct {
 func decodeRead(meta *tablekit.TableMeta, p readParams) (readSpec, *otsError) {
 	var rs readSpec
 	if p.startColumn != nil || p.endColumn != nil {
-		return rs, unsupported("start_column/end_column")
+		if p.startColumn != nil && p.endColumn != nil && *p.startColumn >= *p.endColumn {
+			return rs, paramErr("start_column '%.64s' must be less than end_column '%.64s'.", *p.startColumn, *p.endColumn)
+		}
+		rs.cols = &columnPage{start: p.startColumn, end: p.endColumn}
 	}
 	if len(p.token) > 0 {
 		return rs, unsupported("Reading a row with a token")
@@ -621,7 +627,16 @@ func decodeRead(meta *tablekit.TableMeta, p readParams) (readSpec, *otsError) {
 		}
 	}
 	cols := p.columns
-	if len(p.filter) > 0 {
+	page, oe := decodePagination(p.filter)
+	if oe != nil {
+		return rs, oe
+	}
+	if page != nil {
+		if rs.cols == nil {
+			rs.cols = &columnPage{}
+		}
+		rs.cols.offset, rs.cols.limit = page.offset, page.limit
+	} else if len(p.filter) > 0 {
 		f, oe := decodeFilter(meta, p.filter, true)
 		if oe != nil {
 			return rs, oe

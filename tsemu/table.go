@@ -71,23 +71,29 @@ func tableOptions(o *otsprotocol.TableOptions, create bool) (tablekit.TableOptio
 		}
 		out.MaxVersionOffset = time.Duration(o.GetDeviationCellVersionInSec()) * time.Second
 	}
-	if o.AllowUpdate != nil && !o.GetAllowUpdate() {
-		return out, unsupported("allow_update=false")
-	}
-	if o.UpdateFullRow != nil && o.GetUpdateFullRow() {
-		return out, unsupported("update_full_row=true")
-	}
 	return out, nil
 }
 
-func wireOptions(o tablekit.TableOptions) *otsprotocol.TableOptions {
+// wireOptions are a table's options as DescribeTable and UpdateTable
+// answer them: tablekit's, and the two only the server keeps.
+func wireOptions(o tablekit.TableOptions, ex tableExtra) *otsprotocol.TableOptions {
 	return &otsprotocol.TableOptions{
 		TimeToLive:                proto.Int32(int32(o.TTLSeconds())),
 		MaxVersions:               proto.Int32(int32(o.MaxVersions)),
 		DeviationCellVersionInSec: proto.Int64(o.MaxVersionOffsetSeconds()),
-		AllowUpdate:               proto.Bool(true),
-		UpdateFullRow:             proto.Bool(false),
+		AllowUpdate:               proto.Bool(!ex.noUpdate),
+		UpdateFullRow:             proto.Bool(ex.fullRow),
 	}
+}
+
+// checkAllowUpdate refuses an UpdateRow (alone, in a batch or in a
+// transaction) on a table created or updated with allow_update=false.
+// The service's wording is not recorded: this one is the emulator's.
+func (s *Server) checkAllowUpdate(table string, op otsprotocol.OperationType) *otsError {
+	if op == otsprotocol.OperationType_UPDATE && s.extra(table).noUpdate {
+		return paramErr("UpdateRow is not allowed on table '%s': its allow_update option is false.", table)
+	}
+	return nil
 }
 
 func (e tableExtra) throughput() *otsprotocol.ReservedThroughputDetails {
@@ -190,6 +196,8 @@ func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, e
 	s.extras[name] = &tableExtra{
 		readCU: cu.GetRead(), writeCU: cu.GetWrite(), lastIncrease: now.Unix(),
 		definedColumns: defined, created: now.UnixMicro(),
+		noUpdate: req.GetTableOptions().AllowUpdate != nil && !req.GetTableOptions().GetAllowUpdate(),
+		fullRow:  req.GetTableOptions().GetUpdateFullRow(),
 	}
 	s.mu.Unlock()
 	if err := s.addIndexes(ctx, &meta, indexes, indexTables, false); err != nil {
@@ -259,7 +267,7 @@ func (s *Server) describeTable(ctx context.Context, body []byte) (proto.Message,
 	resp := &otsprotocol.DescribeTableResponse{
 		TableMeta:                 tm,
 		ReservedThroughputDetails: ex.throughput(),
-		TableOptions:              wireOptions(m.Options),
+		TableOptions:              wireOptions(m.Options, ex),
 		TableStatus:               otsprotocol.TableStatus_ACTIVE.Enum(),
 		StreamDetails:             stream,
 		SseDetails:                &otsprotocol.SSEDetails{Enable: proto.Bool(false)},
@@ -330,6 +338,9 @@ func (s *Server) updateTable(ctx context.Context, body []byte) (proto.Message, e
 		ex = &tableExtra{}
 		s.extras[m.Name] = ex
 	}
+	if o := req.TableOptions; o != nil && o.AllowUpdate != nil {
+		ex.noUpdate = !o.GetAllowUpdate()
+	}
 	if cu != nil {
 		if cu.Read != nil {
 			if cu.GetRead() > ex.readCU {
@@ -359,7 +370,7 @@ func (s *Server) updateTable(ctx context.Context, body []byte) (proto.Message, e
 	}
 	return &otsprotocol.UpdateTableResponse{
 		ReservedThroughputDetails: cur.throughput(),
-		TableOptions:              wireOptions(after.Options),
+		TableOptions:              wireOptions(after.Options, cur),
 		StreamDetails:             details,
 	}, nil
 }
