@@ -73,11 +73,15 @@ func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, erro
 	if err != nil {
 		return nil, err
 	}
-	// One header, then the rows, cut before the one that would pass 4 MB
-	// (a first row is always sent, so a range always progresses); the
-	// answer's room is reserved before it is encoded. The page is cut by
-	// its PlainBuffer size in either block type (a SimpleRowMatrix is
-	// smaller).
+	return s.rangeAnswer(ctx, meta, &req, &rs, page)
+}
+
+// rangeAnswer encodes page as GetRange's answer: one header, then the
+// rows, cut before the one that would pass 4 MB (a first row is always
+// sent, so a range always progresses); the answer's room is reserved
+// before it is encoded. The page is cut by its PlainBuffer size in either
+// block type (a SimpleRowMatrix is smaller).
+func (s *Server) rangeAnswer(ctx context.Context, meta *tablekit.TableMeta, req *otsprotocol.GetRangeRequest, rs *readSpec, page *tablekit.GetRangeResponse) (proto.Message, error) {
 	matrix := req.GetDataBlockTypeHint() == otsprotocol.DataBlockType_DBT_SIMPLE_ROW_MATRIX
 	var rows []plainbuffer.Row
 	var mrows []matrixRow

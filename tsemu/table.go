@@ -103,6 +103,55 @@ func (e tableExtra) throughput() *otsprotocol.ReservedThroughputDetails {
 	}
 }
 
+// keySchema sets meta.Key from CreateTable's primary key schema.
+func (s *Server) keySchema(meta *tablekit.TableMeta, pks []*otsprotocol.PrimaryKeySchema) *otsError {
+	if n := len(pks); n < 1 || n > tablekit.MaxKeyColumns {
+		return paramErr("The number of primary key columns must be in range: [1, %d].", tablekit.MaxKeyColumns)
+	}
+	for i, pk := range pks {
+		if oe := checkColumnName(pk.GetName()); oe != nil {
+			return oe
+		}
+		auto, oe := s.autoIncrementColumn(meta, i, pk) // autoinc.go
+		if oe != nil {
+			return oe
+		}
+		var t tablekit.Type
+		switch pk.GetType() {
+		case otsprotocol.PrimaryKeyType_INTEGER:
+			t = tablekit.TypeInteger
+		case otsprotocol.PrimaryKeyType_STRING:
+			t = tablekit.TypeString
+		case otsprotocol.PrimaryKeyType_BINARY:
+			t = tablekit.TypeBinary
+		default:
+			return paramErr("Invalid primary key type: %d.", pk.GetType())
+		}
+		for _, prev := range meta.Key {
+			if prev.Name == pk.GetName() {
+				return paramErr("Duplicated primary key name: '%s'.", pk.GetName())
+			}
+		}
+		meta.Key = append(meta.Key, tablekit.KeyColumn{Name: pk.GetName(), Type: t, AutoIncrement: auto})
+	}
+	return nil
+}
+
+// definedColumns checks CreateTable's defined columns against meta's key.
+func definedColumns(meta *tablekit.TableMeta, dcs []*otsprotocol.DefinedColumnSchema) ([]definedColumn, *otsError) {
+	var defined []definedColumn
+	for _, dc := range dcs {
+		if oe := checkColumnName(dc.GetName()); oe != nil {
+			return nil, oe
+		}
+		if isKeyName(meta, dc.GetName()) {
+			return nil, paramErr("Defined column: '%s' has the name of a primary key column.", dc.GetName())
+		}
+		defined = append(defined, definedColumn{name: dc.GetName(), typ: int32(dc.GetType())})
+	}
+	return defined, nil
+}
+
 func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, error) {
 	var req otsprotocol.CreateTableRequest
 	if err := unmarshal(body, &req); err != nil {
@@ -116,45 +165,13 @@ func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, e
 	if oe := checkTableName(name); oe != nil {
 		return nil, oe
 	}
-	if n := len(tm.PrimaryKey); n < 1 || n > tablekit.MaxKeyColumns {
-		return nil, paramErr("The number of primary key columns must be in range: [1, %d].", tablekit.MaxKeyColumns)
-	}
 	meta := tablekit.TableMeta{Name: name}
-	for i, pk := range tm.PrimaryKey {
-		if oe := checkColumnName(pk.GetName()); oe != nil {
-			return nil, oe
-		}
-		auto, oe := s.autoIncrementColumn(&meta, i, pk) // autoinc.go
-		if oe != nil {
-			return nil, oe
-		}
-		var t tablekit.Type
-		switch pk.GetType() {
-		case otsprotocol.PrimaryKeyType_INTEGER:
-			t = tablekit.TypeInteger
-		case otsprotocol.PrimaryKeyType_STRING:
-			t = tablekit.TypeString
-		case otsprotocol.PrimaryKeyType_BINARY:
-			t = tablekit.TypeBinary
-		default:
-			return nil, paramErr("Invalid primary key type: %d.", pk.GetType())
-		}
-		for _, prev := range meta.Key {
-			if prev.Name == pk.GetName() {
-				return nil, paramErr("Duplicated primary key name: '%s'.", pk.GetName())
-			}
-		}
-		meta.Key = append(meta.Key, tablekit.KeyColumn{Name: pk.GetName(), Type: t, AutoIncrement: auto})
+	if oe := s.keySchema(&meta, tm.PrimaryKey); oe != nil {
+		return nil, oe
 	}
-	var defined []definedColumn
-	for _, dc := range tm.DefinedColumn {
-		if oe := checkColumnName(dc.GetName()); oe != nil {
-			return nil, oe
-		}
-		if isKeyName(&meta, dc.GetName()) {
-			return nil, paramErr("Defined column: '%s' has the name of a primary key column.", dc.GetName())
-		}
-		defined = append(defined, definedColumn{name: dc.GetName(), typ: int32(dc.GetType())})
+	defined, oe := definedColumns(&meta, tm.DefinedColumn)
+	if oe != nil {
+		return nil, oe
 	}
 	stream, oe := s.checkStreamSpec(req.GetStreamSpec())
 	if oe != nil {
