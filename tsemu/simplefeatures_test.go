@@ -4,12 +4,16 @@ package tsemu
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 	"github.com/golang/protobuf/proto"
+
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/localengine"
 )
 
 // The features issue 31 found refused though simple: allow_update and
@@ -21,15 +25,7 @@ import (
 // PutRow; UpdateTable switches it back on.
 func TestAllowUpdateFalse(t *testing.T) {
 	e := newEnv(t)
-	opt := tablestore.NewTableOption(-1, 1)
-	opt.AllowUpdate = proto.Bool(false)
-	if err := e.create("t", opt, pkDef{"k", tString}); err != nil {
-		t.Fatalf("CreateTable allow_update=false: %v", err)
-	}
-	d, err := e.c.DescribeTable(&tablestore.DescribeTableRequest{TableName: "t"})
-	if err != nil || d.TableOption.AllowUpdate == nil || *d.TableOption.AllowUpdate {
-		t.Fatalf("DescribeTable: %v, allow_update %v; want false", err, d.TableOption.AllowUpdate)
-	}
+	e.createWithFlags("t", false, false)
 	e.put("t", pk("k", "a"), "c", "v")
 	update := func() error {
 		ch := &tablestore.UpdateRowChange{TableName: "t", PrimaryKey: pk("k", "a")}
@@ -58,25 +54,56 @@ func TestAllowUpdateFalse(t *testing.T) {
 	if err := update(); err != nil {
 		t.Fatalf("UpdateRow after allow_update=true: %v", err)
 	}
-	d, err = e.c.DescribeTable(&tablestore.DescribeTableRequest{TableName: "t"})
-	if err != nil || !*d.TableOption.AllowUpdate {
-		t.Fatalf("DescribeTable after UpdateTable: %v %+v", err, d.TableOption)
+	e.wantFlags("t", true, false)
+}
+
+// createWithFlags creates table t with allow_update and update_full_row
+// as given, and checks that DescribeTable reports them.
+func (e *env) createWithFlags(table string, allowUpdate, fullRow bool) {
+	e.t.Helper()
+	opt := tablestore.NewTableOption(-1, 1)
+	opt.AllowUpdate, opt.UpdateFullRow = proto.Bool(allowUpdate), proto.Bool(fullRow)
+	if err := e.create(table, opt, pkDef{"k", tString}); err != nil {
+		e.t.Fatalf("CreateTable allow_update=%v update_full_row=%v: %v", allowUpdate, fullRow, err)
 	}
+	e.wantFlags(table, allowUpdate, fullRow)
+}
+
+func (e *env) wantFlags(table string, allowUpdate, fullRow bool) {
+	e.t.Helper()
+	d, err := e.c.DescribeTable(&tablestore.DescribeTableRequest{TableName: table})
+	if err != nil || d.TableOption.AllowUpdate == nil || *d.TableOption.AllowUpdate != allowUpdate || d.TableOption.UpdateFullRow == nil || *d.TableOption.UpdateFullRow != fullRow {
+		e.t.Fatalf("DescribeTable %s: %v %+v; want allow_update=%v update_full_row=%v", table, err, d, allowUpdate, fullRow)
+	}
+}
+
+// TestTableFlagsSurviveRestart: with Options.MetaFile, allow_update and
+// update_full_row are kept across a restart over the same Backend.
+func TestTableFlagsSurviveRestart(t *testing.T) {
+	backend := localengine.New()
+	defer backend.Close()
+	meta := filepath.Join(t.TempDir(), "meta.json")
+	start := func() *env {
+		clock := tablekit.NewManualClock(epoch)
+		srv, err := NewServer(Options{Backend: backend, Clock: clock, MetaFile: meta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &env{t: t, srv: srv, clock: clock, c: sdkClient(srv, srv.AccessKeySecret())}
+	}
+	e := start()
+	e.createWithFlags("t", false, true)
+	e.srv.Close()
+	e = start()
+	defer e.srv.Close()
+	e.wantFlags("t", false, true)
 }
 
 // TestUpdateFullRowAtCreate: update_full_row=true is taken at creation and
 // reported; UpdateRow still changes only the columns it names.
 func TestUpdateFullRowAtCreate(t *testing.T) {
 	e := newEnv(t)
-	opt := tablestore.NewTableOption(-1, 1)
-	opt.UpdateFullRow = proto.Bool(true)
-	if err := e.create("t", opt, pkDef{"k", tString}); err != nil {
-		t.Fatalf("CreateTable update_full_row=true: %v", err)
-	}
-	d, err := e.c.DescribeTable(&tablestore.DescribeTableRequest{TableName: "t"})
-	if err != nil || !*d.TableOption.UpdateFullRow || !*d.TableOption.AllowUpdate {
-		t.Fatalf("DescribeTable: %v %+v", err, d.TableOption)
-	}
+	e.createWithFlags("t", true, true)
 	e.put("t", pk("k", "a"), "c1", "v1", "c2", "v2")
 	ch := &tablestore.UpdateRowChange{TableName: "t", PrimaryKey: pk("k", "a")}
 	ch.PutColumn("c2", "w")
