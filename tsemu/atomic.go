@@ -46,15 +46,9 @@ func (s *Server) atomicBatchWriteRow(ctx context.Context, req *otsprotocol.Batch
 	if !tablekit.CapabilitiesOf(s.backend).AtomicWrite {
 		return nil, unsupported("Atomic BatchWriteRow (is_atomic) over a backend that cannot write several rows atomically (tablekit Capabilities.AtomicWrite is false)")
 	}
-	n := 0
-	for _, t := range req.Tables {
-		n += len(t.Rows)
-	}
-	if n == 0 {
-		return nil, paramErr("No row is specified in BatchWriteRow.")
-	}
-	if n > tablekit.MaxBatchWrite {
-		return nil, paramErr("Rows count exceeds the upper limit: %d.", tablekit.MaxBatchWrite)
+	n, oe := writeRowCount(req)
+	if oe != nil {
+		return nil, oe
 	}
 	if n > tablekit.MaxAtomicWrite {
 		return nil, paramErr("Rows count of an atomic BatchWriteRow exceeds the upper limit of the tablekit Tablestore emulator: %d.", tablekit.MaxAtomicWrite)
@@ -112,7 +106,7 @@ func (s *Server) atomicBatchWriteRow(ctx context.Context, req *otsprotocol.Batch
 			continue
 		}
 		for ri, r := range t.Rows {
-			w, oe := decodeWrite(meta, r.GetType(), r.RowChange, r.Condition, r.ReturnContent, now)
+			w, oe := s.decodeRowWrite(meta, r.GetType(), r.RowChange, r.Condition, r.ReturnContent, now)
 			if oe != nil {
 				failAt(ti, ri, oe)
 				continue

@@ -43,11 +43,8 @@ func (s *Server) batchGetRow(ctx context.Context, body []byte) (proto.Message, e
 	for _, t := range req.Tables {
 		n += len(t.PrimaryKey)
 	}
-	if n == 0 {
-		return nil, paramErr("No row specified in the request of BatchGetRow.")
-	}
-	if n > tablekit.MaxBatchGet {
-		return nil, paramErr("Rows count exceeds the upper limit: %d.", tablekit.MaxBatchGet)
+	if oe := checkRowCount(n, tablekit.MaxBatchGet, "No row specified in the request of BatchGetRow."); oe != nil {
+		return nil, oe
 	}
 	resp := &otsprotocol.BatchGetRowResponse{Tables: make([]*otsprotocol.TableInBatchGetRowResponse, len(req.Tables))}
 	type slot struct{ t, r int }
@@ -161,15 +158,8 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 	if req.GetIsAtomic() {
 		return s.atomicBatchWriteRow(ctx, &req)
 	}
-	n := 0
-	for _, t := range req.Tables {
-		n += len(t.Rows)
-	}
-	if n == 0 {
-		return nil, paramErr("No row is specified in BatchWriteRow.")
-	}
-	if n > tablekit.MaxBatchWrite {
-		return nil, paramErr("Rows count exceeds the upper limit: %d.", tablekit.MaxBatchWrite)
+	if _, oe := writeRowCount(&req); oe != nil {
+		return nil, oe
 	}
 	resp := &otsprotocol.BatchWriteRowResponse{Tables: make([]*otsprotocol.TableInBatchWriteRowResponse, len(req.Tables))}
 	type slot struct {
@@ -211,7 +201,7 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 		}
 		idx := s.extra(meta.Name).idx
 		for ri, r := range t.Rows {
-			w, oe := decodeWrite(meta, r.GetType(), r.RowChange, r.Condition, r.ReturnContent, now)
+			w, oe := s.decodeRowWrite(meta, r.GetType(), r.RowChange, r.Condition, r.ReturnContent, now)
 			if oe == nil && idx.baseOf != "" {
 				oe = errIndexWrite(meta.Name)
 			}
@@ -265,4 +255,26 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 		resp.Tables[sl.t].Rows[sl.r] = out
 	}
 	return resp, nil
+}
+
+// writeRowCount returns the rows of a BatchWriteRow, or the service's
+// refusal of none or too many.
+func writeRowCount(req *otsprotocol.BatchWriteRowRequest) (int, *otsError) {
+	n := 0
+	for _, t := range req.Tables {
+		n += len(t.Rows)
+	}
+	return n, checkRowCount(n, tablekit.MaxBatchWrite, "No row is specified in BatchWriteRow.")
+}
+
+// checkRowCount refuses a batch of n rows when it has none (with the
+// message empty) or more than max.
+func checkRowCount(n, max int, empty string) *otsError {
+	if n == 0 {
+		return paramErr("%s", empty)
+	}
+	if n > max {
+		return paramErr("Rows count exceeds the upper limit: %d.", max)
+	}
+	return nil
 }

@@ -540,6 +540,9 @@ type readSpec struct {
 	// attribute cells is absent (see finish). A time_range alone leaves
 	// an existing row found, with its key and no columns.
 	selective bool
+	// cols is the wide-row selection the server applies itself:
+	// start_column/end_column and a ColumnPaginationFilter (nil: none).
+	cols *columnPage
 }
 
 // readParams are the read fields GetRow, BatchGetRow and GetRange share.
@@ -553,32 +556,71 @@ type readParams struct {
 	token       []byte
 }
 
+// decodeTimeRange returns a read's time range as [start, end) ms; a
+// specific_time excludes max_versions (withMax) and start/end.
+func decodeTimeRange(tr *otsprotocol.TimeRange, withMax bool) (start, end int64, oe *otsError) {
+	switch {
+	case tr.SpecificTime != nil:
+		if tr.StartTime != nil || tr.EndTime != nil {
+			return 0, 0, paramErr("Specific time and time range cannot be given at the same time.")
+		}
+		if withMax {
+			return 0, 0, paramErr("Specific tiemstamp and max versions cannot be given at the same time.")
+		}
+		start = tr.GetSpecificTime()
+		if start < 0 || start == math.MaxInt64 {
+			return 0, 0, paramErr("Invalid specific time: %d.", start)
+		}
+		return start, start + 1, nil
+	case tr.StartTime != nil && tr.EndTime != nil:
+		start, end = tr.GetStartTime(), tr.GetEndTime()
+		if start < 0 || end <= start {
+			return 0, 0, paramErr("Invalid time range: start time %d must be at least 0 and less than end time %d.", start, end)
+		}
+		return start, end, nil
+	}
+	return 0, 0, paramErr("Time range needs both start_time and end_time, or specific_time.")
+}
+
+// projection returns the attribute columns of columns_to_get, each once
+// (key columns are always returned).
+func projection(meta *tablekit.TableMeta, columns []string) ([]string, *otsError) {
+	if len(columns) > 128 {
+		return nil, paramErr("The number of columns to get exceeds the limit: 128, count: %d.", len(columns))
+	}
+	seen := map[string]bool{}
+	out := []string{}
+	for _, c := range columns {
+		if oe := checkColumnName(c); oe != nil {
+			return nil, oe
+		}
+		if isKeyName(meta, c) || seen[c] {
+			continue
+		}
+		seen[c] = true
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 // decodeRead validates a read's selection and converts it (Tablestore's
 // rules: max_versions or time_range must be given; specific_time excludes
 // max_versions and start/end).
 func decodeRead(meta *tablekit.TableMeta, p readParams) (readSpec, *otsError) {
 	var rs readSpec
 	if p.startColumn != nil || p.endColumn != nil {
-		return rs, unsupported("start_column/end_column")
+		if p.startColumn != nil && p.endColumn != nil && *p.startColumn >= *p.endColumn {
+			return rs, paramErr("start_column '%.64s' must be less than end_column '%.64s'.", *p.startColumn, *p.endColumn)
+		}
+		rs.cols = &columnPage{start: p.startColumn, end: p.endColumn}
 	}
 	if len(p.token) > 0 {
 		return rs, unsupported("Reading a row with a token")
 	}
 	if p.columns != nil {
-		if len(p.columns) > 128 {
-			return rs, paramErr("The number of columns to get exceeds the limit: 128, count: %d.", len(p.columns))
-		}
-		seen := map[string]bool{}
-		rs.spec.Columns = []string{}
-		for _, c := range p.columns {
-			if oe := checkColumnName(c); oe != nil {
-				return rs, oe
-			}
-			if isKeyName(meta, c) || seen[c] {
-				continue
-			}
-			seen[c] = true
-			rs.spec.Columns = append(rs.spec.Columns, c)
+		var oe *otsError
+		if rs.spec.Columns, oe = projection(meta, p.columns); oe != nil {
+			return rs, oe
 		}
 	}
 	if p.timeRange == nil && p.maxVersions == nil {
@@ -592,27 +634,9 @@ func decodeRead(meta *tablekit.TableMeta, p readParams) (readSpec, *otsError) {
 		rs.opts = append(rs.opts, tablekit.MaxVersions(int(*p.maxVersions)))
 	}
 	if tr := p.timeRange; tr != nil {
-		var start, end int64
-		switch {
-		case tr.SpecificTime != nil:
-			if tr.StartTime != nil || tr.EndTime != nil {
-				return rs, paramErr("Specific time and time range cannot be given at the same time.")
-			}
-			if p.maxVersions != nil {
-				return rs, paramErr("Specific tiemstamp and max versions cannot be given at the same time.")
-			}
-			start = tr.GetSpecificTime()
-			if start < 0 || start == math.MaxInt64 {
-				return rs, paramErr("Invalid specific time: %d.", start)
-			}
-			end = start + 1
-		case tr.StartTime != nil && tr.EndTime != nil:
-			start, end = tr.GetStartTime(), tr.GetEndTime()
-			if start < 0 || end <= start {
-				return rs, paramErr("Invalid time range: start time %d must be at least 0 and less than end time %d.", start, end)
-			}
-		default:
-			return rs, paramErr("Time range needs both start_time and end_time, or specific_time.")
+		start, end, oe := decodeTimeRange(tr, p.maxVersions != nil)
+		if oe != nil {
+			return rs, oe
 		}
 		rs.spec.TimeRange = &tablekit.TimeRange{Start: start, End: end}
 		rs.opts = append(rs.opts, tablekit.Versions(start, end))
@@ -621,7 +645,16 @@ func decodeRead(meta *tablekit.TableMeta, p readParams) (readSpec, *otsError) {
 		}
 	}
 	cols := p.columns
-	if len(p.filter) > 0 {
+	page, oe := decodePagination(p.filter)
+	if oe != nil {
+		return rs, oe
+	}
+	if page != nil {
+		if rs.cols == nil {
+			rs.cols = &columnPage{}
+		}
+		rs.cols.offset, rs.cols.limit = page.offset, page.limit
+	} else if len(p.filter) > 0 {
 		f, oe := decodeFilter(meta, p.filter, true)
 		if oe != nil {
 			return rs, oe

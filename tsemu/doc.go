@@ -34,17 +34,23 @@
 // GetRange, and local transactions (StartLocalTransaction,
 // CommitTransaction, AbortTransaction, transaction_id on GetRow, GetRange
 // and the writes), with
-// row-existence and column conditions, SingleColumnValueFilter and
-// CompositeColumnValueFilter, INCREMENT with RT_AFTER_MODIFY, RT_PK,
+// row-existence and column conditions, SingleColumnValueFilter,
+// CompositeColumnValueFilter and ColumnPaginationFilter (with
+// start_column/end_column, applied by the server to each row's columns in
+// name order), INCREMENT with RT_AFTER_MODIFY, RT_PK,
 // max_versions and time_range (including specific_time), TTL and the
 // max-version-offset write window. GetRange pages at 5000 rows or 4 MB,
 // returns next_start_primary_key, and answers in the block type
 // data_block_type_hint asks for: PlainBuffer, or SimpleRowMatrix (see
 // matrix.go; one value per cell, the newest selected version).
 // ComputeSplitPointsBySize answers one split, the whole table (the
-// emulator has one partition). UpdateTable refuses update_full_row,
-// whatever its value, as the service does ("… must not contain
-// updateFullRow").
+// emulator has one partition). CreateTable takes allow_update (false:
+// UpdateRow is refused on the table, alone, in a batch or in a
+// transaction; UpdateTable sets it again) and update_full_row (kept and
+// reported: it serves search-index TTL and global tables, which the
+// emulator has not, so UpdateRow changes the columns it names either
+// way). UpdateTable refuses update_full_row, whatever its value, as the
+// service does ("… must not contain updateFullRow").
 //
 // Where the real service answers differently from tablekit's SPEC, the
 // emulator answers as the service does (the tablekit adapter bridges back):
@@ -101,9 +107,10 @@
 // UpdateTable, stream_details in DescribeTable, ListStream, DescribeStream,
 // GetShardIterator and GetStreamRecord, served from the Backend's change
 // feed (tablekit.ChangeFeeder; refused with OTSUnsupportOperation over a
-// Backend without one), with the service's record format. Not served:
-// origin_record (the feed keeps no old values) and GetShardIterator by
-// timestamp.
+// Backend without one), with the service's record format; GetShardIterator
+// with a timestamp (µs) starts at the shard's first record committed at or
+// after it. Not served: origin_record (the feed keeps no old values) and
+// GetShardIterator with a token.
 //
 // Auto-increment primary-key columns (see autoinc.go): CreateTable takes
 // the AUTO_INCREMENT option on one INTEGER key column other than the first,
@@ -142,7 +149,7 @@
 // tablestore, pinned in package.json) and testdata/node/*.test.js (the
 // table API, auto-increment keys) against it; the only failures allowed are
 // the declared unsupported
-// operations (search, parallel scan, SQL, allow_update=false), listed by
+// operations (search, parallel scan, SQL), listed by
 // test title. TestNodeSDKOverBackends runs the probes against the emulator
 // over file://DIR and over dynamodb:// on dynalite (auto-increment only
 // where the backend has it).
@@ -151,9 +158,8 @@
 // SDK's test package (its module's tablestore package, endpoint and keys set
 // with -ldflags -X on its testConfig package) and runs its TableStoreSuite
 // and Test_WriteAndReadOtsData against tsemu/cmd/tablestore-emulator, in memory and
-// over file://DIR: 35 pass, 1 is skipped by the SDK itself, and the 6 that
-// fail are listed with their reason (ColumnPaginationFilter,
-// SQL, update_full_row=true at creation, and
+// over file://DIR: 38 pass, 1 is skipped by the SDK itself, and the 3 that
+// fail are listed with their reason (SQL, and
 // creation_time, which the SDK only decodes with golang/protobuf < 1.4); a
 // listed test that passes fails the check too. The suite's SetUpSuite loses
 // its two search-index lines (see gosdk_test.go); the SDK's Search, global
@@ -178,8 +184,8 @@
 // service's time, one day by default) and TTL expires cells on the
 // service's own time.
 // Features tablekit does not model are refused with a 400
-// OTSParameterInvalid that says so: ColumnPaginationFilter, regex
-// value_trans_rule, start_column/end_column, allow_update=false. Search,
+// OTSParameterInvalid that says so: regex value_trans_rule, a
+// ColumnPaginationFilter inside a composite filter, a read's token. Search,
 // SQL, timeseries and tunnel APIs answer
 // OTSUnsupportOperation.
 //

@@ -45,11 +45,8 @@ const goSDKModule = "github.com/aliyun/aliyun-tablestore-go-sdk"
 
 // goSDKAllowed are the SDK's tests that fail on the emulator, with why.
 var goSDKAllowed = map[string]string{
-	"TableStoreSuite.TestBatchGetRowWithFilter": whyGoPagination,
-	"TableStoreSuite.TestPutGetRowWithFilter":   whyGoPagination,
-	"TableStoreSuite.TestCreateTable":           "CreateTable with update_full_row=true is not supported",
-	"TableStoreSuite.TestSQL":                   whyGoSQL,
-	"TableStoreSuite.TestSQLWithSearch":         whyGoSQL,
+	"TableStoreSuite.TestSQL":           whyGoSQL,
+	"TableStoreSuite.TestSQLWithSearch": whyGoSQL,
 	// The emulator sends creation_time (DescribeTableResponse field 9;
 	// TestRecordedService compares it with the service's), but the
 	// SDK's generated code registers a descriptor without it, so with
@@ -60,8 +57,7 @@ var goSDKAllowed = map[string]string{
 }
 
 const (
-	whyGoPagination = "ColumnPaginationFilter is not supported"
-	whyGoSQL        = "SQLQuery is not supported"
+	whyGoSQL = "SQLQuery is not supported"
 )
 
 // goSDKSetUpCuts are the lines of api_test.go's SetUpSuite that need the

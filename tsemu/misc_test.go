@@ -65,8 +65,8 @@ func TestUnsupportedFeatures(t *testing.T) {
 	e.createTable("t", 1, pkDef{"k", tString})
 	key := pk("k", "a").Build(false)
 	suffix := " is not supported by the tablekit Tablestore emulator."
-	e.call("GetRow", &otsprotocol.GetRowRequest{TableName: proto.String("t"), PrimaryKey: key, MaxVersions: proto.Int32(1), StartColumn: proto.String("a")}).
-		want(t, 400, "OTSParameterInvalid", "start_column/end_column"+suffix)
+	e.call("GetRow", &otsprotocol.GetRowRequest{TableName: proto.String("t"), PrimaryKey: key, MaxVersions: proto.Int32(1), Token: []byte("t")}).
+		want(t, 400, "OTSParameterInvalid", "Reading a row with a token"+suffix)
 	e.call("GetRange", &otsprotocol.GetRangeRequest{TableName: proto.String("t"), Direction: otsprotocol.Direction_FORWARD.Enum(), MaxVersions: proto.Int32(1),
 		InclusiveStartPrimaryKey: allInf(true, "k").Build(false), ExclusiveEndPrimaryKey: allInf(false, "k").Build(false), ReturnEntirePrimaryKeys: proto.Bool(false)}).
 		want(t, 400, "OTSParameterInvalid", "return_entire_primary_keys=false"+suffix)

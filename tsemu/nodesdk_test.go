@@ -47,14 +47,12 @@ var nodeUnsupported = map[string]string{
 	"sql 5) sql:show tables":                                              whyNodeSQL,
 	"sql 6) sql:describe test_table":                                      whyNodeSQL,
 	"sql 7) sql: sql":                                                     whyNodeSQL,
-	"table_test allowUpdate":                                              whyNodeAllowUpdate,
 }
 
 const (
-	whyNodeSearch      = "search indexes and Search are not supported"
-	whyNodeScan        = "ComputeSplits and ParallelScan (search) are not supported"
-	whyNodeSQL         = "SQLQuery is not supported"
-	whyNodeAllowUpdate = "allow_update=false is not supported"
+	whyNodeSearch = "search indexes and Search are not supported"
+	whyNodeScan   = "ComputeSplits and ParallelScan (search) are not supported"
+	whyNodeSQL    = "SQLQuery is not supported"
 )
 
 // repoRoot is where package.json and node_modules are.

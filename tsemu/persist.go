@@ -33,6 +33,8 @@ type savedTable struct {
 	Indexes      [][]byte       `json:"index_metas,omitempty"` // protobuf IndexMeta
 	BaseOf       string         `json:"base_of,omitempty"`
 	Stream       *savedStream   `json:"stream,omitempty"`
+	NoUpdate     bool           `json:"no_update,omitempty"`       // allow_update=false
+	FullRow      bool           `json:"update_full_row,omitempty"` // update_full_row=true
 }
 
 type savedDefined struct {
@@ -55,7 +57,7 @@ func (s *Server) saveMeta() error {
 	s.mu.Lock()
 	out := make(map[string]savedTable, len(s.extras))
 	for name, ex := range s.extras {
-		st := savedTable{ReadCU: ex.readCU, WriteCU: ex.writeCU, LastIncrease: ex.lastIncrease, Created: ex.created, BaseOf: ex.idx.baseOf, Stream: ex.stream.saved()}
+		st := savedTable{ReadCU: ex.readCU, WriteCU: ex.writeCU, LastIncrease: ex.lastIncrease, Created: ex.created, BaseOf: ex.idx.baseOf, Stream: ex.stream.saved(), NoUpdate: ex.noUpdate, FullRow: ex.fullRow}
 		for _, d := range ex.definedColumns {
 			st.Defined = append(st.Defined, savedDefined{d.name, d.typ})
 		}
@@ -118,7 +120,7 @@ func (s *Server) loadMeta() error {
 		return fmt.Errorf("tsemu: %s: %w", s.opts.MetaFile, err)
 	}
 	for name, st := range in {
-		ex := &tableExtra{readCU: st.ReadCU, writeCU: st.WriteCU, lastIncrease: st.LastIncrease, created: st.Created}
+		ex := &tableExtra{readCU: st.ReadCU, writeCU: st.WriteCU, lastIncrease: st.LastIncrease, created: st.Created, noUpdate: st.NoUpdate, fullRow: st.FullRow}
 		ex.idx.baseOf = st.BaseOf
 		ex.stream = st.Stream.extra()
 		for _, d := range st.Defined {

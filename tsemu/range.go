@@ -19,13 +19,12 @@ const (
 	MaxPageSize = tablekit.MaxPageSize
 )
 
-// getRange calls the Backend directly rather than tablekit's Table.GetRange:
-// Tablestore's next_start_primary_key is the inclusive key of the next row,
-// which the Backend's GetRangeResponse.Next is, while the client's answer token is
-// an opaque "after this key". The checks tablekit's client applies to a
-// range (key schema with INF bounds, direction order, limit, projection
-// names, filter, version selection) are all done here first, by
-// decodeKey, decodeRead and the code below.
+// getRange serves GetRange: one Backend page (rangePage, backendcalls.go
+// says why not the Client's GetRange), its rows cut at MaxPageSize. The
+// checks tablekit's client applies to a range (key schema with INF bounds,
+// direction order, limit, projection names, filter, version selection) are
+// all done here first, with the service's messages, by decodeKey,
+// decodeRead and the code below.
 func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, error) {
 	var req otsprotocol.GetRangeRequest
 	if err := unmarshal(body, &req); err != nil {
@@ -74,11 +73,15 @@ func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, erro
 	if err != nil {
 		return nil, err
 	}
-	// One header, then the rows, cut before the one that would pass 4 MB
-	// (a first row is always sent, so a range always progresses); the
-	// answer's room is reserved before it is encoded. The page is cut by
-	// its PlainBuffer size in either block type (a SimpleRowMatrix is
-	// smaller).
+	return s.rangeAnswer(ctx, meta, &req, &rs, page)
+}
+
+// rangeAnswer encodes page as GetRange's answer: one header, then the
+// rows, cut before the one that would pass 4 MB (a first row is always
+// sent, so a range always progresses); the answer's room is reserved
+// before it is encoded. The page is cut by its PlainBuffer size in either
+// block type (a SimpleRowMatrix is smaller).
+func (s *Server) rangeAnswer(ctx context.Context, meta *tablekit.TableMeta, req *otsprotocol.GetRangeRequest, rs *readSpec, page *tablekit.GetRangeResponse) (proto.Message, error) {
 	matrix := req.GetDataBlockTypeHint() == otsprotocol.DataBlockType_DBT_SIMPLE_ROW_MATRIX
 	var rows []plainbuffer.Row
 	var mrows []matrixRow

@@ -74,6 +74,15 @@ func decodeWrite(meta *tablekit.TableMeta, op otsprotocol.OperationType, change 
 	return w, nil
 }
 
+// decodeRowWrite is decodeWrite after the table's own refusals the
+// Backend does not know (allow_update=false).
+func (s *Server) decodeRowWrite(meta *tablekit.TableMeta, op otsprotocol.OperationType, change []byte, cond *otsprotocol.Condition, rc *otsprotocol.ReturnContent, now int64) (*write, *otsError) {
+	if oe := s.checkAllowUpdate(meta.Name, op); oe != nil {
+		return nil, oe
+	}
+	return decodeWrite(meta, op, change, cond, rc, now)
+}
+
 // returned encodes a successful write's return content: nothing for
 // RT_NONE; the key for RT_PK; the key and the incremented columns (those
 // named in return_column_names, or all when none is named) for
@@ -130,7 +139,7 @@ func (s *Server) singleWrite(ctx context.Context, table string, op otsprotocol.O
 	if oe != nil {
 		return nil, nil, oe
 	}
-	w, oe := decodeWrite(meta, op, change, cond, rc, s.now())
+	w, oe := s.decodeRowWrite(meta, op, change, cond, rc, s.now())
 	if oe != nil {
 		return nil, nil, oe
 	}

@@ -538,11 +538,6 @@ func TestFilters(t *testing.T) {
 	}
 
 	// Unsupported filters are refused clearly.
-	_, err = e.c.GetRange(&tablestore.GetRangeRequest{RangeRowQueryCriteria: &tablestore.RangeRowQueryCriteria{
-		TableName: "t", StartPrimaryKey: allInf(true, "k"), EndPrimaryKey: allInf(false, "k"), MaxVersion: 1,
-		Filter: &tablestore.PaginationFilter{Offset: 0, Limit: 1},
-	}})
-	wantOTS(t, err, 400, "OTSParameterInvalid", "ColumnPaginationFilter is not supported by the tablekit Tablestore emulator.")
 	rx := single("v", tablestore.CT_EQUAL, int64(1), false, true)
 	rx.TransferRule = tablestore.NewValueTransferRule("([0-9]+)", tablestore.Variant_INTEGER)
 	_, err = e.c.GetRow(&tablestore.GetRowRequest{SingleRowQueryCriteria: &tablestore.SingleRowQueryCriteria{TableName: "t", PrimaryKey: pk("k", "a"), MaxVersion: 1, Filter: rx}})

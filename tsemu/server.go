@@ -171,6 +171,11 @@ type tableExtra struct {
 	created         int64        // microseconds
 	idx             tableIndexes // secondary indexes (index.go)
 	stream          streamExtra  // Tablestore Stream (stream.go)
+	// noUpdate is allow_update=false: UpdateRow is refused. fullRow is
+	// update_full_row, taken at creation and reported (it serves search
+	// index TTL and global tables, which the emulator has not: UpdateRow
+	// changes the columns it names either way).
+	noUpdate, fullRow bool
 }
 
 type definedColumn struct {

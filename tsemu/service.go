@@ -1,9 +1,14 @@
 package tsemu
 
+//lint:file-ignore SA1019 the SDK's otsprotocol messages are golang/protobuf APIv1 messages (no ProtoReflect), which github.com/golang/protobuf/proto handles as they are.
+
 import (
 	"errors"
 	"slices"
 	"strings"
+
+	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
+	"github.com/golang/protobuf/proto"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/rowmodel"
@@ -56,6 +61,9 @@ func (rs *readSpec) finish(key tablekit.PrimaryKey, cols []tablekit.Column, sing
 			cols = rowmodel.Project(cols, rs.project)
 		}
 	}
+	if rs.cols != nil {
+		cols = rs.cols.apply(cols)
+	}
 	if single && rs.selective && len(cols) == 0 {
 		return nil, false
 	}
@@ -97,4 +105,60 @@ func writeCapacity(w *write, indexed bool) (read, write int) {
 		read = 1
 	}
 	return read, units(w.sizeBytes)
+}
+
+// columnPage is a wide-row selection: the columns from start (inclusive)
+// to end (exclusive) by name, then limit columns after the first offset
+// (limit 0: all). A column counts once whatever its versions.
+type columnPage struct {
+	start, end    *string
+	offset, limit int
+}
+
+// decodePagination returns the ColumnPaginationFilter b holds, nil when b
+// is no filter or another one. Only a read's top-level filter may be one
+// (inside a composite filter it stays refused, see filterMsg).
+func decodePagination(b []byte) (*columnPage, *otsError) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if oe := checkFilterSize(b); oe != nil { // limits.go
+		return nil, oe
+	}
+	var f otsprotocol.Filter
+	if err := proto.Unmarshal(b, &f); err != nil {
+		return nil, errParse
+	}
+	if f.GetType() != otsprotocol.FilterType_FT_COLUMN_PAGINATION {
+		return nil, nil
+	}
+	var pf otsprotocol.ColumnPaginationFilter
+	if err := proto.Unmarshal(f.GetFilter(), &pf); err != nil || pf.Offset == nil || pf.Limit == nil {
+		return nil, errParse
+	}
+	if pf.GetOffset() < 0 {
+		return nil, paramErr("ColumnPaginationFilter: offset must not be negative, got %d.", pf.GetOffset())
+	}
+	if pf.GetLimit() <= 0 {
+		return nil, paramErr("ColumnPaginationFilter: limit must be greater than 0, got %d.", pf.GetLimit())
+	}
+	return &columnPage{offset: int(pf.GetOffset()), limit: int(pf.GetLimit())}, nil
+}
+
+// apply returns the cells of cols (sorted by name) that p selects.
+func (p *columnPage) apply(cols []tablekit.Column) []tablekit.Column {
+	out := cols[:0:0]
+	n := -1 // index of the current column among those in range
+	for i, c := range cols {
+		if (p.start != nil && c.Name < *p.start) || (p.end != nil && c.Name >= *p.end) {
+			continue
+		}
+		if i == 0 || c.Name != cols[i-1].Name || n < 0 {
+			n++
+		}
+		if n >= p.offset && (p.limit == 0 || n < p.offset+p.limit) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

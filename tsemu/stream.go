@@ -95,12 +95,6 @@ func (s *Server) errNoFeed() *otsError {
 		msg: fmt.Sprintf("Stream is not supported: the emulator's backend (%T) has no change feed.", s.backend)}
 }
 
-// feeder returns the Backend's change feed, if it has one.
-func (s *Server) feeder() (tablekit.ChangeFeeder, bool) {
-	f, ok := s.backend.(tablekit.ChangeFeeder)
-	return f, ok && tablekit.CapabilitiesOf(s.backend).ChangeFeed
-}
-
 // streamSpec is a checked StreamSpecification.
 type streamSpec struct {
 	enable    bool
@@ -154,20 +148,18 @@ func (s *Server) applyStream(ctx context.Context, m *tablekit.TableMeta, spec *s
 	if spec == nil {
 		return nil
 	}
-	f, ok := s.feeder()
-	if !ok {
+	if _, ok := s.feeder(); !ok {
 		if spec.enable {
 			return s.errNoFeed()
 		}
 		return nil // nothing to disable
 	}
-	prev, err := f.DescribeChangeFeed(ctx, m)
+	prev, err := s.feedStatus(ctx, m)
 	if err != nil {
 		return err
 	}
 	now := s.clock.Now()
-	_, err = f.SetChangeFeed(ctx, &tablekit.SetChangeFeedRequest{Meta: m, Enabled: spec.enable, Retention: spec.retention, Now: now.UnixMilli()})
-	if err != nil {
+	if err := s.setFeed(ctx, m, spec.enable, spec.retention, now); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -192,11 +184,11 @@ func (s *Server) applyStream(ctx context.Context, m *tablekit.TableMeta, spec *s
 
 // feedStatus is m's feed (a zero status over a Backend without one).
 func (s *Server) feedStatus(ctx context.Context, m *tablekit.TableMeta) (*tablekit.ChangeFeedStatus, error) {
-	f, ok := s.feeder()
-	if !ok {
+	if _, ok := s.feeder(); !ok {
 		return &tablekit.ChangeFeedStatus{}, nil
 	}
-	return f.DescribeChangeFeed(ctx, m)
+	st, err := s.client.Table(m.Name).ChangeFeed(ctx)
+	return &st, err
 }
 
 // streamDetails is the StreamDetails of DescribeTable and UpdateTable.
@@ -406,22 +398,59 @@ func decodeIterator(s string) (shardIterator, *otsError) {
 	return shardIterator{stream: f[0], shard: f[1], from: tablekit.Checkpoint(f[2])}, nil
 }
 
+// checkpointAt is the position in shard just before its first record
+// committed at or after us (µs, the unit of the records' timestamps):
+// the shard is read from its start, a page at a time.
+func (s *Server) checkpointAt(ctx context.Context, m *tablekit.TableMeta, shard string, us int64) (tablekit.Checkpoint, error) {
+	var from tablekit.Checkpoint
+	for {
+		page, err := s.shardPage(ctx, m, shard, from, tablekit.MaxFeedPage)
+		if errors.Is(err, tablekit.ErrTrimmed) {
+			return "", errTrimmed(toOTS(err).msg)
+		}
+		if err != nil {
+			return "", err
+		}
+		for _, r := range page.Records {
+			if r.CommitTime.UnixMicro() >= us {
+				return from, nil
+			}
+			from = r.Checkpoint
+		}
+		if page.Next != "" {
+			from = page.Next
+		}
+		if page.Ended || len(page.Records) == 0 {
+			return from, nil
+		}
+	}
+}
+
 func (s *Server) getShardIterator(ctx context.Context, body []byte) (proto.Message, error) {
 	var req otsprotocol.GetShardIteratorRequest
 	if err := unmarshal(body, &req); err != nil {
 		return nil, err
 	}
-	if req.Timestamp != nil || req.Token != nil {
-		return nil, unsupported("GetShardIterator with a timestamp or token")
+	if req.Token != nil {
+		return nil, unsupported("GetShardIterator with a token")
 	}
-	_, st, err := s.streamOf(ctx, req.GetStreamId())
+	if req.Timestamp != nil && req.GetTimestamp() < 0 {
+		return nil, paramErr("timestamp must not be negative, got %d.", req.GetTimestamp())
+	}
+	m, st, err := s.streamOf(ctx, req.GetStreamId())
 	if err != nil {
 		return nil, err
 	}
 	if !slices.ContainsFunc(st.Shards, func(sh tablekit.Shard) bool { return sh.ID == req.GetShardId() }) {
 		return nil, errTrimmed(fmt.Sprintf("Shard: '%.64s' of stream '%s' does not exist or has expired.", req.GetShardId(), req.GetStreamId()))
 	}
-	it := shardIterator{stream: req.GetStreamId(), shard: req.GetShardId()}.encode()
+	var from tablekit.Checkpoint
+	if req.Timestamp != nil {
+		if from, err = s.checkpointAt(ctx, m, req.GetShardId(), req.GetTimestamp()); err != nil {
+			return nil, err
+		}
+	}
+	it := shardIterator{stream: req.GetStreamId(), shard: req.GetShardId(), from: from}.encode()
 	if len(it) > maxIteratorLen {
 		return nil, paramErr("Shard: '%.64s': its iterator would be longer than %d bytes.", req.GetShardId(), maxIteratorLen)
 	}
@@ -451,8 +480,7 @@ func (s *Server) getStreamRecord(ctx context.Context, body []byte) (proto.Messag
 	if req.TableName != nil && req.GetTableName() != m.Name {
 		return nil, paramErr("The shard iterator is of table '%s', not '%.64s'.", m.Name, req.GetTableName())
 	}
-	f, _ := s.feeder()
-	page, err := f.ReadShard(ctx, &tablekit.ReadShardRequest{Meta: m, Shard: it.shard, From: it.from, Limit: limit, Now: s.clock.Now().UnixMilli()})
+	page, err := s.shardPage(ctx, m, it.shard, it.from, limit)
 	if errors.Is(err, tablekit.ErrTrimmed) {
 		return nil, errTrimmed(toOTS(err).msg)
 	}

@@ -293,8 +293,8 @@ func TestStreamBadInput(t *testing.T) {
 	noShard := tablestore.ShardId("nope")
 	_, err = e.c.GetShardIterator(&tablestore.GetShardIteratorRequest{StreamId: stream, ShardId: &noShard})
 	wantCode(t, err, 400, "OTSTrimmedDataAccess")
-	ts := int64(1)
-	_, err = e.c.GetShardIterator(&tablestore.GetShardIteratorRequest{StreamId: stream, ShardId: shards[0].SelfShard, Timestamp: &ts})
+	token := "t"
+	_, err = e.c.GetShardIterator(&tablestore.GetShardIteratorRequest{StreamId: stream, ShardId: shards[0].SelfShard, Token: &token})
 	wantCode(t, err, 400, "OTSParameterInvalid")
 
 	for name, it := range map[string]string{

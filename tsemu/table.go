@@ -71,23 +71,29 @@ func tableOptions(o *otsprotocol.TableOptions, create bool) (tablekit.TableOptio
 		}
 		out.MaxVersionOffset = time.Duration(o.GetDeviationCellVersionInSec()) * time.Second
 	}
-	if o.AllowUpdate != nil && !o.GetAllowUpdate() {
-		return out, unsupported("allow_update=false")
-	}
-	if o.UpdateFullRow != nil && o.GetUpdateFullRow() {
-		return out, unsupported("update_full_row=true")
-	}
 	return out, nil
 }
 
-func wireOptions(o tablekit.TableOptions) *otsprotocol.TableOptions {
+// wireOptions are a table's options as DescribeTable and UpdateTable
+// answer them: tablekit's, and the two only the server keeps.
+func wireOptions(o tablekit.TableOptions, ex tableExtra) *otsprotocol.TableOptions {
 	return &otsprotocol.TableOptions{
 		TimeToLive:                proto.Int32(int32(o.TTLSeconds())),
 		MaxVersions:               proto.Int32(int32(o.MaxVersions)),
 		DeviationCellVersionInSec: proto.Int64(o.MaxVersionOffsetSeconds()),
-		AllowUpdate:               proto.Bool(true),
-		UpdateFullRow:             proto.Bool(false),
+		AllowUpdate:               proto.Bool(!ex.noUpdate),
+		UpdateFullRow:             proto.Bool(ex.fullRow),
 	}
+}
+
+// checkAllowUpdate refuses an UpdateRow (alone, in a batch or in a
+// transaction) on a table created or updated with allow_update=false.
+// The service's wording is not recorded: this one is the emulator's.
+func (s *Server) checkAllowUpdate(table string, op otsprotocol.OperationType) *otsError {
+	if op == otsprotocol.OperationType_UPDATE && s.extra(table).noUpdate {
+		return paramErr("UpdateRow is not allowed on table '%s': its allow_update option is false.", table)
+	}
+	return nil
 }
 
 func (e tableExtra) throughput() *otsprotocol.ReservedThroughputDetails {
@@ -95,6 +101,55 @@ func (e tableExtra) throughput() *otsprotocol.ReservedThroughputDetails {
 		CapacityUnit:     &otsprotocol.CapacityUnit{Read: proto.Int32(e.readCU), Write: proto.Int32(e.writeCU)},
 		LastIncreaseTime: proto.Int64(e.lastIncrease),
 	}
+}
+
+// keySchema sets meta.Key from CreateTable's primary key schema.
+func (s *Server) keySchema(meta *tablekit.TableMeta, pks []*otsprotocol.PrimaryKeySchema) *otsError {
+	if n := len(pks); n < 1 || n > tablekit.MaxKeyColumns {
+		return paramErr("The number of primary key columns must be in range: [1, %d].", tablekit.MaxKeyColumns)
+	}
+	for i, pk := range pks {
+		if oe := checkColumnName(pk.GetName()); oe != nil {
+			return oe
+		}
+		auto, oe := s.autoIncrementColumn(meta, i, pk) // autoinc.go
+		if oe != nil {
+			return oe
+		}
+		var t tablekit.Type
+		switch pk.GetType() {
+		case otsprotocol.PrimaryKeyType_INTEGER:
+			t = tablekit.TypeInteger
+		case otsprotocol.PrimaryKeyType_STRING:
+			t = tablekit.TypeString
+		case otsprotocol.PrimaryKeyType_BINARY:
+			t = tablekit.TypeBinary
+		default:
+			return paramErr("Invalid primary key type: %d.", pk.GetType())
+		}
+		for _, prev := range meta.Key {
+			if prev.Name == pk.GetName() {
+				return paramErr("Duplicated primary key name: '%s'.", pk.GetName())
+			}
+		}
+		meta.Key = append(meta.Key, tablekit.KeyColumn{Name: pk.GetName(), Type: t, AutoIncrement: auto})
+	}
+	return nil
+}
+
+// definedColumns checks CreateTable's defined columns against meta's key.
+func definedColumns(meta *tablekit.TableMeta, dcs []*otsprotocol.DefinedColumnSchema) ([]definedColumn, *otsError) {
+	var defined []definedColumn
+	for _, dc := range dcs {
+		if oe := checkColumnName(dc.GetName()); oe != nil {
+			return nil, oe
+		}
+		if isKeyName(meta, dc.GetName()) {
+			return nil, paramErr("Defined column: '%s' has the name of a primary key column.", dc.GetName())
+		}
+		defined = append(defined, definedColumn{name: dc.GetName(), typ: int32(dc.GetType())})
+	}
+	return defined, nil
 }
 
 func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, error) {
@@ -110,45 +165,13 @@ func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, e
 	if oe := checkTableName(name); oe != nil {
 		return nil, oe
 	}
-	if n := len(tm.PrimaryKey); n < 1 || n > tablekit.MaxKeyColumns {
-		return nil, paramErr("The number of primary key columns must be in range: [1, %d].", tablekit.MaxKeyColumns)
-	}
 	meta := tablekit.TableMeta{Name: name}
-	for i, pk := range tm.PrimaryKey {
-		if oe := checkColumnName(pk.GetName()); oe != nil {
-			return nil, oe
-		}
-		auto, oe := s.autoIncrementColumn(&meta, i, pk) // autoinc.go
-		if oe != nil {
-			return nil, oe
-		}
-		var t tablekit.Type
-		switch pk.GetType() {
-		case otsprotocol.PrimaryKeyType_INTEGER:
-			t = tablekit.TypeInteger
-		case otsprotocol.PrimaryKeyType_STRING:
-			t = tablekit.TypeString
-		case otsprotocol.PrimaryKeyType_BINARY:
-			t = tablekit.TypeBinary
-		default:
-			return nil, paramErr("Invalid primary key type: %d.", pk.GetType())
-		}
-		for _, prev := range meta.Key {
-			if prev.Name == pk.GetName() {
-				return nil, paramErr("Duplicated primary key name: '%s'.", pk.GetName())
-			}
-		}
-		meta.Key = append(meta.Key, tablekit.KeyColumn{Name: pk.GetName(), Type: t, AutoIncrement: auto})
+	if oe := s.keySchema(&meta, tm.PrimaryKey); oe != nil {
+		return nil, oe
 	}
-	var defined []definedColumn
-	for _, dc := range tm.DefinedColumn {
-		if oe := checkColumnName(dc.GetName()); oe != nil {
-			return nil, oe
-		}
-		if isKeyName(&meta, dc.GetName()) {
-			return nil, paramErr("Defined column: '%s' has the name of a primary key column.", dc.GetName())
-		}
-		defined = append(defined, definedColumn{name: dc.GetName(), typ: int32(dc.GetType())})
+	defined, oe := definedColumns(&meta, tm.DefinedColumn)
+	if oe != nil {
+		return nil, oe
 	}
 	stream, oe := s.checkStreamSpec(req.GetStreamSpec())
 	if oe != nil {
@@ -190,6 +213,8 @@ func (s *Server) createTable(ctx context.Context, body []byte) (proto.Message, e
 	s.extras[name] = &tableExtra{
 		readCU: cu.GetRead(), writeCU: cu.GetWrite(), lastIncrease: now.Unix(),
 		definedColumns: defined, created: now.UnixMicro(),
+		noUpdate: req.GetTableOptions().AllowUpdate != nil && !req.GetTableOptions().GetAllowUpdate(),
+		fullRow:  req.GetTableOptions().GetUpdateFullRow(),
 	}
 	s.mu.Unlock()
 	if err := s.addIndexes(ctx, &meta, indexes, indexTables, false); err != nil {
@@ -259,7 +284,7 @@ func (s *Server) describeTable(ctx context.Context, body []byte) (proto.Message,
 	resp := &otsprotocol.DescribeTableResponse{
 		TableMeta:                 tm,
 		ReservedThroughputDetails: ex.throughput(),
-		TableOptions:              wireOptions(m.Options),
+		TableOptions:              wireOptions(m.Options, ex),
 		TableStatus:               otsprotocol.TableStatus_ACTIVE.Enum(),
 		StreamDetails:             stream,
 		SseDetails:                &otsprotocol.SSEDetails{Enable: proto.Bool(false)},
@@ -330,6 +355,9 @@ func (s *Server) updateTable(ctx context.Context, body []byte) (proto.Message, e
 		ex = &tableExtra{}
 		s.extras[m.Name] = ex
 	}
+	if o := req.TableOptions; o != nil && o.AllowUpdate != nil {
+		ex.noUpdate = !o.GetAllowUpdate()
+	}
 	if cu != nil {
 		if cu.Read != nil {
 			if cu.GetRead() > ex.readCU {
@@ -359,7 +387,7 @@ func (s *Server) updateTable(ctx context.Context, body []byte) (proto.Message, e
 	}
 	return &otsprotocol.UpdateTableResponse{
 		ReservedThroughputDetails: cur.throughput(),
-		TableOptions:              wireOptions(after.Options),
+		TableOptions:              wireOptions(after.Options, cur),
 		StreamDetails:             details,
 	}, nil
 }

@@ -165,9 +165,6 @@ func TestTableErrors(t *testing.T) {
 	e.call("UpdateTable", &otsprotocol.UpdateTableRequest{TableName: proto.String("t"),
 		TableOptions: &otsprotocol.TableOptions{DeviationCellVersionInSec: proto.Int64(-5)}}).
 		want(t, 400, "OTSParameterInvalid", "DeviationCellVersionInSec must be greater than 0, got -5.")
-	e.call("UpdateTable", &otsprotocol.UpdateTableRequest{TableName: proto.String("t"),
-		TableOptions: &otsprotocol.TableOptions{AllowUpdate: proto.Bool(false)}}).
-		want(t, 400, "OTSParameterInvalid", "allow_update=false is not supported by the tablekit Tablestore emulator.")
 	// UpdateTable refuses update_full_row whatever its value, and changes
 	// nothing.
 	for _, full := range []bool{true, false} {

@@ -522,7 +522,7 @@ func (s *Server) txnSingleWrite(ctx context.Context, id, table string, op otspro
 		return nil, nil, oe
 	}
 	now := s.now()
-	w, oe := decodeWrite(meta, op, change, cond, rc, now)
+	w, oe := s.decodeRowWrite(meta, op, change, cond, rc, now)
 	if oe != nil {
 		return nil, nil, oe
 	}
@@ -604,12 +604,12 @@ func (s *Server) txnApply(ctx context.Context, t *txn, meta *tablekit.TableMeta,
 // row with the transaction's write of it (prev, nil when none) applied;
 // nil when absent.
 func (s *Server) txnView(ctx context.Context, meta *tablekit.TableMeta, prev *txnRow, key tablekit.PrimaryKey, now int64) (*rowmodel.Row, error) {
-	r, err := s.backend.GetRow(ctx, &tablekit.GetRowRequest{Meta: meta, Key: key, Read: tablekit.ReadSpec{MaxVersions: math.MaxInt32}, Now: now})
+	r, found, err := s.client.Table(meta.Name).GetRow(ctx, key, tablekit.MaxVersions(math.MaxInt32))
 	if err != nil {
 		return nil, err
 	}
 	var base *rowmodel.Row
-	if r != nil {
+	if found {
 		cells := slices.Clone(r.Columns)
 		rowmodel.SortCells(cells)
 		base = &rowmodel.Row{Cells: cells, Marker: len(cells) == 0}
@@ -654,14 +654,14 @@ func (s *Server) readRow(ctx context.Context, id *string, meta *tablekit.TableMe
 // as it sees them.
 func (s *Server) readRange(ctx context.Context, id *string, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
 	if id == nil {
-		return s.backend.GetRange(ctx, req)
+		return s.rangePage(ctx, req)
 	}
 	t, oe := s.useTxn(*id)
 	if oe != nil {
 		return nil, oe
 	}
 	defer s.doneTxn(t)
-	page, err := s.backend.GetRange(ctx, req)
+	page, err := s.rangePage(ctx, req)
 	if err != nil || len(t.rows) == 0 || req.Meta.Name != t.table {
 		return page, err
 	}
@@ -723,15 +723,8 @@ func (s *Server) txnBatchWriteRow(ctx context.Context, req *otsprotocol.BatchWri
 		return nil, oe
 	}
 	defer s.doneTxn(t)
-	n := 0
-	for _, tb := range req.Tables {
-		n += len(tb.Rows)
-	}
-	if n == 0 {
-		return nil, paramErr("No row is specified in BatchWriteRow.")
-	}
-	if n > tablekit.MaxBatchWrite {
-		return nil, paramErr("Rows count exceeds the upper limit: %d.", tablekit.MaxBatchWrite)
+	if _, oe := writeRowCount(req); oe != nil {
+		return nil, oe
 	}
 	resp := &otsprotocol.BatchWriteRowResponse{Tables: make([]*otsprotocol.TableInBatchWriteRowResponse, len(req.Tables))}
 	metas := make([]*tablekit.TableMeta, len(req.Tables))
@@ -763,7 +756,7 @@ func (s *Server) txnBatchWriteRow(ctx context.Context, req *otsprotocol.BatchWri
 			continue
 		}
 		for ri, r := range tb.Rows {
-			w, oe := decodeWrite(meta, r.GetType(), r.RowChange, r.Condition, r.ReturnContent, now)
+			w, oe := s.decodeRowWrite(meta, r.GetType(), r.RowChange, r.Condition, r.ReturnContent, now)
 			if oe == nil {
 				if dupKey(seen, meta.Name, w.key) {
 					return nil, errDuplicateRow
