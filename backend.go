@@ -101,6 +101,10 @@ type Capabilities struct {
 	AtomicWrite   bool // SPEC §13: all-or-nothing writes in one partition key ([AtomicWriter])
 	AutoIncrement bool // SPEC §14: a key column may be auto-increment
 	ChangeFeed    bool // SPEC §15: a table may record its writes in a change feed ([ChangeFeeder])
+	// SecondaryIndex: SPEC §16's indexes, consistent with the table. The
+	// Client keeps them over the required calls (index.go), so its
+	// Capabilities say true on every backend; CapabilitiesOf leaves it false.
+	SecondaryIndex bool
 }
 
 // CapabilityDeclarer is a backend that states its [Capabilities] itself.
