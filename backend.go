@@ -102,8 +102,8 @@ type Capabilities struct {
 	AutoIncrement bool // SPEC §14: a key column may be auto-increment
 	ChangeFeed    bool // SPEC §15: a table may record its writes in a change feed ([ChangeFeeder])
 	// SecondaryIndex: SPEC §16's indexes, consistent with the table. The
-	// Client keeps them over the required calls (index.go), so its
-	// Capabilities say true on every backend; CapabilitiesOf leaves it false.
+	// Client keeps them over the required calls (index.go), so it is true
+	// on every backend.
 	SecondaryIndex bool
 }
 
@@ -115,9 +115,11 @@ type CapabilityDeclarer interface {
 // CapabilitiesOf returns what b declares or its optional interfaces show.
 func CapabilitiesOf(b Backend) Capabilities {
 	if d, ok := b.(CapabilityDeclarer); ok {
-		return d.Capabilities()
+		c := d.Capabilities()
+		c.SecondaryIndex = true
+		return c
 	}
-	var c Capabilities
+	c := Capabilities{SecondaryIndex: true}
 	_, c.BatchRead = b.(BatchReader)
 	_, c.BatchWrite = b.(BatchWriter)
 	_, c.LendingScan = b.(RangeScanner)

@@ -23,7 +23,8 @@ type Client struct {
 	closed   atomic.Bool
 	tel      *telemetry // observer and logger (observe.go); nil when none
 
-	indexGrace time.Duration // WithIndexGrace; 0: the default
+	indexGrace time.Duration             // WithIndexGrace; 0: the default
+	catalog    atomic.Pointer[TableMeta] // the index catalog's meta (index.go); nil: not read yet
 
 	// meta maps a table name to its *cachedMeta. Every operation reads it,
 	// so a hit takes no lock and reads no clock: a timer marks an entry
@@ -46,7 +47,6 @@ func NewClient(b Backend, opts ...ClientOption) *Client {
 	for _, o := range opts {
 		o(c)
 	}
-	c.caps.SecondaryIndex = true // kept by the Client (index.go)
 	return c
 }
 
@@ -99,9 +99,6 @@ func (c *Client) CreateTable(ctx context.Context, meta TableMeta) (err error) {
 	m.Indexes = slices.Clone(meta.Indexes)
 	if err := checkMeta(&m); err != nil {
 		return annotate(err, op, meta.Name)
-	}
-	if IsReservedName(m.Name) {
-		return annotate(reservedErr(m.Name), op, m.Name)
 	}
 	if err := checkIndexes(&m); err != nil {
 		return annotate(err, op, m.Name)
@@ -246,9 +243,6 @@ func (c *Client) DeleteTable(ctx context.Context, table string) (err error) {
 	}
 	if err := checkName("table", table); err != nil {
 		return annotate(err, op, table)
-	}
-	if IsReservedName(table) {
-		return annotate(reservedErr(table), op, table)
 	}
 	c.forget(table)
 	if err := c.b.DeleteTable(ctx, table); err != nil {

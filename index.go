@@ -21,8 +21,10 @@ package tablekit
 //     order; its cells "t" and "n" (Integer) are its stamp: the writer's
 //     clock in ms and a random number.
 //
-// Names starting with "_tkix" are reserved: CreateTable refuses them,
-// ListTables hides them and a [Table] of one refuses every call.
+// Names starting with "_tkix" are reserved: ListTables hides them. They
+// are not refused, because a Client may serve another one's tables (the
+// Tablestore emulator keeps its tables through a Client): a program must
+// not name its tables so.
 //
 // # What is kept, and why reads are right
 //
@@ -126,12 +128,48 @@ const reservedPrefix = "_tkix"
 const catalogTable = reservedPrefix
 
 // IsReservedName reports whether name is one the Client keeps for its
-// indexes' storage (refused for tables, hidden from ListTables).
+// indexes' storage (hidden from ListTables; programs must not use them).
 func IsReservedName(name string) bool { return strings.HasPrefix(name, reservedPrefix) }
 
-// catalogMeta is the catalog's meta: fixed, so that no call reads it.
-var catalogMeta = &TableMeta{Name: catalogTable, Key: KeySchema{{Name: "t", Type: TypeString}},
-	Options: resolveCreateOptions(TableOptions{}), Incarnation: "tkixcatalog00000", Generation: 1}
+// newCatalogMeta is the meta the catalog is created with.
+func newCatalogMeta() *TableMeta {
+	return &TableMeta{Name: catalogTable, Key: KeySchema{{Name: "t", Type: TypeString}},
+		Options: resolveCreateOptions(TableOptions{}), Incarnation: newIncarnation(), Generation: 1}
+}
+
+// catalogMeta returns the catalog's meta as stored (read once, then
+// cached), or nil when there is no catalog.
+func (c *Client) catalogMeta(ctx context.Context) (*TableMeta, error) {
+	if m := c.catalog.Load(); m != nil {
+		return m, nil
+	}
+	m, err := c.b.DescribeTable(ctx, catalogTable)
+	if errors.Is(err, ErrTableNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.catalog.Store(m)
+	return m, nil
+}
+
+// catalogCall calls call with the catalog's meta (nil: none), once more
+// with it read again if the answer says the cached one was stale.
+func (c *Client) catalogCall(ctx context.Context, call func(m *TableMeta) error) error {
+	m, err := c.catalogMeta(ctx)
+	if err != nil {
+		return err
+	}
+	if err = call(m); err != nil && m != nil && isStale(err) {
+		c.catalog.Store(nil)
+		if m, err = c.catalogMeta(ctx); err != nil {
+			return err
+		}
+		err = call(m)
+	}
+	return err
+}
 
 // entryKey is the key schema of an entry table.
 var entryKey = KeySchema{{Name: "k0", Type: TypeBinary}, {Name: "k1", Type: TypeBinary}, {Name: "k2", Type: TypeBinary}, {Name: "k3", Type: TypeBinary}}
@@ -240,7 +278,14 @@ type catalogRow struct {
 
 // readCatalog reads table's catalog row; a missing catalog is no row.
 func (c *Client) readCatalog(ctx context.Context, table string) (catalogRow, error) {
-	r, err := c.b.GetRow(ctx, &GetRowRequest{Meta: catalogMeta, Key: Key("t", String(table)), Read: ReadSpec{MaxVersions: 1}, Now: c.now()})
+	var r *Row
+	err := c.catalogCall(ctx, func(m *TableMeta) (err error) {
+		if m == nil {
+			return nil
+		}
+		r, err = c.b.GetRow(ctx, &GetRowRequest{Meta: m, Key: Key("t", String(table)), Read: ReadSpec{MaxVersions: 1}, Now: c.now()})
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, ErrTableNotFound) {
 			return catalogRow{}, nil
@@ -276,32 +321,37 @@ func (c *Client) writeCatalog(ctx context.Context, table, incarnation string, sp
 		cond = Condition{Row: ExpectExist, Column: SingleColumnValue("g", Equal, Integer(prev.gen)).Required()}
 	}
 	now := c.now()
-	req := &WriteRequest{Meta: catalogMeta, Kind: WritePut, Key: Key("t", String(table)), Condition: cond, Now: now,
+	req := &WriteRequest{Kind: WritePut, Key: Key("t", String(table)), Condition: cond, Now: now,
 		Columns: []Column{{Name: "d", Value: String(string(d)), Version: now}, {Name: "g", Value: Integer(prev.gen + 1), Version: now}, {Name: "i", Value: String(incarnation), Version: now}}}
-	_, err := c.b.Write(ctx, req)
-	if errors.Is(err, ErrTableNotFound) {
-		if cerr := c.b.CreateTable(ctx, catalogMeta); cerr != nil && !errors.Is(cerr, ErrAlreadyExists) {
-			return cerr
+	return c.catalogCall(ctx, func(m *TableMeta) error {
+		if m == nil {
+			if err := c.b.CreateTable(ctx, newCatalogMeta()); err != nil && !errors.Is(err, ErrAlreadyExists) {
+				return err
+			}
+			var err error
+			if m, err = c.catalogMeta(ctx); err != nil || m == nil {
+				return Errorf(ErrUnavailable, "the index catalog %q was created but cannot be read: %v", catalogTable, err)
+			}
 		}
-		_, err = c.b.Write(ctx, req)
-	}
-	return err
+		req.Meta = m
+		_, err := c.b.Write(ctx, req)
+		return err
+	})
 }
 
 // deleteCatalog removes table's catalog row.
 func (c *Client) deleteCatalog(ctx context.Context, table string) error {
-	_, err := c.b.Write(ctx, &WriteRequest{Meta: catalogMeta, Kind: WriteDelete, Key: Key("t", String(table)), Now: c.now()})
-	if errors.Is(err, ErrTableNotFound) {
-		return nil
-	}
-	return err
+	return c.catalogCall(ctx, func(m *TableMeta) error {
+		if m == nil {
+			return nil
+		}
+		_, err := c.b.Write(ctx, &WriteRequest{Meta: m, Kind: WriteDelete, Key: Key("t", String(table)), Now: c.now()})
+		return err
+	})
 }
 
 // describe is the backend's DescribeTable with the table's indexes.
 func (c *Client) describe(ctx context.Context, table string) (*TableMeta, error) {
-	if IsReservedName(table) {
-		return nil, reservedErr(table)
-	}
 	m, err := c.b.DescribeTable(ctx, table)
 	if err != nil {
 		return nil, err
@@ -316,10 +366,6 @@ func (c *Client) describe(ctx context.Context, table string) (*TableMeta, error)
 		cp.Indexes = cr.specs
 	}
 	return &cp, nil
-}
-
-func reservedErr(table string) *Error {
-	return invalid("table name %q starts with %q, which tablekit keeps for index storage", truncate(table), reservedPrefix)
 }
 
 // createIndexStorage creates the entry tables of specs (setting Storage).
