@@ -354,3 +354,50 @@ func (c *Client) batchWriteIndexed(ctx context.Context, reqs []*WriteRequest) ([
 	}
 	return out, nil
 }
+
+// atomicIndexed is an atomic write of an indexed table: every write's
+// entries first, then the writes, all or nothing, each on its guard (the
+// store has no transaction spanning the entry tables).
+func (c *Client) atomicIndexed(ctx context.Context, aw AtomicWriter, reqs []*WriteRequest) ([]WriteResponse, error) {
+	for attempt := 1; ; attempt++ {
+		plans := make([]*indexPlan, len(reqs))
+		var entries []*WriteRequest
+		guarded := make([]*WriteRequest, len(reqs))
+		for i, req := range reqs {
+			plan, err := c.planIndexes(ctx, req)
+			if err != nil {
+				return nil, &AtomicWriteError{Index: i, Err: err}
+			}
+			plans[i] = plan
+			entries = append(entries, plan.entries...)
+			guarded[i] = req
+			if plan.guard != nil {
+				cp := *req
+				cp.Condition.Column = andFilter(req.Condition.Column, plan.guard)
+				guarded[i] = &cp
+			}
+		}
+		start := time.Now()
+		if err := c.putEntries(ctx, entries); err != nil {
+			return nil, err
+		}
+		if time.Since(start) > c.grace()/2 && attempt < maxIndexAttempts {
+			continue
+		}
+		res, err := aw.AtomicWrite(ctx, guarded)
+		var ae *AtomicWriteError
+		if err == nil || attempt >= maxIndexAttempts || !errors.As(err, &ae) || !errors.Is(ae.Err, ErrConditionFailed) ||
+			ae.Index < 0 || ae.Index >= len(reqs) || plans[ae.Index].guard == nil {
+			return res, err
+		}
+		if req, plan := reqs[ae.Index], plans[ae.Index]; !req.Condition.IsZero() {
+			now, rerr := c.readIndexColumns(ctx, req, plan.cols)
+			if rerr != nil {
+				return nil, rerr
+			}
+			if sameNewest(now, plan.cur, plan.cols) {
+				return res, err
+			}
+		}
+	}
+}

@@ -28,6 +28,7 @@ func indexCases() []testCase {
 		{"BadInput", testIndexBadInput},
 		{"ReadOnly", testIndexReadOnly},
 		{"AddDropReindex", testIndexAddDrop},
+		{"BatchAndAtomic", testIndexBatchAtomic},
 	}
 }
 
@@ -452,4 +453,45 @@ func testIndexAddDrop(e *env) {
 	_, err = ix.GetRange(e.ctx, statusBound(tk.InfMin), statusBound(tk.InfMax))
 	e.wantErr("a read of a dropped index", err, tk.ErrInvalidArgument, "by_status")
 	e.put(t, strKey("g"), col("status", tk.String("open"), 0)) // e.c may still have the index cached: its writes go on
+}
+
+func testIndexBatchAtomic(e *env) {
+	spec := tk.IndexSpec{Name: "by_ab", Columns: []tk.KeyColumn{{Name: "a", Type: tk.TypeString}, {Name: "b", Type: tk.TypeString}}}
+	t := e.indexTable("batch", tk.TableOptions{}, spec, byStatus)
+	res, err := e.c.BatchWriteRow(e.ctx, []tk.BatchWrite{
+		tk.BatchPut(t.Name(), strKey("p"), []tk.Column{{Name: "status", Value: tk.String("s1")}, {Name: "a", Value: tk.String("x")}, {Name: "b", Value: tk.String("y")}}),
+		tk.BatchUpdate(t.Name(), strKey("q"), []tk.Change{tk.Put("status", tk.String("s2"))}),
+		tk.BatchPut(t.Name(), strKey("r"), []tk.Column{{Name: "status", Value: tk.Integer(1)}}),
+	})
+	if e.ok("BatchWriteRow", err) {
+		e.ok("batch write 0", res[0].Err)
+		e.ok("batch write 1", res[1].Err)
+		e.wantErr("batch write of a wrongly typed index column", res[2].Err, tk.ErrInvalidArgument, "status")
+	}
+	e.diff("index after the batch", []string{"s1/p", "s2/q"}, e.indexKeys("batch", t.Index("by_status")))
+	if !e.c.Capabilities().AtomicWrite {
+		return
+	}
+	_, err = t.AtomicWrite(e.ctx, []tk.BatchWrite{
+		tk.BatchUpdate("", strKey("p"), []tk.Change{tk.Put("b", tk.String("z")), tk.Put("status", tk.String("s3"))}),
+	})
+	e.must("AtomicWrite", err)
+	_, err = t.AtomicWrite(e.ctx, []tk.BatchWrite{tk.BatchPut("", strKey("q"), []tk.Column{{Name: "status", Value: tk.String("s0")}})})
+	e.must("AtomicWrite", err)
+	e.diff("index after the atomic write", []string{"s0/q", "s3/p"}, e.indexKeys("atomic", t.Index("by_status")))
+	var got []string
+	lo := tk.Key("a", tk.InfMin).Add("b", tk.InfMin).Add("pk", tk.InfMin)
+	hi := tk.Key("a", tk.InfMax).Add("b", tk.InfMax).Add("pk", tk.InfMax)
+	for r, err := range t.Index("by_ab").Rows(e.ctx, lo, hi) {
+		if e.ok("by_ab", err) {
+			got = append(got, ixRowString(r))
+		}
+	}
+	e.diff("two-column index after the atomic write", []string{"x/z/p"}, got)
+	// A failed condition writes nothing, and the index does not show it.
+	_, err = t.AtomicWrite(e.ctx, []tk.BatchWrite{
+		tk.BatchUpdate("", strKey("p"), []tk.Change{tk.Put("status", tk.String("s9")), tk.Put("a", tk.String("w"))}, tk.ExpectNotExist),
+	})
+	e.wantErr("AtomicWrite with a failing condition", err, tk.ErrConditionFailed)
+	e.diff("index after the failed atomic write", []string{"s0/q", "s3/p"}, e.indexKeys("atomic failed", t.Index("by_status")))
 }
