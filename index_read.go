@@ -131,7 +131,7 @@ func (r *indexRead) verify(ctx context.Context, entries []Row) (rows []Row, keys
 	}
 	for len(reqs) > 0 {
 		n := min(len(reqs), MaxBatchGet)
-		res, err := r.c.batchGet(ctx, reqs[:n])
+		res, err := r.c.verifyGet(ctx, reqs[:n])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -363,4 +363,22 @@ func (x *IndexTable) TableKey(ctx context.Context, indexKey PrimaryKey) (Primary
 		k[i] = KeyPart{Name: kc.Name, Value: v}
 	}
 	return k, nil
+}
+
+// verifyGet reads the rows of a page of entries: in one call where the
+// backend batches reads, else one GetRow after another (the engines without
+// batch reads are in-process, where a goroutine per row costs more than
+// the read).
+func (c *Client) verifyGet(ctx context.Context, reqs []*GetRowRequest) ([]GetRowResponse, error) {
+	if c.caps.BatchRead {
+		return c.batchGet(ctx, reqs)
+	}
+	out := make([]GetRowResponse, len(reqs))
+	for i, q := range reqs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out[i].Row, out[i].Err = c.b.GetRow(ctx, q)
+	}
+	return out, nil
 }
