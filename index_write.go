@@ -3,13 +3,32 @@ package tablekit
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"time"
 )
 
 // maxIndexAttempts bounds the retries of a write whose newest-value guard
-// failed because another writer changed an index column (index.go).
-const maxIndexAttempts = 8
+// failed because another writer changed an index column (index.go); past
+// it the write fails with ErrUnavailable (retryable), never with the
+// ErrConditionFailed the caller did not ask for.
+const maxIndexAttempts = 32
+
+// guardBackoff waits a little before a guarded write tries again, longer
+// after each attempt, so that writers of one row stop colliding.
+func guardBackoff(ctx context.Context, attempt int) error {
+	d := time.Duration(rand.Int64N(int64(attempt)*int64(time.Millisecond)) + 1)
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func guardExhausted(req *WriteRequest) error {
+	return Errorf(ErrUnavailable, "table %q row %v: its index columns kept changing under %d attempts; the write was not applied", req.Meta.Name, req.Key, maxIndexAttempts)
+}
 
 // indexPlan is what a write puts before its row: entries, and the guard
 // its row write is conditioned on.
@@ -44,7 +63,7 @@ func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResu
 			w = &cp
 		}
 		res, err := c.b.Write(ctx, w)
-		if err == nil || plan.guard == nil || !errors.Is(err, ErrConditionFailed) || attempt >= maxIndexAttempts {
+		if err == nil || plan.guard == nil || !errors.Is(err, ErrConditionFailed) {
 			return res, err
 		}
 		if !req.Condition.IsZero() {
@@ -57,6 +76,12 @@ func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResu
 			if sameNewest(now, plan.cur, plan.cols) {
 				return nil, err
 			}
+		}
+		if attempt >= maxIndexAttempts {
+			return nil, guardExhausted(req)
+		}
+		if err := guardBackoff(ctx, attempt); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -386,7 +411,7 @@ func (c *Client) atomicIndexed(ctx context.Context, aw AtomicWriter, reqs []*Wri
 		}
 		res, err := aw.AtomicWrite(ctx, guarded)
 		var ae *AtomicWriteError
-		if err == nil || attempt >= maxIndexAttempts || !errors.As(err, &ae) || !errors.Is(ae.Err, ErrConditionFailed) ||
+		if err == nil || !errors.As(err, &ae) || !errors.Is(ae.Err, ErrConditionFailed) ||
 			ae.Index < 0 || ae.Index >= len(reqs) || plans[ae.Index].guard == nil {
 			return res, err
 		}
@@ -398,6 +423,12 @@ func (c *Client) atomicIndexed(ctx context.Context, aw AtomicWriter, reqs []*Wri
 			if sameNewest(now, plan.cur, plan.cols) {
 				return res, err
 			}
+		}
+		if attempt >= maxIndexAttempts {
+			return nil, &AtomicWriteError{Index: ae.Index, Err: guardExhausted(reqs[ae.Index])}
+		}
+		if err := guardBackoff(ctx, attempt); err != nil {
+			return nil, err
 		}
 	}
 }
