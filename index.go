@@ -81,12 +81,13 @@ package tablekit
 import (
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	mrand "math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -175,10 +176,19 @@ func (c *Client) catalogCall(ctx context.Context, call func(m *TableMeta) error)
 var entryKey = KeySchema{{Name: "k0", Type: TypeBinary}, {Name: "k1", Type: TypeBinary}, {Name: "k2", Type: TypeBinary}, {Name: "k3", Type: TypeBinary}}
 
 // storageMeta is the meta of an index's entry table (its incarnation is
-// its name: it never changes).
+// its name: it never changes), made once per name.
 func storageMeta(storage string) *TableMeta {
-	return &TableMeta{Name: storage, Key: entryKey, Options: resolveCreateOptions(TableOptions{}), Incarnation: storage[len(reservedPrefix)+1:], Generation: 1}
+	if m, ok := storageMetas.Load(storage); ok {
+		return m.(*TableMeta)
+	}
+	m := &TableMeta{Name: storage, Key: entryKey, Options: resolveCreateOptions(TableOptions{}), Incarnation: storage[len(reservedPrefix)+1:], Generation: 1}
+	storageMetas.Store(storage, m)
+	return m
 }
+
+// storageMetas caches storageMeta's answers (a few per index ever made by
+// the process; the backend only reads a request's meta).
+var storageMetas sync.Map
 
 // WithIndexGrace sets how old an entry must be before [Client.Reindex] may
 // remove it (default 1 minute); see the package's index notes.
@@ -570,9 +580,5 @@ func indexOf(m *TableMeta, name string) (*IndexSpec, *Error) {
 	return nil, invalid("table %q has no index %q", m.Name, name)
 }
 
-// randomNonce is an entry stamp's random part.
-func randomNonce() int64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return int64(binary.BigEndian.Uint64(b[:]) >> 1)
-}
+// randomNonce is an entry stamp's random part (unique, not secret).
+func randomNonce() int64 { return mrand.Int64() }
