@@ -454,7 +454,9 @@ func (c *Client) dropIndexed(ctx context.Context, table string) error {
 // AddIndex adds an index to a table, online: once it returns, the index is
 // ready, filled from the rows stored before (while writers run). It waits
 // out the metadata cache lifetime ([WithMetaCacheTTL]) first, so that every
-// client maintains the index before the fill reads the rows.
+// client maintains the index before the fill reads the rows: a client with
+// a longer lifetime, or one that never expires (≤ 0), may write without
+// maintaining it until it reloads the table (then run [Client.Reindex]).
 func (c *Client) AddIndex(ctx context.Context, table string, spec IndexSpec) (err error) {
 	const op = "AddIndex"
 	if err := c.checkOpen(op, table); err != nil {
