@@ -63,7 +63,11 @@ func (c *Client) AtomicWrite(ctx context.Context, writes []BatchWrite) (out []Ba
 		if err != nil {
 			return err
 		}
-		res, err = aw.AtomicWrite(ctx, reqs)
+		if len(m.Indexes) > 0 {
+			res, err = c.atomicIndexed(ctx, aw, reqs)
+		} else {
+			res, err = aw.AtomicWrite(ctx, reqs)
+		}
 		if err == nil && len(res) != len(reqs) {
 			err = Errorf(ErrUnavailable, "backend returned %d results for %d writes", len(res), len(reqs))
 		}

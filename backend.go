@@ -187,6 +187,10 @@ type Capabilities struct {
 	AtomicWrite   bool // SPEC §13: all-or-nothing writes in one partition key ([AtomicWriter])
 	AutoIncrement bool // SPEC §14: a key column may be auto-increment
 	ChangeFeed    bool // SPEC §15: a table may record its writes in a change feed ([ChangeFeeder])
+	// SecondaryIndex: SPEC §16's indexes, consistent with the table. The
+	// Client keeps them over the required calls (index.go), so it is true
+	// on every backend.
+	SecondaryIndex bool
 }
 
 // optionals lists each optional interface with its Capabilities field:
@@ -231,6 +235,7 @@ func CapabilitiesOf(b Backend) Capabilities {
 			*o.field(&c) = *o.field(&c) && *o.field(&shown)
 		}
 	}
+	c.SecondaryIndex = true // kept by the Client on every backend (index.go)
 	return c
 }
 

@@ -134,7 +134,7 @@ func (c *Client) BatchWriteRow(ctx context.Context, writes []BatchWrite) (out []
 					if err != nil {
 						return err
 					}
-					upd, err = c.b.Write(ctx, req)
+					upd, err = c.applyWrite(ctx, req)
 					return err
 				})
 			}
@@ -183,6 +183,9 @@ func sameRowWaves(reqs []*WriteRequest) [][]int {
 
 // batchWrite is the backend's BatchWriteRow, or Write a few at a time.
 func (c *Client) batchWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error) {
+	if indexed(reqs) {
+		return c.batchWriteIndexed(ctx, reqs)
+	}
 	if bw, ok := optional[BatchWriter](c, c.caps.BatchWrite); ok {
 		if res, err := bw.BatchWriteRow(ctx, reqs); !errors.Is(err, ErrSkip) {
 			return res, err

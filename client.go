@@ -23,6 +23,9 @@ type Client struct {
 	closed   atomic.Bool
 	tel      *telemetry // observer and logger (observe.go); nil when none
 
+	indexGrace time.Duration             // WithIndexGrace; 0: the default
+	catalog    atomic.Pointer[TableMeta] // the index catalog's meta (index.go); nil: not read yet
+
 	// meta maps a table name to its *cachedMeta. Every operation reads it,
 	// so a hit takes no lock and reads no clock: a timer marks an entry
 	// stale when it expires, and the next use fetches it again.
@@ -93,13 +96,21 @@ func (c *Client) CreateTable(ctx context.Context, meta TableMeta) (err error) {
 	m.Key = slices.Clone(meta.Key)
 	m.Options = resolveCreateOptions(meta.Options)
 	m.Incarnation, m.Generation = newIncarnation(), 1
+	m.Indexes = slices.Clone(meta.Indexes)
 	if err := checkMeta(&m); err != nil {
 		return annotate(err, op, meta.Name)
+	}
+	if err := checkIndexes(&m); err != nil {
+		return annotate(err, op, m.Name)
 	}
 	if hasAutoIncrement(&m) && !c.caps.AutoIncrement {
 		return refuse(op, m.Name, "the backend has no auto-increment key columns (SPEC §14; Capabilities.AutoIncrement is false)")
 	}
-	if err := c.b.CreateTable(ctx, &m); err != nil {
+	create := c.b.CreateTable
+	if len(m.Indexes) > 0 {
+		create = c.createIndexed
+	}
+	if err := create(ctx, &m); err != nil {
 		return annotate(err, op, m.Name)
 	}
 	c.remember(&m)
@@ -134,7 +145,7 @@ func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOption
 			reportRetry(ctx, observe.Retry{Attempt: attempt, Reason: err})
 		}
 		var cur, m *TableMeta
-		if cur, err = c.b.DescribeTable(ctx, table); err != nil {
+		if cur, err = c.describe(ctx, table); err != nil {
 			c.forget(table)
 			return annotate(err, op, table)
 		}
@@ -157,6 +168,11 @@ func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOption
 			if m == nil { // a backend that reports nothing: what it was asked to do
 				cp := *cur
 				cp.Options = next
+				m = &cp
+			}
+			if m.Indexes == nil {
+				cp := *m
+				cp.Indexes = cur.Indexes
 				m = &cp
 			}
 			c.remember(m)
@@ -188,7 +204,7 @@ func (c *Client) DescribeTable(ctx context.Context, table string) (_ TableMeta, 
 	if err := checkName("table", table); err != nil {
 		return TableMeta{}, annotate(err, op, table)
 	}
-	m, err := c.b.DescribeTable(ctx, table)
+	m, err := c.describe(ctx, table)
 	if err != nil {
 		c.forget(table)
 		return TableMeta{}, annotate(err, op, table)
@@ -196,6 +212,7 @@ func (c *Client) DescribeTable(ctx context.Context, table string) (_ TableMeta, 
 	c.remember(m)
 	out := *m
 	out.Key = slices.Clone(m.Key)
+	out.Indexes = slices.Clone(m.Indexes)
 	return out, nil
 }
 
@@ -210,6 +227,7 @@ func (c *Client) ListTables(ctx context.Context) (_ []string, err error) {
 	if err != nil {
 		return nil, annotate(err, "ListTables", "")
 	}
+	names = slices.DeleteFunc(names, IsReservedName)
 	slices.Sort(names)
 	return names, nil
 }
@@ -226,5 +244,8 @@ func (c *Client) DeleteTable(ctx context.Context, table string) (err error) {
 		return annotate(err, op, table)
 	}
 	c.forget(table)
-	return annotate(c.b.DeleteTable(ctx, table), op, table)
+	if err := c.b.DeleteTable(ctx, table); err != nil {
+		return annotate(err, op, table)
+	}
+	return annotate(c.dropIndexed(ctx, table), op, table)
 }

@@ -25,4 +25,13 @@
 // A change feed (SPEC §15, [Table.EnableChangeFeed], on backends whose
 // [Capabilities] say ChangeFeed) yields every committed write as a
 // [ChangeRecord] ([Table.ReadShard], [Table.FollowChangeFeed]).
+//
+// Secondary indexes (SPEC §16, [TableMeta].Indexes, [Client.AddIndex],
+// [Table.Index]) are kept by the Client on every backend, consistent with
+// the table per row: entries are written before their row and verified
+// against it when read, so a crash leaves extra entries ([Client.Reindex]
+// removes them), never a wrong read. The storage layout, the argument for
+// the races (a delete revealing an older value; removing an entry while
+// another writer re-puts it) and the one known limit are the notes at the
+// top of index.go.
 package tablekit

@@ -26,6 +26,7 @@ func (cm *cachedMeta) stop() {
 func (c *Client) remember(m *TableMeta) *TableMeta {
 	cp := *m
 	cp.Key = slices.Clone(m.Key)
+	cp.Indexes = slices.Clone(m.Indexes)
 	cm := &cachedMeta{meta: &cp}
 	if c.cacheTTL > 0 {
 		cm.timer = time.AfterFunc(c.cacheTTL, func() { cm.stale.Store(true) })
@@ -55,7 +56,7 @@ func (c *Client) tableMeta(ctx context.Context, table string) (*TableMeta, error
 	if err := checkName("table", table); err != nil {
 		return nil, err
 	}
-	m, err := c.b.DescribeTable(ctx, table)
+	m, err := c.describe(ctx, table)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func (c *Client) refresh(ctx context.Context, table string, old *TableMeta) *Tab
 		}
 	}
 	c.forget(table)
-	m, err := c.b.DescribeTable(ctx, table)
+	m, err := c.describe(ctx, table)
 	if err != nil {
 		return nil
 	}

@@ -94,7 +94,7 @@ func (c *Client) write(ctx context.Context, op, table string, kind WriteKind, ke
 		if err != nil {
 			return err
 		}
-		res, err = c.b.Write(ctx, req)
+		res, err = c.applyWrite(ctx, req)
 		return err
 	})
 	if err != nil {

@@ -325,6 +325,7 @@ type TableMeta struct {
 	Name        string
 	Key         KeySchema
 	Options     TableOptions
-	Incarnation string // this creation's id, set by CreateTable
-	Generation  int64  // 1 when created, +1 per UpdateTable
+	Incarnation string      // this creation's id, set by CreateTable
+	Generation  int64       // 1 when created, +1 per UpdateTable
+	Indexes     []IndexSpec `json:",omitempty"` // SPEC §16, kept by the Client (index.go)
 }

@@ -83,6 +83,7 @@ func sections() []section {
 		{"S13_AtomicWrite", atomicCases()},
 		{"S14_AutoIncrement", autoIncCases()},
 		{"S15_ChangeFeed", changeFeedCases()},
+		{"S16_SecondaryIndex", indexCases()},
 	}
 }
 

@@ -223,7 +223,7 @@ func TestWrapKeepsOptionalInterfaces(t *testing.T) {
 			t.Fatalf("combos()[%d] is %s, want %s", i, got, want)
 		}
 		w := inj.Wrap(b)
-		wantCaps := tablekit.Capabilities{BatchRead: i&1 != 0, BatchWrite: i&2 != 0, LendingScan: i&4 != 0}
+		wantCaps := tablekit.Capabilities{BatchRead: i&1 != 0, BatchWrite: i&2 != 0, LendingScan: i&4 != 0, SecondaryIndex: true}
 		if got := tablekit.CapabilitiesOf(w); got != wantCaps {
 			t.Errorf("%s wrapped: capabilities %+v, want %+v", want, got, wantCaps)
 		}

@@ -36,6 +36,12 @@
 // value, and Put, Update, UpdateFields, PutAtomic and PutAll fill the
 // field in with it; after a [Table.PutWrite], [Table.SetKey] does.
 //
+// Indexes (SPEC §16): a field tagged `tablekit:"status,index=by_status"`
+// is a column of index by_status (in field order), one tagged
+// `include=by_status` is included in it; [IndexSpecs] returns the specs
+// for CreateTable or AddIndex, and [Table.IndexRows] reads structs through
+// an index.
+//
 // Writes: [Table.Put] replaces a row; [Table.Update] writes every field,
 // zero values included; [Table.UpdateFields] writes only the fields it
 // names, a patch. Each takes conditions, as the untyped writes do; a
@@ -72,6 +78,8 @@ type field struct {
 	key       bool
 	autoInc   bool // tag option autoincrement: zero asks the store (SPEC §14)
 	omitEmpty bool
+	indexes   []string // tag options index=NAME: an index column of NAME (index.go)
+	includes  []string // tag options include=NAME: included in index NAME
 	typ       reflect.Type
 	kind      fieldKind
 	ptr       bool          // typ is a pointer to the mapped type
@@ -210,7 +218,9 @@ func collect(t reflect.Type, index []int, offset uintptr, si *structInfo) error 
 				f.omitEmpty = true
 			case "":
 			default:
-				return invalid("typed: field %s of %v: unknown tag option %q", sf.Name, t, o)
+				if !indexOption(&f, o) {
+					return invalid("typed: field %s of %v: unknown tag option %q", sf.Name, t, o)
+				}
 			}
 		}
 		ft := sf.Type

@@ -30,6 +30,7 @@ func init() {
 		{name: "import", args: "[TABLE]", summary: "write JSON lines (export's, or plain objects for an existing table) into a table", nargs: [2]int{0, 1}, flags: importCmd, creates: true, help: importHelp},
 		{name: "tail", args: "[URL] TABLE", summary: "print a table's change feed as JSON lines (--follow: wait for more; --checkpoint: resumable)", nargs: [2]int{1, 2}, flags: tailCmd, help: tailHelp},
 		{name: "feed", args: "TABLE [on|off]", summary: "show, enable or disable a table's change feed", nargs: [2]int{1, 2}, flags: feedCmd},
+		{name: "reindex", args: "TABLE INDEX", summary: "repair an index from the rows (--verify: only report whether it is exact)", nargs: [2]int{2, 2}, flags: reindexCmd},
 		{name: "copy", args: "SRC_URL DST_URL", summary: "copy one table or all, every version and the options, resumable and verified", nargs: [2]int{2, 2}, flags: copyCmd},
 	}
 }
@@ -82,6 +83,7 @@ func describeCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error
 			o := optionsToJSON(m.Options)
 			fmt.Fprintf(e.stdout, "table:              %s\nkey:                %s\n", m.Name, schemaString(m.Key))
 			fmt.Fprintf(e.stdout, "ttl:                %d\nmax-versions:       %d\nmax-version-offset: %d\n", o.TTL, o.MaxVersions, o.MaxVersionOffset)
+			describeIndexes(e, m)
 			return nil
 		})
 	}
@@ -106,6 +108,8 @@ func createCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	key := fs.String("key", "", "key schema NAME:TYPE,... with TYPE String, Integer or Binary (e.g. id:String,seq:Integer); seq:Integer:auto: an auto-increment column")
 	js := fs.String("json", "", "the table as JSON (describe --json's form), inline, @FILE or - for stdin")
 	of := addOptionFlags(fs)
+	var indexes listFlag
+	fs.Var(&indexes, "index", indexFlagHelp)
 	return func(ctx context.Context, args []string) error {
 		var m tablekit.TableMeta
 		switch {
@@ -141,6 +145,13 @@ func createCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			m = tablekit.TableMeta{Name: args[0], Key: ks, Options: of.options()}
 		default:
 			return usagef("give the key schema with --key NAME:TYPE,... or the table with --json")
+		}
+		for _, s := range indexes {
+			spec, err := parseIndex(s)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			m.Indexes = append(m.Indexes, spec)
 		}
 		return e.withClient(ctx, func(db *tablekit.Client) error { return db.CreateTable(ctx, m) })
 	}

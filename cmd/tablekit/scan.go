@@ -352,10 +352,14 @@ func plainValue(v tablekit.Value) string {
 func scanCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	rf := addReadFlags(fs)
 	rg := addRangeFlags(fs)
+	index := fs.String("index", "", "read the table's index `NAME` instead, in index-key order (with --limit, --backward, --filter, --columns)")
 	return func(ctx context.Context, args []string) error {
 		read, out, err := rf.prepare(e.stdout)
 		if err != nil {
 			return err
+		}
+		if *index != "" {
+			return scanIndex(ctx, e, args[0], *index, rg, read, out)
 		}
 		return e.withRange(ctx, args[0], rg, read, func(m *tablekit.TableMeta, rows iter.Seq2[tablekit.Row, error]) error {
 			if err := out.header(m); err != nil {

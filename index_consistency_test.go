@@ -1,0 +1,286 @@
+package tablekit_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/fileengine"
+	"github.com/tablekit/tablekit/localengine"
+)
+
+// ixOp is one operation of the index consistency history: a write of row's
+// indexed value, or an index read that returned row with value v.
+type ixOp struct {
+	row   int
+	write bool
+	v     string
+}
+
+// ixModel is one register per row (partitioned): a read of the index must
+// return the value the row had at one instant of the read.
+func ixModel(rows int) porcupine.Model {
+	return porcupine.Model{
+		Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
+			by := make([][]porcupine.Operation, rows)
+			for _, op := range h {
+				r := op.Input.(ixOp).row
+				by[r] = append(by[r], op)
+			}
+			return by
+		},
+		Init: func() any { return "" },
+		Step: func(state, input, output any) (bool, any) {
+			in := input.(ixOp)
+			if in.write {
+				return true, in.v
+			}
+			return output.(string) == state.(string), state
+		},
+		Equal: func(a, b any) bool { return a == b },
+	}
+}
+
+func ixBackends(t *testing.T) map[string]func() tablekit.Backend {
+	return map[string]func() tablekit.Backend{
+		"local": func() tablekit.Backend { return localengine.New() },
+		"file": func() tablekit.Backend {
+			e, err := fileengine.Open(t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e
+		},
+	}
+}
+
+// TestIndexConsistency: 16 writers move 8 rows around an index while
+// readers scan it; every row a scan returns held that value at one instant
+// of the scan, and an acknowledged write shows in every later scan
+// (porcupine, one register per row). Then the index is exact.
+func TestIndexConsistency(t *testing.T) {
+	for name, mk := range ixBackends(t) {
+		t.Run(name, func(t *testing.T) { testIndexConsistency(t, mk()) })
+	}
+}
+
+func testIndexConsistency(t *testing.T, b tablekit.Backend) {
+	ctx := context.Background()
+	db := tablekit.NewClient(b)
+	defer db.Close()
+	spec := tablekit.IndexSpec{Name: "by_v", Columns: []tablekit.KeyColumn{{Name: "v", Type: tablekit.TypeString}}}
+	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeInteger}},
+		Options: tablekit.TableOptions{MaxVersions: 3}, Indexes: []tablekit.IndexSpec{spec}}); err != nil {
+		t.Fatal(err)
+	}
+	const rows, writers, readers = 8, 16, 4
+	writes := 30
+	if testing.Short() {
+		writes = 10
+	}
+	tbl := db.Table("t")
+	ix := tbl.Index("by_v")
+	var seq atomic.Int64
+	var mu sync.Mutex
+	var history []porcupine.Operation
+	record := func(op porcupine.Operation) {
+		mu.Lock()
+		history = append(history, op)
+		mu.Unlock()
+	}
+	lo := tablekit.Key("v", tablekit.InfMin).Add("id", tablekit.InfMin)
+	hi := tablekit.Key("v", tablekit.InfMax).Add("id", tablekit.InfMax)
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	for w := range writers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for i := range writes {
+				row := rng.IntN(rows)
+				v := fmt.Sprintf("%c-%02d-%03d", 'a'+rng.IntN(5), w, i)
+				key := tablekit.Key("id", tablekit.Integer(int64(row)))
+				call := seq.Add(1)
+				var err error
+				if i%3 == 0 {
+					err = tbl.PutRow(ctx, key, []tablekit.Column{{Name: "v", Value: tablekit.String(v)}})
+				} else {
+					_, err = tbl.UpdateRow(ctx, key, []tablekit.Change{tablekit.Put("v", tablekit.String(v))})
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				record(porcupine.Operation{ClientId: w, Input: ixOp{row: row, write: true, v: v}, Call: call, Return: seq.Add(1)})
+			}
+		})
+	}
+	var rg sync.WaitGroup
+	for r := range readers {
+		rg.Go(func() {
+			for !stop.Load() {
+				call := seq.Add(1)
+				var got []tablekit.Row
+				for row, err := range ix.Rows(ctx, lo, hi) {
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					got = append(got, row)
+				}
+				ret := seq.Add(1)
+				for _, row := range got {
+					id, _ := row.Key[1].Value.Int()
+					v, _ := row.Key[0].Value.Str()
+					record(porcupine.Operation{ClientId: writers + r, Input: ixOp{row: int(id)}, Call: call, Output: v, Return: ret})
+				}
+			}
+		})
+	}
+	wg.Wait()
+	stop.Store(true)
+	rg.Wait()
+	if t.Failed() {
+		return
+	}
+	reads := 0
+	for _, op := range history {
+		if !op.Input.(ixOp).write {
+			reads++
+		}
+	}
+	if reads == 0 {
+		t.Fatal("the readers returned no row")
+	}
+	if res := porcupine.CheckOperationsTimeout(ixModel(rows), history, 30*time.Second); res != porcupine.Ok {
+		t.Fatalf("index reads are not consistent with the table: porcupine says %v (%d operations, %d reads)", res, len(history), reads)
+	}
+	// Every row's current value is in the index, once; the index holds
+	// the rows exactly (older versions' entries are the extra ones).
+	var idx []string
+	for row, err := range ix.Rows(ctx, lo, hi) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx = append(idx, row.Key.String())
+	}
+	var want []string
+	for row, err := range tbl.Rows(ctx, tablekit.Key("id", tablekit.InfMin), tablekit.Key("id", tablekit.InfMax)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := row.Get("v")
+		want = append(want, tablekit.Key("v", v).Add("id", row.Key[0].Value).String())
+	}
+	slices.Sort(want)
+	if !slices.Equal(idx, want) {
+		t.Fatalf("index after the run:\n%v\nwant\n%v", idx, want)
+	}
+	rep, err := db.Reindex(ctx, "t", "by_v", true)
+	if err != nil || rep.Missing != 0 {
+		t.Fatalf("Reindex verify: %+v, %v; want no missing entry", rep, err)
+	}
+}
+
+// TestIndexConsistencyTwoColumns: 16 writers change the two columns of an
+// index separately (the guarded path), delete versions (revealing older
+// values) and columns; at the end no entry is missing and the index
+// equals the rows.
+func TestIndexConsistencyTwoColumns(t *testing.T) {
+	for name, mk := range ixBackends(t) {
+		t.Run(name, func(t *testing.T) { testIndexTwoColumns(t, mk()) })
+	}
+}
+
+func testIndexTwoColumns(t *testing.T, b tablekit.Backend) {
+	ctx := context.Background()
+	db := tablekit.NewClient(b)
+	defer db.Close()
+	spec := tablekit.IndexSpec{Name: "by_ab", Columns: []tablekit.KeyColumn{{Name: "a", Type: tablekit.TypeString}, {Name: "b", Type: tablekit.TypeInteger}}}
+	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeInteger}},
+		Options: tablekit.TableOptions{MaxVersions: 3}, Indexes: []tablekit.IndexSpec{spec}}); err != nil {
+		t.Fatal(err)
+	}
+	const rows, writers = 4, 16
+	writes := 25
+	if testing.Short() {
+		writes = 8
+	}
+	tbl := db.Table("t")
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 11))
+			for i := range writes {
+				key := tablekit.Key("id", tablekit.Integer(int64(rng.IntN(rows))))
+				var ch tablekit.Change
+				switch rng.IntN(6) {
+				case 0, 1:
+					ch = tablekit.Put("a", tablekit.String(fmt.Sprintf("a%d", rng.IntN(4))))
+				case 2, 3:
+					ch = tablekit.Put("b", tablekit.Integer(int64(rng.IntN(4))))
+				case 4:
+					r, found, err := tbl.GetRow(ctx, key, tablekit.MaxVersions(3))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					col := []string{"a", "b"}[i%2]
+					vs := r.Versions(col)
+					if !found || len(vs) == 0 {
+						continue
+					}
+					ch = tablekit.DeleteVersion(col, vs[0].Version)
+				case 5:
+					ch = tablekit.Increment("b", 1)
+				}
+				if _, err := tbl.UpdateRow(ctx, key, []tablekit.Change{ch}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	rep, err := db.Reindex(ctx, "t", "by_ab", true)
+	if err != nil || rep.Missing != 0 {
+		t.Fatalf("Reindex verify: %+v, %v; want no missing entry", rep, err)
+	}
+	var idx []string
+	lo := tablekit.Key("a", tablekit.InfMin).Add("b", tablekit.InfMin).Add("id", tablekit.InfMin)
+	hi := tablekit.Key("a", tablekit.InfMax).Add("b", tablekit.InfMax).Add("id", tablekit.InfMax)
+	for row, err := range tbl.Index("by_ab").Rows(ctx, lo, hi) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx = append(idx, row.Key.String())
+	}
+	var want []string
+	for row, err := range tbl.Rows(ctx, tablekit.Key("id", tablekit.InfMin), tablekit.Key("id", tablekit.InfMax)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, okA := row.Get("a")
+		bv, okB := row.Get("b")
+		if okA && okB {
+			want = append(want, tablekit.Key("a", a).Add("b", bv).Add("id", row.Key[0].Value).String())
+		}
+	}
+	if len(idx) != len(want) {
+		t.Fatalf("index after the run:\n%v\nwant (any order)\n%v", idx, want)
+	}
+	for _, w := range want {
+		if !slices.Contains(idx, w) {
+			t.Fatalf("index after the run lacks %s:\n%v", w, idx)
+		}
+	}
+}

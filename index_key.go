@@ -1,0 +1,144 @@
+package tablekit
+
+import (
+	"encoding/binary"
+	"slices"
+)
+
+// indexKeySchema is ix's key: its columns, then the table's other key
+// columns in the table's order (SPEC §16).
+func indexKeySchema(m *TableMeta, ix *IndexSpec) KeySchema {
+	ks := make(KeySchema, 0, len(ix.Columns)+len(m.Key))
+	ks = append(ks, ix.Columns...)
+	for _, kc := range m.Key {
+		if !slices.ContainsFunc(ix.Columns, func(c KeyColumn) bool { return c.Name == kc.Name }) {
+			kc.AutoIncrement = false
+			ks = append(ks, kc)
+		}
+	}
+	return ks
+}
+
+// appendIndexValue appends v's order-preserving encoding: String and
+// Binary with 0x00 escaped as 00 FF and terminated by 00 01, Integer as 8
+// bytes big endian with the sign bit flipped.
+func appendIndexValue(dst []byte, v Value) []byte {
+	if v.typ == TypeInteger {
+		return binary.BigEndian.AppendUint64(dst, v.num^(1<<63))
+	}
+	for i := 0; i < len(v.str); i++ {
+		if v.str[i] == 0 {
+			dst = append(dst, 0, 0xff)
+		} else {
+			dst = append(dst, v.str[i])
+		}
+	}
+	return append(dst, 0, 1)
+}
+
+// decodeIndexKey decodes an entry key's bytes by schema ks.
+func decodeIndexKey(ks KeySchema, b []byte) (PrimaryKey, bool) {
+	k := make(PrimaryKey, len(ks))
+	for i, kc := range ks {
+		if kc.Type == TypeInteger {
+			if len(b) < 8 {
+				return nil, false
+			}
+			k[i] = KeyPart{Name: kc.Name, Value: Value{typ: TypeInteger, num: binary.BigEndian.Uint64(b) ^ (1 << 63)}}
+			b = b[8:]
+			continue
+		}
+		var s []byte
+		for {
+			if len(b) < 1 {
+				return nil, false
+			}
+			if b[0] != 0 {
+				s = append(s, b[0])
+				b = b[1:]
+				continue
+			}
+			if len(b) < 2 {
+				return nil, false
+			}
+			if b[1] == 1 {
+				b = b[2:]
+				break
+			}
+			if b[1] != 0xff {
+				return nil, false
+			}
+			s = append(s, 0)
+			b = b[2:]
+		}
+		k[i] = KeyPart{Name: kc.Name, Value: Value{typ: kc.Type, str: string(s)}}
+	}
+	if len(b) != 0 {
+		return nil, false
+	}
+	return k, true
+}
+
+// entryChunks cuts an encoded index key into an entry table's key.
+func entryChunks(b []byte) PrimaryKey {
+	k := make(PrimaryKey, len(entryKey))
+	for i := range k {
+		n := min(len(b), MaxKeyValueSize)
+		k[i] = KeyPart{Name: entryKey[i].Name, Value: BinaryString(string(b[:n]))}
+		b = b[n:]
+	}
+	return k
+}
+
+// entryBytes is the encoded index key of an entry table's key.
+func entryBytes(k PrimaryKey) []byte {
+	var b []byte
+	for _, p := range k {
+		b = append(b, p.Value.str...)
+	}
+	return b
+}
+
+// entryTop is the entry key above every other.
+var entryTop = PrimaryKey{{Name: "k0", Value: InfMax}, {Name: "k1", Value: InfMax}, {Name: "k2", Value: InfMax}, {Name: "k3", Value: InfMax}}
+
+// indexBound turns a bound over the index key (InfMin and InfMax allowed)
+// into an entry-table bound holding the same entries.
+func indexBound(k PrimaryKey) PrimaryKey {
+	var b []byte
+	for _, p := range k {
+		switch {
+		case p.Value.IsInfMin():
+			return entryChunks(b)
+		case p.Value.IsInfMax():
+			// Above every key starting with b: b's prefix successor.
+			for len(b) > 0 && b[len(b)-1] == 0xff {
+				b = b[:len(b)-1]
+			}
+			if len(b) == 0 {
+				return entryTop
+			}
+			b[len(b)-1]++
+			return entryChunks(b)
+		}
+		b = appendIndexValue(b, p.Value)
+	}
+	return entryChunks(b)
+}
+
+// checkIndexKey checks a key (or, with bound, a range bound) against an
+// index's key schema.
+func checkIndexKey(ks KeySchema, k PrimaryKey, bound bool) *Error {
+	if len(k) != len(ks) {
+		return Errorf(ErrInvalidPrimaryKey, "index key %v has %d columns, the index has %d", k, len(k), len(ks))
+	}
+	for i, kc := range ks {
+		if k[i].Name != kc.Name {
+			return Errorf(ErrInvalidPrimaryKey, "index key column %d is named %q, the index says %q", i+1, k[i].Name, kc.Name)
+		}
+		if err := checkKeyValue(kc, k[i].Value, bound); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,384 @@
+package tablekit
+
+import (
+	"context"
+	"iter"
+	"slices"
+)
+
+// Index returns a read-only handle on the table's index of that name
+// (SPEC §16). It does no I/O.
+func (t *Table) Index(name string) *IndexTable { return &IndexTable{t: t, name: name} }
+
+// IndexTable reads a table's index: rows in index-key order, each with
+// the index key (the index columns, then the table's other key columns) and
+// the newest visible value of each included column. Every read is
+// consistent with the table per row (SPEC §16). It has no writes.
+type IndexTable struct {
+	t    *Table
+	name string
+}
+
+// Name returns the index's name.
+func (x *IndexTable) Name() string { return x.name }
+
+// indexRead is a resolved index and read.
+type indexRead struct {
+	c       *Client
+	m       *TableMeta
+	ix      *IndexSpec
+	ks      KeySchema
+	sm      *TableMeta
+	attrs   []KeyColumn
+	read    ReadSpec // of the table's rows
+	include []string // returned columns
+}
+
+func (x *IndexTable) resolve(ctx context.Context, o *readOptions) (*indexRead, error) {
+	m, err := x.t.c.tableMeta(ctx, x.t.name)
+	if err != nil {
+		return nil, err
+	}
+	ix, verr := indexOf(m, x.name)
+	if verr != nil {
+		return nil, verr
+	}
+	if ix.State != IndexReady {
+		return nil, Errorf(ErrUnavailable, "table %q index %q is being filled (state %s); read it once AddIndex has returned", m.Name, ix.Name, ix.State)
+	}
+	r := &indexRead{c: x.t.c, m: m, ix: ix, ks: indexKeySchema(m, ix), sm: storageMeta(ix.Storage), attrs: attrColumns(m, ix)}
+	if o.maxVersions > 1 || o.timeRange != nil {
+		return nil, invalid("table %q index %q: an index row has the newest value of each column; MaxVersions and Versions do not apply", m.Name, ix.Name)
+	}
+	allowed := slices.Clone(ix.Include)
+	for _, a := range r.attrs {
+		allowed = append(allowed, a.Name)
+	}
+	if o.filter != nil {
+		for _, name := range filterColumns(o.filter) {
+			if !slices.Contains(allowed, name) {
+				return nil, invalid("table %q index %q: the filter's column %q is neither an index column nor included", m.Name, ix.Name, name)
+			}
+		}
+		if err := checkFilter(m, o.filter, 0); err != nil {
+			return nil, err
+		}
+	}
+	r.include = ix.Include
+	if o.columns != nil {
+		r.include = nil
+		for _, name := range o.columns {
+			if slices.Contains(ix.Include, name) {
+				r.include = append(r.include, name)
+			} else if !slices.ContainsFunc(r.ks, func(k KeyColumn) bool { return k.Name == name }) {
+				return nil, invalid("table %q index %q: column %q is not included in the index", m.Name, ix.Name, name)
+			}
+		}
+	}
+	cols := slices.Clone(allowed)
+	slices.Sort(cols)
+	cols = slices.Compact(cols)
+	if len(cols) == 0 {
+		cols = []string{} // no attribute column: the row's existence only
+	}
+	r.read = ReadSpec{Columns: cols, MaxVersions: 1, Filter: o.filter}
+	return r, nil
+}
+
+// filterColumns lists the columns f tests.
+func filterColumns(f Filter) []string {
+	switch f := f.(type) {
+	case ColumnFilter:
+		return []string{f.Column}
+	case *ColumnFilter:
+		return []string{f.Column}
+	case CompositeFilter:
+		return compositeColumns(f.Filters)
+	case *CompositeFilter:
+		return compositeColumns(f.Filters)
+	}
+	return nil
+}
+
+func compositeColumns(fs []Filter) []string {
+	var out []string
+	for _, g := range fs {
+		out = append(out, filterColumns(g)...)
+	}
+	return out
+}
+
+// verify reads the rows of entries (entry-table rows) and returns the index
+// rows of those whose current values match, with their entries' keys.
+func (r *indexRead) verify(ctx context.Context, entries []Row) (rows []Row, keys []PrimaryKey, err error) {
+	iks := make([]PrimaryKey, 0, len(entries))
+	ekeys := make([]PrimaryKey, 0, len(entries))
+	reqs := make([]*GetRowRequest, 0, len(entries))
+	now := r.c.now()
+	for _, e := range entries {
+		ik, ok := decodeIndexKey(r.ks, entryBytes(e.Key))
+		if !ok {
+			continue // not an entry of this schema: never written by the Client
+		}
+		rk := make(PrimaryKey, len(r.m.Key))
+		for i, kc := range r.m.Key {
+			v, _ := ik.Get(kc.Name)
+			rk[i] = KeyPart{Name: kc.Name, Value: v}
+		}
+		iks = append(iks, ik)
+		ekeys = append(ekeys, e.Key)
+		reqs = append(reqs, &GetRowRequest{Meta: r.m, Key: rk, Read: r.read, Now: now})
+	}
+	for len(reqs) > 0 {
+		n := min(len(reqs), MaxBatchGet)
+		res, err := r.c.verifyGet(ctx, reqs[:n])
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(res) != n {
+			return nil, nil, Errorf(ErrUnavailable, "backend returned %d results for %d reads", len(res), n)
+		}
+		for i, g := range res {
+			if g.Err != nil {
+				return nil, nil, g.Err
+			}
+			if out, ok := r.match(g.Row, iks[i]); ok {
+				rows = append(rows, out)
+				keys = append(keys, ekeys[i])
+			}
+		}
+		reqs, iks, ekeys = reqs[n:], iks[n:], ekeys[n:]
+	}
+	return rows, keys, nil
+}
+
+// match returns the index row of row if its newest values are ik's.
+func (r *indexRead) match(row *Row, ik PrimaryKey) (Row, bool) {
+	if row == nil {
+		return Row{}, false
+	}
+	for _, a := range r.attrs {
+		v, ok := row.Get(a.Name)
+		w, _ := ik.Get(a.Name)
+		if !ok || v != w {
+			return Row{}, false
+		}
+	}
+	out := Row{Key: ik}
+	for _, cell := range row.Columns {
+		if slices.Contains(r.include, cell.Name) {
+			out.Columns = append(out.Columns, cell)
+		}
+	}
+	return out, true
+}
+
+// indexCursor walks an index range through entry-table pages.
+type indexCursor struct {
+	r          *indexRead
+	start, end PrimaryKey // entry-table bounds
+	backward   bool
+	skip       PrimaryKey
+	done       bool
+}
+
+func (x *IndexTable) cursor(ctx context.Context, start, end PrimaryKey, opts []RangeOption) (*indexCursor, *readOptions, error) {
+	o := new(readOptions)
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyRange(o)
+		}
+	}
+	r, err := x.resolve(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkIndexKey(r.ks, start, true); err != nil {
+		return nil, nil, err
+	}
+	if err := checkIndexKey(r.ks, end, true); err != nil {
+		return nil, nil, err
+	}
+	c := CompareKeys(start, end)
+	if !o.backward && c >= 0 {
+		return nil, nil, invalid("forward range needs start %v below end %v", start, end)
+	}
+	if o.backward && c <= 0 {
+		return nil, nil, invalid("backward range needs start %v above end %v", start, end)
+	}
+	if o.limit < 0 {
+		return nil, nil, invalid("Limit %d must be at least 1", o.limit)
+	}
+	if o.pageSize < 0 || o.pageSize > MaxPageRows {
+		return nil, nil, invalid("PageSize %d must be 1-%d", o.pageSize, MaxPageRows)
+	}
+	// An encoded bound holds the entries SPEC orders inside it, both ways
+	// (a bound ending in InfMax is its prefix's successor, which no entry
+	// equals: an entry is longer).
+	cur := &indexCursor{r: r, start: indexBound(start), end: indexBound(end), backward: o.backward}
+	if o.token != nil {
+		tk, err := decodeCanonicalToken(o.token)
+		if err != nil {
+			return nil, nil, err
+		}
+		if tk.table != r.sm.Name || tk.backward != o.backward || checkKey(r.sm, tk.key, false) != nil {
+			return nil, nil, invalid("resume token belongs to another index, direction or range")
+		}
+		cur.start, cur.skip = tk.key, tk.key
+	}
+	return cur, o, nil
+}
+
+// next returns the verified rows of the next page of at most want entries.
+func (cur *indexCursor) next(ctx context.Context, want int) ([]Row, []PrimaryKey, error) {
+	if cur.done {
+		return nil, nil, nil
+	}
+	limit := want
+	if cur.skip != nil {
+		limit++
+	}
+	resp, err := cur.r.c.b.GetRange(ctx, &GetRangeRequest{Meta: cur.r.sm, Start: cur.start, End: cur.end, Backward: cur.backward,
+		Limit: min(limit, MaxPageRows+1), Read: ReadSpec{Columns: []string{"t"}, MaxVersions: 1}, Now: cur.r.c.now()})
+	if err != nil {
+		return nil, nil, err
+	}
+	entries := resp.Rows
+	if cur.skip != nil && len(entries) > 0 && CompareKeys(entries[0].Key, cur.skip) == 0 {
+		entries = entries[1:]
+	}
+	cur.skip = nil
+	if resp.Next == nil {
+		cur.done = true
+	} else {
+		cur.start = resp.Next
+	}
+	return cur.r.verify(ctx, entries)
+}
+
+// GetRange reads the index from start toward end (exclusive), bounds over
+// the index key, until Limit rows passed the filter or the range ends.
+func (x *IndexTable) GetRange(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) (RangeResult, error) {
+	const op = "GetRange"
+	cur, o, err := x.cursor(ctx, start, end, opts)
+	if err != nil {
+		return RangeResult{}, annotate(err, op, x.t.name)
+	}
+	want := MaxPageRows
+	if o.limit > 0 {
+		want = min(o.limit, MaxPageRows)
+	}
+	var res RangeResult
+	var last PrimaryKey
+	for !cur.done && len(res.Rows) < want {
+		rows, keys, err := cur.next(ctx, want-len(res.Rows))
+		if err != nil {
+			return RangeResult{}, annotate(err, op, x.t.name)
+		}
+		res.Rows = append(res.Rows, rows...)
+		if len(keys) > 0 {
+			last = keys[len(keys)-1]
+		}
+	}
+	if len(res.Rows) >= want {
+		res.Next = encodeToken(token{table: cur.r.sm.Name, backward: o.backward, exclusive: true, key: last})
+	}
+	return res, nil
+}
+
+// Rows streams the index range (up to [Limit] rows), consistent per row.
+func (x *IndexTable) Rows(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
+	return func(yield func(Row, error) bool) {
+		cur, o, err := x.cursor(ctx, start, end, opts)
+		if err != nil {
+			yield(Row{}, annotate(err, "GetRange", x.t.name))
+			return
+		}
+		page, remaining := o.streamSizes()
+		for !cur.done && remaining > 0 {
+			rows, _, err := cur.next(ctx, min(page, remaining))
+			if err != nil {
+				yield(Row{}, annotate(err, "GetRange", x.t.name))
+				return
+			}
+			for _, r := range rows {
+				if err := ctx.Err(); err != nil {
+					yield(Row{}, err)
+					return
+				}
+				remaining--
+				if !yield(r, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Scan is [IndexTable.Rows] (the rows are the caller's to keep).
+func (x *IndexTable) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
+	return x.Rows(ctx, start, end, opts...)
+}
+
+// GetRow reads the index row of an index key; found is false if no row of
+// the table has that index key now (or it fails the filter).
+func (x *IndexTable) GetRow(ctx context.Context, key PrimaryKey, opts ...ReadOption) (Row, bool, error) {
+	const op = "GetRow"
+	o := new(readOptions)
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyRead(o)
+		}
+	}
+	r, err := x.resolve(ctx, o)
+	if err != nil {
+		return Row{}, false, annotate(err, op, x.t.name)
+	}
+	if err := checkIndexKey(r.ks, key, false); err != nil {
+		return Row{}, false, annotate(err, op, x.t.name)
+	}
+	e, err := r.c.b.GetRow(ctx, &GetRowRequest{Meta: r.sm, Key: indexBound(key), Read: ReadSpec{Columns: []string{"t"}, MaxVersions: 1}, Now: r.c.now()})
+	if err != nil || e == nil {
+		return Row{}, false, annotate(err, op, x.t.name)
+	}
+	rows, _, err := r.verify(ctx, []Row{*e})
+	if err != nil || len(rows) == 0 {
+		return Row{}, false, annotate(err, op, x.t.name)
+	}
+	return rows[0], true, nil
+}
+
+// TableKey returns the table's primary key of an index row's key.
+func (x *IndexTable) TableKey(ctx context.Context, indexKey PrimaryKey) (PrimaryKey, error) {
+	m, err := x.t.c.tableMeta(ctx, x.t.name)
+	if err != nil {
+		return nil, err
+	}
+	k := make(PrimaryKey, len(m.Key))
+	for i, kc := range m.Key {
+		v, ok := indexKey.Get(kc.Name)
+		if !ok {
+			return nil, invalid("index key %v lacks the table's key column %q", indexKey, kc.Name)
+		}
+		k[i] = KeyPart{Name: kc.Name, Value: v}
+	}
+	return k, nil
+}
+
+// verifyGet reads the rows of a page of entries: in one call where the
+// backend batches reads, else one GetRow after another (the engines without
+// batch reads are in-process, where a goroutine per row costs more than
+// the read).
+func (c *Client) verifyGet(ctx context.Context, reqs []*GetRowRequest) ([]GetRowResponse, error) {
+	if c.caps.BatchRead {
+		return c.batchGet(ctx, reqs)
+	}
+	out := make([]GetRowResponse, len(reqs))
+	for i, q := range reqs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out[i].Row, out[i].Err = c.b.GetRow(ctx, q)
+	}
+	return out, nil
+}

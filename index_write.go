@@ -1,0 +1,434 @@
+package tablekit
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// maxIndexAttempts bounds the retries of a write whose newest-value guard
+// failed because another writer changed an index column (index.go); past
+// it the write fails with ErrUnavailable (retryable), never with the
+// ErrConditionFailed the caller did not ask for.
+const maxIndexAttempts = 32
+
+// guardBackoff waits a little before a guarded write tries again, longer
+// after each attempt, so that writers of one row stop colliding.
+func guardBackoff(ctx context.Context, attempt int) error {
+	d := time.Duration(rand.Int64N(int64(attempt)*int64(time.Millisecond)) + 1)
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func guardExhausted(req *WriteRequest) error {
+	return Errorf(ErrUnavailable, "table %q row %v: its index columns kept changing under %d attempts; the write was not applied", req.Meta.Name, req.Key, maxIndexAttempts)
+}
+
+// indexPlan is what a write puts before its row: entries, and the guard
+// its row write is conditioned on.
+type indexPlan struct {
+	entries []*WriteRequest
+	guard   Filter
+	cur     *Row     // the row as read for the guard
+	cols    []string // the guarded columns
+}
+
+// applyWrite writes one row, maintaining its table's indexes first.
+func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResult, error) {
+	if len(req.Meta.Indexes) == 0 {
+		return c.b.Write(ctx, req)
+	}
+	for attempt := 1; ; attempt++ {
+		plan, err := c.planIndexes(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := c.putEntries(ctx, plan.entries); err != nil {
+			return nil, err
+		}
+		if time.Since(start) > c.grace()/2 && attempt < maxIndexAttempts {
+			continue // the entries might be old enough to be removed: put them again
+		}
+		w := req
+		if plan.guard != nil {
+			cp := *req
+			cp.Condition.Column = andFilter(req.Condition.Column, plan.guard)
+			w = &cp
+		}
+		res, err := c.b.Write(ctx, w)
+		if err == nil || plan.guard == nil || !errors.Is(err, ErrConditionFailed) {
+			return res, err
+		}
+		if !req.Condition.IsZero() {
+			// The caller's condition or the guard failed: if the guarded
+			// columns are as read, it was the caller's.
+			now, rerr := c.readIndexColumns(ctx, req, plan.cols)
+			if rerr != nil {
+				return nil, rerr
+			}
+			if sameNewest(now, plan.cur, plan.cols) {
+				return nil, err
+			}
+		}
+		if attempt >= maxIndexAttempts {
+			return nil, guardExhausted(req)
+		}
+		if err := guardBackoff(ctx, attempt); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func andFilter(a, b Filter) Filter {
+	if a == nil {
+		return b
+	}
+	return And(a, b)
+}
+
+// readIndexColumns reads the visible versions of cols of req's row.
+func (c *Client) readIndexColumns(ctx context.Context, req *WriteRequest, cols []string) (*Row, error) {
+	return c.b.GetRow(ctx, &GetRowRequest{Meta: req.Meta, Key: req.Key, Now: c.now(),
+		Read: ReadSpec{Columns: cols, MaxVersions: max(req.Meta.Options.MaxVersions, 1)}})
+}
+
+// newest returns the newest visible value of column name in r.
+func newest(r *Row, name string) (Value, bool) {
+	if r == nil {
+		return Value{}, false
+	}
+	return r.Get(name)
+}
+
+func sameNewest(a, b *Row, cols []string) bool {
+	for _, name := range cols {
+		va, oka := newest(a, name)
+		vb, okb := newest(b, name)
+		if oka != okb || va != vb {
+			return false
+		}
+	}
+	return true
+}
+
+// guardFilter passes a row whose newest values of cols are those of cur.
+func guardFilter(cur *Row, cols []string) Filter {
+	fs := make([]Filter, 0, len(cols))
+	for _, name := range cols {
+		if v, ok := newest(cur, name); ok {
+			fs = append(fs, SingleColumnValue(name, Equal, v).Required())
+		} else { // absent: any cell fails one of the two
+			fs = append(fs, SingleColumnValue(name, Equal, Boolean(false)), SingleColumnValue(name, Equal, Boolean(true)))
+		}
+	}
+	return And(fs...)
+}
+
+// attrColumns returns ix's columns that are not key columns of m.
+func attrColumns(m *TableMeta, ix *IndexSpec) []KeyColumn {
+	var out []KeyColumn
+	for _, col := range ix.Columns {
+		if !isKeyName(m, col.Name) {
+			out = append(out, col)
+		}
+	}
+	return out
+}
+
+// planIndexes checks req against its table's indexes (types, sizes: before
+// anything is written) and returns the entries to put first.
+func (c *Client) planIndexes(ctx context.Context, req *WriteRequest) (*indexPlan, error) {
+	m := req.Meta
+	plan := &indexPlan{}
+	if req.Kind == WriteDelete {
+		return plan, nil
+	}
+	// Which indexes need the row read, and which columns it guards.
+	if req.Kind == WriteUpdate {
+		for i := range m.Indexes {
+			ix := &m.Indexes[i]
+			attrs := attrColumns(m, ix)
+			touched, incr := false, false
+			for _, ch := range req.Changes {
+				if slices.ContainsFunc(attrs, func(k KeyColumn) bool { return k.Name == ch.Column }) {
+					touched = touched || ch.Kind == ChangePut || ch.Kind == ChangeIncrement
+					incr = incr || ch.Kind == ChangeIncrement
+				}
+			}
+			if touched && (incr || len(attrs) >= 2) {
+				for _, a := range attrs {
+					if !slices.Contains(plan.cols, a.Name) {
+						plan.cols = append(plan.cols, a.Name)
+					}
+				}
+			}
+		}
+		if len(plan.cols) > 0 {
+			slices.Sort(plan.cols)
+			cur, err := c.readIndexColumns(ctx, req, plan.cols)
+			if err != nil {
+				return nil, err
+			}
+			plan.cur = cur
+			plan.guard = guardFilter(cur, plan.cols)
+		}
+	}
+	now := c.now()
+	for i := range m.Indexes {
+		ix := &m.Indexes[i]
+		if err := c.planIndex(m, ix, req, plan, now); err != nil {
+			return nil, err
+		}
+	}
+	return plan, nil
+}
+
+// planIndex adds ix's entries for req to plan.
+func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan *indexPlan, now int64) error {
+	attrs := attrColumns(m, ix)
+	read := plan.cur != nil || len(plan.cols) > 0
+	guarded := read && len(attrs) > 0 && !slices.ContainsFunc(attrs, func(k KeyColumn) bool { return !slices.Contains(plan.cols, k.Name) })
+	vals := make([][]Value, len(ix.Columns))
+	fresh := make([][]bool, len(ix.Columns)) // vals[j][n] is written by req (not read)
+	wrote := false
+	for j, col := range ix.Columns {
+		if kv, ok := req.Key.Get(col.Name); ok {
+			vals[j], fresh[j] = []Value{kv}, []bool{true}
+			continue
+		}
+		add := func(v Value, written bool) error {
+			if v.typ != col.Type {
+				if !written {
+					return nil // a value stored before the index: not indexed
+				}
+				return invalid("table %q index %q: column %q is %v; the index says %v", m.Name, ix.Name, col.Name, v.typ, col.Type)
+			}
+			if err := checkKeyValue(col, v, false); err != nil {
+				return invalid("table %q index %q: %s", m.Name, ix.Name, err.Msg)
+			}
+			if k := slices.IndexFunc(vals[j], func(w Value) bool { return w == v }); k >= 0 {
+				fresh[j][k] = fresh[j][k] || written
+				return nil
+			}
+			vals[j] = append(vals[j], v)
+			fresh[j] = append(fresh[j], written)
+			wrote = wrote || written
+			return nil
+		}
+		switch req.Kind {
+		case WritePut:
+			for _, cell := range req.Columns {
+				if cell.Name == col.Name {
+					if err := add(cell.Value, true); err != nil {
+						return err
+					}
+				}
+			}
+		case WriteUpdate:
+			base, has := newest(plan.cur, col.Name)
+			if guarded && plan.cur != nil {
+				for _, cell := range plan.cur.Versions(col.Name) {
+					if err := add(cell.Value, false); err != nil {
+						return err
+					}
+				}
+			}
+			for _, ch := range req.Changes {
+				if ch.Column != col.Name {
+					continue
+				}
+				switch ch.Kind {
+				case ChangePut:
+					base, has = ch.Value, true
+					if err := add(ch.Value, true); err != nil {
+						return err
+					}
+				case ChangeDeleteColumn:
+					has = false
+				case ChangeIncrement:
+					n := int64(0)
+					if has {
+						n, _ = base.Int()
+					}
+					base, has = Integer(n+ch.Delta), true
+					if err := add(base, true); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if len(vals[j]) == 0 {
+			return nil // the row will lack the column (or keeps what it has, whose entries exist)
+		}
+	}
+	if req.Kind == WriteUpdate && len(attrs) > 0 && !wrote {
+		return nil
+	}
+	rest := indexKeySchema(m, ix)[len(ix.Columns):]
+	var tail []byte
+	for _, kc := range rest {
+		kv, _ := req.Key.Get(kc.Name)
+		tail = appendIndexValue(tail, kv)
+	}
+	// Every combination, one value per column, with at least one written
+	// value (the others' entries exist already).
+	idx := make([]int, len(vals))
+	for {
+		written := req.Kind == WritePut || len(attrs) == 0
+		var b []byte
+		for j, k := range idx {
+			b = appendIndexValue(b, vals[j][k])
+			written = written || fresh[j][k] && !isKeyName(m, ix.Columns[j].Name)
+		}
+		b = append(b, tail...)
+		if len(b) > MaxIndexKeySize {
+			return invalid("table %q index %q: the index key of row %v is %d bytes encoded; the limit is %d", m.Name, ix.Name, req.Key, len(b), MaxIndexKeySize)
+		}
+		if written {
+			plan.entries = append(plan.entries, entryPut(ix.Storage, b, now))
+		}
+		j := len(idx) - 1
+		for ; j >= 0; j-- {
+			idx[j]++
+			if idx[j] < len(vals[j]) {
+				break
+			}
+			idx[j] = 0
+		}
+		if j < 0 {
+			return nil
+		}
+	}
+}
+
+// entryPut is the put of an entry with a new stamp.
+func entryPut(storage string, key []byte, now int64) *WriteRequest {
+	return &WriteRequest{Meta: storageMeta(storage), Kind: WritePut, Key: entryChunks(key), Now: now,
+		Columns: []Column{{Name: "n", Value: Integer(randomNonce()), Version: now}, {Name: "t", Value: Integer(now), Version: now}}}
+}
+
+// putEntries puts entries (an entry table that is gone belongs to an index
+// dropped meanwhile: skipped).
+func (c *Client) putEntries(ctx context.Context, entries []*WriteRequest) error {
+	for len(entries) > 0 {
+		n := min(len(entries), MaxBatchWrite)
+		res, err := c.batchWrite(ctx, entries[:n])
+		if err != nil {
+			return err
+		}
+		for _, r := range res {
+			if r.Err != nil && !errors.Is(r.Err, ErrTableNotFound) {
+				return r.Err
+			}
+		}
+		entries = entries[n:]
+	}
+	return nil
+}
+
+// indexed reports whether a request of reqs is of an indexed table.
+func indexed(reqs []*WriteRequest) bool {
+	for _, r := range reqs {
+		if len(r.Meta.Indexes) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// batchWriteIndexed is batchWrite of a batch with writes of indexed tables:
+// those go one by one (each with its entries first), the rest in one batch.
+func (c *Client) batchWriteIndexed(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error) {
+	out := make([]WriteResponse, len(reqs))
+	var plain []*WriteRequest
+	var at []int
+	var ix []*WriteRequest
+	var ixAt []int
+	for i, r := range reqs {
+		if len(r.Meta.Indexes) > 0 {
+			ix, ixAt = append(ix, r), append(ixAt, i)
+		} else {
+			plain, at = append(plain, r), append(at, i)
+		}
+	}
+	if len(plain) > 0 {
+		res, err := c.batchWrite(ctx, plain)
+		if err != nil {
+			return nil, err
+		}
+		for k, r := range res {
+			out[at[k]] = r
+		}
+	}
+	res, err := perRow(ctx, ix, func(ctx context.Context, q *WriteRequest, r *WriteResponse) error {
+		r.Update, r.Err = c.applyWrite(ctx, q)
+		return r.Err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for k, r := range res {
+		out[ixAt[k]] = r
+	}
+	return out, nil
+}
+
+// atomicIndexed is an atomic write of an indexed table: every write's
+// entries first, then the writes, all or nothing, each on its guard (the
+// store has no transaction spanning the entry tables).
+func (c *Client) atomicIndexed(ctx context.Context, aw AtomicWriter, reqs []*WriteRequest) ([]WriteResponse, error) {
+	for attempt := 1; ; attempt++ {
+		plans := make([]*indexPlan, len(reqs))
+		var entries []*WriteRequest
+		guarded := make([]*WriteRequest, len(reqs))
+		for i, req := range reqs {
+			plan, err := c.planIndexes(ctx, req)
+			if err != nil {
+				return nil, &AtomicWriteError{Index: i, Err: err}
+			}
+			plans[i] = plan
+			entries = append(entries, plan.entries...)
+			guarded[i] = req
+			if plan.guard != nil {
+				cp := *req
+				cp.Condition.Column = andFilter(req.Condition.Column, plan.guard)
+				guarded[i] = &cp
+			}
+		}
+		start := time.Now()
+		if err := c.putEntries(ctx, entries); err != nil {
+			return nil, err
+		}
+		if time.Since(start) > c.grace()/2 && attempt < maxIndexAttempts {
+			continue
+		}
+		res, err := aw.AtomicWrite(ctx, guarded)
+		var ae *AtomicWriteError
+		if err == nil || !errors.As(err, &ae) || !errors.Is(ae.Err, ErrConditionFailed) ||
+			ae.Index < 0 || ae.Index >= len(reqs) || plans[ae.Index].guard == nil {
+			return res, err
+		}
+		if req, plan := reqs[ae.Index], plans[ae.Index]; !req.Condition.IsZero() {
+			now, rerr := c.readIndexColumns(ctx, req, plan.cols)
+			if rerr != nil {
+				return nil, rerr
+			}
+			if sameNewest(now, plan.cur, plan.cols) {
+				return res, err
+			}
+		}
+		if attempt >= maxIndexAttempts {
+			return nil, &AtomicWriteError{Index: ae.Index, Err: guardExhausted(reqs[ae.Index])}
+		}
+		if err := guardBackoff(ctx, attempt); err != nil {
+			return nil, err
+		}
+	}
+}

@@ -1,0 +1,188 @@
+// Package indexbench holds the secondary-index benchmarks (SPEC §16) that
+// every backend package runs against its own store, side by side in one
+// run: a put with one index against one without (time and backend calls
+// per write), a 100-row index read against a 100-row table range, and the
+// backfill of AddIndex in rows per second.
+package indexbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit"
+)
+
+// counter counts a backend's calls (every call, optional ones included).
+type counter struct {
+	tablekit.Backend
+	n atomic.Int64
+}
+
+func (c *counter) Unwrap() tablekit.Backend { return c.Backend }
+
+func (c *counter) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tablekit.Row, error) {
+	c.n.Add(1)
+	return c.Backend.GetRow(ctx, req)
+}
+
+func (c *counter) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
+	c.n.Add(1)
+	return c.Backend.GetRange(ctx, req)
+}
+
+func (c *counter) Write(ctx context.Context, req *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	c.n.Add(1)
+	return c.Backend.Write(ctx, req)
+}
+
+func (c *counter) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
+	br, ok := c.Backend.(tablekit.BatchReader)
+	if !ok {
+		return nil, tablekit.ErrSkip
+	}
+	c.n.Add(1)
+	return br.BatchGetRow(ctx, reqs)
+}
+
+func (c *counter) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
+	bw, ok := c.Backend.(tablekit.BatchWriter)
+	if !ok {
+		return nil, tablekit.ErrSkip
+	}
+	c.n.Add(1)
+	return bw.BatchWriteRow(ctx, reqs)
+}
+
+var seq atomic.Int64
+
+// Run runs the index benchmarks on backends from open (one per
+// sub-benchmark; it may return the same store).
+func Run(b *testing.B, open func(b *testing.B) tablekit.Backend) {
+	spec := tablekit.IndexSpec{Name: "by_s", Columns: []tablekit.KeyColumn{{Name: "s", Type: tablekit.TypeString}}, Include: []string{"n"}}
+	setup := func(b *testing.B, indexed bool) (*tablekit.Client, *counter, string) {
+		ctx := context.Background()
+		cnt := &counter{Backend: open(b)}
+		db := tablekit.NewClient(cnt)
+		name := fmt.Sprintf("ixb%d_%d", time.Now().UnixNano()%1e6, seq.Add(1))
+		m := tablekit.TableMeta{Name: name, Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}}}
+		if indexed {
+			m.Indexes = []tablekit.IndexSpec{spec}
+		}
+		if err := db.CreateTable(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = db.DeleteTable(context.Background(), name) })
+		return db, cnt, name
+	}
+	keys := make([]tablekit.PrimaryKey, 200)
+	for i := range keys {
+		keys[i] = tablekit.Key("id", tablekit.String(fmt.Sprintf("user%06d", i)))
+	}
+	for _, indexed := range []bool{false, true} {
+		name := "none"
+		if indexed {
+			name = "index"
+		}
+		b.Run("Put/"+name, func(b *testing.B) {
+			db, cnt, table := setup(b, indexed)
+			t := db.Table(table)
+			ctx := context.Background()
+			if err := t.PutRow(ctx, keys[0], nil); err != nil { // the metadata, outside the count
+				b.Fatal(err)
+			}
+			cnt.n.Store(0)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				cols := []tablekit.Column{{Name: "s", Value: tablekit.String(fmt.Sprintf("s%02d", i%37))}, {Name: "n", Value: tablekit.Integer(int64(i))}}
+				if err := t.PutRow(ctx, keys[i%len(keys)], cols); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cnt.n.Load())/float64(b.N), "calls/write")
+		})
+	}
+	for _, indexed := range []bool{false, true} {
+		name := "range"
+		if indexed {
+			name = "index"
+		}
+		b.Run("Read100/"+name, func(b *testing.B) {
+			db, cnt, table := setup(b, true)
+			t := db.Table(table)
+			ctx := context.Background()
+			var ws []tablekit.BatchWrite
+			for i, k := range keys {
+				ws = append(ws, tablekit.BatchPut(table, k, []tablekit.Column{{Name: "s", Value: tablekit.String(fmt.Sprintf("s%03d", i))}, {Name: "n", Value: tablekit.Integer(int64(i))}}))
+			}
+			if _, err := db.WriteAll(ctx, ws); err != nil {
+				b.Fatal(err)
+			}
+			lo, hi := tablekit.Key("id", tablekit.InfMin), tablekit.Key("id", tablekit.InfMax)
+			ix := t.Index("by_s")
+			ilo := tablekit.Key("s", tablekit.InfMin).Add("id", tablekit.InfMin)
+			ihi := tablekit.Key("s", tablekit.InfMax).Add("id", tablekit.InfMax)
+			cnt.n.Store(0)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				var res tablekit.RangeResult
+				var err error
+				if indexed {
+					res, err = ix.GetRange(ctx, ilo, ihi, tablekit.Limit(100))
+				} else {
+					res, err = t.GetRange(ctx, lo, hi, tablekit.Limit(100))
+				}
+				if err != nil || len(res.Rows) != 100 {
+					b.Fatalf("%d rows, %v", len(res.Rows), err)
+				}
+			}
+			b.ReportMetric(float64(cnt.n.Load())/float64(b.N), "calls/read")
+		})
+	}
+}
+
+// Backfill measures AddIndex's fill of 2,000 rows in rows/s (its wait for
+// other clients' metadata caches, a fixed second, left out). Each
+// iteration takes over a second: run it with -benchtime 1x or 3x.
+func Backfill(b *testing.B, open func(b *testing.B) tablekit.Backend) {
+	spec := tablekit.IndexSpec{Name: "by_s", Columns: []tablekit.KeyColumn{{Name: "s", Type: tablekit.TypeString}}, Include: []string{"n"}}
+	{
+		const rows = 2000
+		for b.Loop() {
+			b.StopTimer()
+			ctx := context.Background()
+			cnt := &counter{Backend: open(b)}
+			const ttl = time.Millisecond
+			db := tablekit.NewClient(cnt, tablekit.WithMetaCacheTTL(ttl))
+			table := fmt.Sprintf("ixf%d_%d", time.Now().UnixNano()%1e6, seq.Add(1))
+			if err := db.CreateTable(ctx, tablekit.TableMeta{Name: table, Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}}}); err != nil {
+				b.Fatal(err)
+			}
+			var ws []tablekit.BatchWrite
+			for i := range rows {
+				ws = append(ws, tablekit.BatchPut(table, tablekit.Key("id", tablekit.String(fmt.Sprintf("r%06d", i))), []tablekit.Column{{Name: "s", Value: tablekit.String(fmt.Sprintf("s%03d", i%100))}}))
+			}
+			if _, err := db.WriteAll(ctx, ws); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			start := time.Now()
+			err := db.AddIndex(ctx, table, spec)
+			fill := time.Since(start) - ttl - time.Second // AddIndex's wait for the other clients' caches
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(rows/fill.Seconds(), "rows/s")
+			if err := db.DeleteTable(ctx, table); err != nil && !errors.Is(err, tablekit.ErrTableNotFound) {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+	}
+}
