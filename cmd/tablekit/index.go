@@ -66,29 +66,11 @@ func scanIndex(ctx context.Context, e *env, table, index string, rg rangeFlags, 
 		return usagef("--index reads the whole index: --start, --end and --prefix are not supported with it")
 	}
 	return e.withTable(ctx, table, func(db *tablekit.Client, m *tablekit.TableMeta) error {
-		var spec *tablekit.IndexSpec
-		for i := range m.Indexes {
-			if m.Indexes[i].Name == index {
-				spec = &m.Indexes[i]
-			}
+		view, _, err := indexView(m, index) // the rows' key is the index key: the writers' header shows its columns
+		if err != nil {
+			return err
 		}
-		if spec == nil {
-			return fmt.Errorf("table %q has no index %q", table, index)
-		}
-		var lo, hi tablekit.PrimaryKey
-		view := *m // the rows' key is the index key: the writers' header shows its columns
-		view.Key = append(tablekit.KeySchema(nil), spec.Columns...)
-		for _, c := range spec.Columns {
-			lo = lo.Add(c.Name, tablekit.InfMin)
-			hi = hi.Add(c.Name, tablekit.InfMax)
-		}
-		for _, kc := range m.Key {
-			if _, ok := lo.Get(kc.Name); !ok {
-				lo = lo.Add(kc.Name, tablekit.InfMin)
-				hi = hi.Add(kc.Name, tablekit.InfMax)
-				view.Key = append(view.Key, kc)
-			}
-		}
+		lo, hi := fullBound(view, tablekit.InfMin), fullBound(view, tablekit.InfMax)
 		var opts []tablekit.RangeOption
 		for _, o := range read {
 			opts = append(opts, o)
@@ -107,7 +89,7 @@ func scanIndex(ctx context.Context, e *env, table, index string, rg rangeFlags, 
 			}
 			opts = append(opts, tablekit.WithFilter(f))
 		}
-		if err := out.header(&view); err != nil {
+		if err := out.header(view); err != nil {
 			return err
 		}
 		for row, err := range db.Table(table).Index(index).Rows(ctx, lo, hi, opts...) {

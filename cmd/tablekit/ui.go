@@ -222,6 +222,7 @@ func (c *console) routes() {
 	m.HandleFunc("POST /tables/create", c.createTable)
 	m.HandleFunc("POST /tables/drop", c.dropTable)
 	m.HandleFunc("GET /t/{table}", c.rowsPage)
+	m.HandleFunc("GET /t/{table}/i/{index}", c.indexPage)
 	m.HandleFunc("GET /t/{table}/cell", c.cellValue)
 	m.HandleFunc("POST /t/{table}/put", c.putRow)
 	m.HandleFunc("GET /t/{table}/row", c.rowPage)

@@ -140,6 +140,8 @@ func (rq rowsQuery) prefixArg(m *tablekit.TableMeta) (string, error) {
 // rowsPageData is the rows page's body.
 type rowsPageData struct {
 	Table     string
+	Index     string // the index read, SPEC §16 ("": the table's rows)
+	Path      string // the page's path: /t/TABLE or /t/TABLE/i/INDEX
 	KeyCols   []string
 	Query     rowsQuery
 	Prefix    []prefixBox
@@ -151,7 +153,8 @@ type rowsPageData struct {
 	First     string
 	Feed      bool
 	ExportURL string
-	PutKey    string // an example key for the put form
+	PutKey    string      // an example key for the put form
+	Indexes   []indexInfo // the table's indexes, linked
 }
 
 type prefixBox struct{ Name, Type, Value string }
@@ -180,15 +183,20 @@ func (c *console) rowsPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, 0, "rows", name, name, data, "")
 }
 
-// rowsData reads the page of rows q asks for. (An index's rows, SPEC §16,
-// once the Client reads indexes: the same page over the index's key
-// schema, with walk reading the index instead of the table.)
+// rowsData reads the page of rows of a table that q asks for.
 func (c *console) rowsData(ctx context.Context, name string, q url.Values) (*rowsPageData, error) {
-	m, err := c.db.DescribeTable(ctx, name)
+	src, err := c.source(ctx, name, "")
 	if err != nil {
 		return nil, err
 	}
-	rq, err := readRowsQuery(&m, q)
+	return c.readRows(ctx, src, q)
+}
+
+// readRows reads the page of rows of src that q asks for: one
+// implementation of the rows view for tables and indexes.
+func (c *console) readRows(ctx context.Context, src *rowSource, q url.Values) (*rowsPageData, error) {
+	view := src.view
+	rq, err := readRowsQuery(view, q)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +206,7 @@ func (c *console) rowsData(ctx context.Context, name string, q url.Values) (*row
 		if err != nil {
 			return nil, err
 		}
-		if err := checkFilterColumns(rq.Filter, cols, &m); err != nil {
+		if err := checkFilterColumns(rq.Filter, cols, src.m); err != nil {
 			return nil, err
 		}
 		read = append(read, tablekit.WithFilter(f))
@@ -206,12 +214,12 @@ func (c *console) rowsData(ctx context.Context, name string, q url.Values) (*row
 	if len(rq.Columns) > 0 {
 		read = append(read, tablekit.Columns(rq.Columns...))
 	}
-	prefix, err := rq.prefixArg(&m)
+	prefix, err := rq.prefixArg(view)
 	if err != nil {
 		return nil, err
 	}
 	empty, limit := "", 0
-	sr, err := rangeFlags{start: &empty, end: &empty, prefix: &prefix, filter: &empty, limit: &limit, backward: &rq.Backward}.resolve(&m)
+	sr, err := rangeFlags{start: &empty, end: &empty, prefix: &prefix, filter: &empty, limit: &limit, backward: &rq.Backward}.resolve(view)
 	if err != nil {
 		return nil, err
 	}
@@ -219,33 +227,33 @@ func (c *console) rowsData(ctx context.Context, name string, q url.Values) (*row
 	var more bool
 	switch {
 	case rq.Before != "":
-		cur, err := parseKey(&m, rq.Before, false, tablekit.Value{})
+		cur, err := parseKey(view, rq.Before, false, tablekit.Value{})
 		if err != nil {
 			return nil, usagef("before: %v", err)
 		}
 		// The page before cur: walk the other way from it, then turn round.
-		rows, more, err = c.walk(ctx, name, cur, extremeBound(&m, rq.Backward), !rq.Backward, sr.keep, cur, rq.N, read)
+		rows, more, err = c.walk(ctx, src, cur, extremeBound(view, rq.Backward), !rq.Backward, sr.keep, cur, rq.N, read)
 		if err != nil {
 			return nil, err
 		}
 		slices.Reverse(rows)
 	case rq.After != "":
-		cur, err := parseKey(&m, rq.After, false, tablekit.Value{})
+		cur, err := parseKey(view, rq.After, false, tablekit.Value{})
 		if err != nil {
 			return nil, usagef("after: %v", err)
 		}
-		rows, more, err = c.walk(ctx, name, cur, sr.end, rq.Backward, sr.keep, cur, rq.N, read)
+		rows, more, err = c.walk(ctx, src, cur, sr.end, rq.Backward, sr.keep, cur, rq.N, read)
 		if err != nil {
 			return nil, err
 		}
 	default:
-		rows, more, err = c.walk(ctx, name, sr.start, sr.end, rq.Backward, sr.keep, nil, rq.N, read)
+		rows, more, err = c.walk(ctx, src, sr.start, sr.end, rq.Backward, sr.keep, nil, rq.N, read)
 		if err != nil {
 			return nil, err
 		}
 	}
-	d := &rowsPageData{Table: name, Query: rq}
-	base := rq.values(&m)
+	d := &rowsPageData{Table: src.table, Index: src.index, Path: src.path(), Query: rq}
+	base := rq.values(view)
 	link := func(k, v string) string {
 		q := url.Values{}
 		for kk, vv := range base {
@@ -254,7 +262,7 @@ func (c *console) rowsData(ctx context.Context, name string, q url.Values) (*row
 		if k != "" {
 			q.Set(k, v)
 		}
-		return "/t/" + url.PathEscape(name) + "?" + q.Encode()
+		return d.Path + "?" + q.Encode()
 	}
 	d.First = link("", "")
 	if len(rows) > 0 {
@@ -266,17 +274,20 @@ func (c *console) rowsData(ctx context.Context, name string, q url.Values) (*row
 			d.Prev = link("before", first)
 		}
 	}
-	for i, kc := range m.Key {
+	for i, kc := range view.Key {
 		d.KeyCols = append(d.KeyCols, kc.Name)
 		d.Prefix = append(d.Prefix, prefixBox{Name: kc.Name, Type: kc.Type.String(), Value: rq.Prefix[i]})
 	}
 	d.Shown, d.Choices = chooseColumns(rows, rq.Columns)
 	for _, row := range rows {
-		d.Rows = append(d.Rows, rowViewOf(name, row, d.Shown))
+		d.Rows = append(d.Rows, rowViewOf(src.table, src.baseKey(row.Key), row, d.Shown))
 	}
-	d.Feed = c.db.Capabilities().ChangeFeed
-	d.ExportURL = "/t/" + url.PathEscape(name) + "/export"
-	d.PutKey = exampleKey(&m)
+	d.Indexes = indexesOf(src.m)
+	if src.index == "" {
+		d.Feed = c.db.Capabilities().ChangeFeed
+		d.ExportURL = d.Path + "/export"
+		d.PutKey = exampleKey(src.m)
+	}
 	return d, nil
 }
 
@@ -355,7 +366,7 @@ func extremeBound(m *tablekit.TableMeta, top bool) tablekit.PrimaryKey {
 // skip (the cursor) and rows that fail keep (the prefix) before the first
 // that passes, stopping at the first that fails it after; more says
 // whether a row follows. At most n+1 rows are held.
-func (c *console) walk(ctx context.Context, table string, start, end tablekit.PrimaryKey, backward bool, keep func(tablekit.PrimaryKey) bool, skip tablekit.PrimaryKey, n int, read []tablekit.ReadOption) ([]tablekit.Row, bool, error) {
+func (c *console) walk(ctx context.Context, src *rowSource, start, end tablekit.PrimaryKey, backward bool, keep func(tablekit.PrimaryKey) bool, skip tablekit.PrimaryKey, n int, read []tablekit.ReadOption) ([]tablekit.Row, bool, error) {
 	opts := []tablekit.RangeOption{tablekit.PageSize(min(n+2, tablekit.MaxPageRows))}
 	if backward {
 		opts = append(opts, tablekit.Backward())
@@ -365,7 +376,7 @@ func (c *console) walk(ctx context.Context, table string, start, end tablekit.Pr
 	}
 	var rows []tablekit.Row
 	matched := false
-	for row, err := range c.db.Table(table).Rows(ctx, start, end, opts...) {
+	for row, err := range src.rows(ctx, start, end, opts...) {
 		if err != nil {
 			return nil, false, err
 		}
@@ -420,8 +431,10 @@ func chooseColumns(rows []tablekit.Row, chosen []string) (shown []string, choice
 	return names, choices
 }
 
-func rowViewOf(table string, row tablekit.Row, shown []string) rowView {
-	key := formatKey(row.Key)
+// rowViewOf is row as the grid shows it; base is the key of its row in
+// the table (the row's own key, but for an index row).
+func rowViewOf(table string, base tablekit.PrimaryKey, row tablekit.Row, shown []string) rowView {
+	key := formatKey(base)
 	rv := rowView{Key: key, Href: rowHref(table, key)}
 	for _, p := range row.Key {
 		rv.Keys = append(rv.Keys, showKeyValue(p.Value, uiTruncate))

@@ -77,7 +77,7 @@ type tableInfo struct {
 	Versions int
 	Offset   string
 	Feed     string
-	Indexes  string // filled in when the store has secondary indexes (SPEC §16)
+	Indexes  []indexInfo // SPEC §16
 	Err      string
 }
 
@@ -116,7 +116,7 @@ func (c *console) tablesPage(w http.ResponseWriter, r *http.Request) {
 		names = names[:maxTablesListed]
 	}
 	for _, n := range names {
-		ti := tableInfo{Name: n, Indexes: "—", Feed: "—"}
+		ti := tableInfo{Name: n, Feed: "—"}
 		m, err := c.db.DescribeTable(ctx, n)
 		if err != nil {
 			ti.Err = err.Error()
@@ -124,6 +124,7 @@ func (c *console) tablesPage(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		ti.Key = schemaString(m.Key)
+		ti.Indexes = indexesOf(&m)
 		ti.TTL = "never"
 		if m.Options.TTL != tablekit.NoExpiry && m.Options.TTL != 0 {
 			ti.TTL = m.Options.TTL.String()
@@ -144,7 +145,8 @@ func (c *console) tablesPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // createTable creates a table from the form: name, key (create --key's
-// syntax), options in seconds and an optional change feed.
+// syntax), options in seconds, indexes (create --index's syntax, separated
+// by spaces) and an optional change feed.
 func (c *console) createTable(w http.ResponseWriter, r *http.Request) {
 	name := r.PostFormValue("name")
 	err := func() error {
@@ -156,7 +158,15 @@ func (c *console) createTable(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		if err := c.db.CreateTable(r.Context(), tablekit.TableMeta{Name: name, Key: ks, Options: opts}); err != nil {
+		var indexes []tablekit.IndexSpec
+		for f := range strings.FieldsSeq(r.PostFormValue("indexes")) {
+			ix, err := parseIndex(f)
+			if err != nil {
+				return usagef("indexes: %v", err)
+			}
+			indexes = append(indexes, ix)
+		}
+		if err := c.db.CreateTable(r.Context(), tablekit.TableMeta{Name: name, Key: ks, Options: opts, Indexes: indexes}); err != nil {
 			return err
 		}
 		if r.PostFormValue("feed") != "" {
