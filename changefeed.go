@@ -3,6 +3,7 @@ package tablekit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"sync"
 	"time"
@@ -77,6 +78,12 @@ type ChangeFeeder interface {
 
 // ErrTrimmed: records were missed (OTSTrimmedDataAccess); start from a copy.
 var ErrTrimmed = errors.New("change feed: records after the checkpoint are no longer retained")
+
+// ErrNoChangeFeed is the [ErrInvalidArgument] of reading the feed of a
+// table that has none: its feed was never enabled (or nothing of a disabled
+// one is retained). [Table.ListShards] and [Table.FollowChangeFeed] answer
+// it, naming the table, rather than an empty list or a silent wait.
+var ErrNoChangeFeed = fmt.Errorf("%w: the table has no change feed (enable one with EnableChangeFeed)", ErrInvalidArgument)
 
 // SetChangeFeedRequest is a [ChangeFeeder.SetChangeFeed] request.
 type SetChangeFeedRequest struct {
@@ -184,10 +191,18 @@ func feedCall[T any](ctx context.Context, t *Table, op string, call func(context
 	return out, nil
 }
 
-// ListShards returns the feed's retained shards, oldest first.
+// ListShards returns the feed's retained shards, oldest first;
+// [ErrNoChangeFeed] if the table has no feed (never enabled, or disabled
+// with nothing retained).
 func (t *Table) ListShards(ctx context.Context) ([]Shard, error) {
 	st, err := t.ChangeFeed(ctx)
-	return st.Shards, err
+	if err != nil {
+		return nil, err
+	}
+	if !st.Enabled && len(st.Shards) == 0 {
+		return nil, &Error{Op: "ListShards", Table: t.name, Code: ErrNoChangeFeed}
+	}
+	return st.Shards, nil
 }
 
 // ReadShard yields shard's records after from, in commit order, to the
@@ -238,7 +253,8 @@ type FeedPosition map[string]Checkpoint
 
 // FollowChangeFeed calls fn with each record after pos, shards after their
 // parents, in order one at a time per shard (shards concurrently), at least
-// once; it returns ctx's or fn's error, or nil when UntilCaughtUp.
+// once; it returns ctx's or fn's error, or nil when UntilCaughtUp;
+// [ErrNoChangeFeed] at once if the table has no feed.
 func (t *Table) FollowChangeFeed(ctx context.Context, pos FeedPosition, opts FollowOptions, fn func(ChangeRecord) error) error {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 4
