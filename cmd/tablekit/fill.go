@@ -98,7 +98,7 @@ func prepareTable(ctx context.Context, db *tablekit.Client, m *tablekit.TableMet
 		return cur.Options, fmt.Errorf("table %q exists with key %s, not %s", m.Name, schemaString(cur.Key), schemaString(m.Key))
 	}
 	if !fo.existing {
-		return cur.Options, fmt.Errorf("table %q: %w at the destination (pass --existing to write into it)", m.Name, tablekit.ErrAlreadyExists)
+		return cur.Options, fmt.Errorf("table %q: %w at the destination, nothing written: --existing writes into it and %s", m.Name, tablekit.ErrAlreadyExists, existingHelp)
 	}
 	final := overlay(cur.Options, fo.final)
 	if widened(final) {
@@ -109,6 +109,10 @@ func prepareTable(ctx context.Context, db *tablekit.Client, m *tablekit.TableMet
 	}
 	return final, nil
 }
+
+// existingHelp is what copy --existing does to a table that exists at the
+// destination, said before it is done (the flag's help, the refusal).
+const existingHelp = "replaces every row whose key the source has too with the source's row, whatever the destination's row holds; a row only the destination has stays (--verify then reports it)"
 
 // batch is a run of consecutive rows written in one BatchWriteRow.
 type batch struct {
