@@ -114,7 +114,7 @@ func (e *Engine) assign(t *table, w *tablekit.WriteRequest) (*tablekit.WriteRequ
 		return nil, err
 	}
 	if last+1 <= 0 {
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: partition key %v has used every auto-increment value", w.Meta.Name, w.Key[:1])
+		return nil, driver.AutoIncrementExhausted(w.Meta.Name, w.Key)
 	}
 	a.last[string(pk)] = last + 1
 	c := *w

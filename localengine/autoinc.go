@@ -94,7 +94,7 @@ func (a *autoInc) assign(w *tablekit.WriteRequest) (*tablekit.WriteRequest, erro
 	v := a.last[string(pk)] + 1
 	if v <= 0 {
 		a.mu.Unlock()
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: partition key %v has used every auto-increment value", w.Meta.Name, w.Key[:1])
+		return nil, driver.AutoIncrementExhausted(w.Meta.Name, w.Key)
 	}
 	a.last[string(pk)] = v
 	a.mu.Unlock()

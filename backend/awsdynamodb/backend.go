@@ -110,6 +110,8 @@ type Backend struct {
 	// client's options, and the tables' ARNs by native name (under mu).
 	streamsC  *dynamodbstreams.Client
 	tableArns map[string]string
+
+	floors driver.CounterFloors // auto-increment counters known to be at least a value
 }
 
 // tableInfo is what the adapter knows about one incarnation of a table

@@ -37,6 +37,9 @@ func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tableki
 	if err != nil {
 		return nil, err
 	}
+	if err := b.raiseCounter(ctx, w, t); err != nil {
+		return nil, err
+	}
 	if !direct(w) || feedDeletes(w, t) {
 		return b.write(ctx, w, t)
 	}
@@ -244,6 +247,13 @@ func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 	for i, w := range reqs {
 		t, err := b.locate(ctx, w)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			out[i].Err = err
+			continue
+		}
+		if err := b.raiseCounter(ctx, w, t); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}

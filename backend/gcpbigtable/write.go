@@ -242,6 +242,9 @@ func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tableki
 	if err != nil {
 		return nil, err
 	}
+	if err := b.raiseCounter(ctx, w); err != nil {
+		return nil, err
+	}
 	tbl := b.table(w.Meta.Name, w.Meta.Incarnation)
 	switch choosePath(w) {
 	case pathBlind:
@@ -571,6 +574,7 @@ func rewriteColumn(m *bigtable.Mutation, name string, vis, keep []tablekit.Colum
 func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
 	out := make([]tablekit.WriteResponse, len(reqs))
 	keys := batchRowKeys(reqs, out)
+	b.raiseCounters(ctx, reqs, out)
 	type bulk struct {
 		meta *tablekit.TableMeta // the first write's: its Name and Incarnation name the table
 		idx  []int
