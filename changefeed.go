@@ -83,7 +83,7 @@ var ErrTrimmed = errors.New("change feed: records after the checkpoint are no lo
 // table that has none: its feed was never enabled (or nothing of a disabled
 // one is retained). [Table.ListShards] and [Table.FollowChangeFeed] answer
 // it, naming the table, rather than an empty list or a silent wait.
-var ErrNoChangeFeed = fmt.Errorf("%w: the table has no change feed (enable one with EnableChangeFeed)", ErrInvalidArgument)
+var ErrNoChangeFeed = fmt.Errorf("%w: the table has no change feed (enable one with EnableChangeFeed, or create the table WithChangeFeed)", ErrInvalidArgument)
 
 // SetChangeFeedRequest is a [ChangeFeeder.SetChangeFeed] request.
 type SetChangeFeedRequest struct {
@@ -129,12 +129,9 @@ func (t *Table) feeder(op string) (ChangeFeeder, error) {
 // default), or sets an enabled feed's retention. No feed: ErrUnimplemented.
 func (t *Table) EnableChangeFeed(ctx context.Context, retention time.Duration) (ChangeFeedStatus, error) {
 	const op = "EnableChangeFeed"
-	if retention == 0 {
-		retention = DefaultFeedRetention
-	}
-	if retention < MinFeedRetention || retention > MaxFeedRetention || retention%time.Hour != 0 {
-		return ChangeFeedStatus{}, &Error{Op: op, Table: t.name, Code: ErrInvalidArgument,
-			Msg: "change feed retention " + retention.String() + ": must be whole hours from 24h to 168h"}
+	retention, err := checkFeedRetention(op, t.name, retention)
+	if err != nil {
+		return ChangeFeedStatus{}, err
 	}
 	return t.setFeed(ctx, op, true, retention)
 }

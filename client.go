@@ -82,7 +82,8 @@ func (c *Client) checkOpen(op, table string) error {
 func (c *Client) now() int64 { return c.clock.Now().UnixMilli() }
 
 // CreateTable creates a table; zero options take their defaults.
-func (c *Client) CreateTable(ctx context.Context, meta TableMeta) (err error) {
+// [WithChangeFeed] creates it with its change feed on.
+func (c *Client) CreateTable(ctx context.Context, meta TableMeta, opts ...CreateOption) (err error) {
 	const op = "CreateTable"
 	ctx, st := c.begin(ctx, op, meta.Name)
 	defer func() { st.end(observe.Outcome{Err: err}) }()
@@ -100,8 +101,17 @@ func (c *Client) CreateTable(ctx context.Context, meta TableMeta) (err error) {
 		return &Error{Op: op, Table: m.Name, Code: ErrUnimplemented,
 			Msg: "the backend has no auto-increment key columns (SPEC §14; Capabilities.AutoIncrement is false)"}
 	}
-	if err := c.b.CreateTable(ctx, &m); err != nil {
-		return annotate(err, op, m.Name)
+	var o createOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.feed {
+		err = c.createWithFeed(ctx, op, &m, o)
+	} else {
+		err = annotate(c.b.CreateTable(ctx, &m), op, m.Name)
+	}
+	if err != nil {
+		return err
 	}
 	c.remember(&m)
 	return nil

@@ -68,11 +68,11 @@ func ExampleTable_AtomicWrite_autoIncrementOrder() {
 		fmt.Println(row.Key[1].Value, row.Key[2].Value, row.Columns[0].Value)
 	}
 	// Output:
-	// Integer(1) Integer(0) String("placed")
-	// Integer(1) Integer(1) String("hat")
-	// Integer(1) Integer(2) String("scarf")
-	// Integer(2) Integer(0) String("placed")
-	// Integer(2) Integer(1) String("gloves")
+	// 1 0 placed
+	// 1 1 hat
+	// 1 2 scarf
+	// 2 0 placed
+	// 2 1 gloves
 }
 
 // AutoIncrement in several writes of one AtomicWrite assigns each its own

@@ -20,6 +20,7 @@ func changeFeedCases() []testCase {
 	return []testCase{
 		{"Refused", testFeedRefused},
 		{"NoFeedOnTheTable", testFeedNotEnabled},
+		{"CreatedWithTheFeed", testFeedAtCreate},
 		{"EveryKindOfWrite", testFeedKinds},
 		{"AtomicWrite", testFeedAtomic},
 		{"PerRowOrder16Writers", testFeedOrder},

@@ -343,7 +343,7 @@ func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedR
 	defer e.end()
 	defer t.mu.Unlock()
 	old := t.feed
-	f := &fileFeed{st: feedRecord{V: feedFormat}, seq: 1, inflight: map[uint64]int{}}
+	f := newFileFeed()
 	if old != nil {
 		f.st = old.st
 		f.st.Shards = slices.Clone(old.st.Shards)
@@ -351,13 +351,7 @@ func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedR
 	}
 	switch {
 	case req.Enabled && !f.st.Enabled:
-		var parents []uint32
-		if n := len(f.st.Shards); n > 0 {
-			parents = []uint32{f.st.Shards[n-1].N}
-		}
-		f.st.Shards = append(f.st.Shards, shardState{N: f.st.Next, Parents: parents})
-		f.st.Next++
-		f.st.Enabled, f.st.Retention, f.seq = true, int64(req.Retention/time.Second), 1
+		f.enable(req.Retention)
 	case req.Enabled:
 		f.st.Retention = int64(req.Retention / time.Second)
 	case f.st.Enabled:
@@ -378,6 +372,31 @@ func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedR
 		return nil, storeError(err, "table %q: change feed", req.Meta.Name)
 	}
 	return t.feedStatus(), nil
+}
+
+func newFileFeed() *fileFeed {
+	return &fileFeed{st: feedRecord{V: feedFormat}, seq: 1, inflight: map[uint64]int{}}
+}
+
+// enable opens a new shard, the child of the last one, and records from
+// now on, for retention.
+func (f *fileFeed) enable(retention time.Duration) {
+	var parents []uint32
+	if n := len(f.st.Shards); n > 0 {
+		parents = []uint32{f.st.Shards[n-1].N}
+	}
+	f.st.Shards = append(f.st.Shards, shardState{N: f.st.Next, Parents: parents})
+	f.st.Next++
+	f.st.Enabled, f.st.Retention, f.seq = true, int64(retention/time.Second), 1
+}
+
+var _ tablekit.FeedCreator = (*Engine)(nil)
+
+// CreateTableWithFeed implements tablekit.FeedCreator: the table's
+// metadata and its feed's state are in one pebble batch, so no write comes
+// before the feed, also across a crash.
+func (e *Engine) CreateTableWithFeed(ctx context.Context, meta *tablekit.TableMeta, feed *tablekit.SetChangeFeedRequest) error {
+	return e.createTable(ctx, meta, feed)
 }
 
 // DescribeChangeFeed implements tablekit.ChangeFeeder.

@@ -156,6 +156,12 @@ func (e *Engine) table(ctx context.Context, name string) (*table, error) {
 
 // CreateTable implements tablekit.Backend.
 func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) error {
+	return e.createTable(ctx, meta, nil)
+}
+
+// createTable creates the table, its change feed on if feed is set (in the
+// same step: no write can come before the feed).
+func (e *Engine) createTable(ctx context.Context, meta *tablekit.TableMeta, feed *tablekit.SetChangeFeedRequest) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -174,7 +180,12 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 		n = spanRows
 	}
 	tables := maps.Clone(e.tables)
-	tables[meta.Name] = &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows())}, spanRows: n, ai: newAutoInc(&m)}
+	t := &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows())}, spanRows: n, ai: newAutoInc(&m)}
+	if feed != nil {
+		t.feed = &feedLog{}
+		t.feed.enable(m.Incarnation, feed.Retention)
+	}
+	tables[meta.Name] = t
 	e.publish(tables)
 	return nil
 }

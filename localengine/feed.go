@@ -107,13 +107,7 @@ func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedR
 	f := t.feed
 	switch {
 	case req.Enabled && !f.enabled:
-		var parents []string
-		if n := len(f.shards); n > 0 {
-			parents = []string{f.shards[n-1].id}
-		}
-		f.shards = append(f.shards, &shardLog{id: t.meta.Incarnation + "-" + strconv.Itoa(f.next), parents: parents, first: 1})
-		f.next++
-		f.enabled, f.retention = true, req.Retention
+		f.enable(t.meta.Incarnation, req.Retention)
 	case req.Enabled:
 		f.retention = req.Retention
 	case f.enabled:
@@ -123,6 +117,26 @@ func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedR
 	}
 	f.trim(req.Now)
 	return f.status(), nil
+}
+
+// enable opens a new shard, the child of the last one, and records from
+// now on, for retention.
+func (f *feedLog) enable(incarnation string, retention time.Duration) {
+	var parents []string
+	if n := len(f.shards); n > 0 {
+		parents = []string{f.shards[n-1].id}
+	}
+	f.shards = append(f.shards, &shardLog{id: incarnation + "-" + strconv.Itoa(f.next), parents: parents, first: 1})
+	f.next++
+	f.enabled, f.retention = true, retention
+}
+
+var _ tablekit.FeedCreator = (*Engine)(nil)
+
+// CreateTableWithFeed implements tablekit.FeedCreator: the table is
+// published with its feed on, so no write comes before the feed.
+func (e *Engine) CreateTableWithFeed(ctx context.Context, meta *tablekit.TableMeta, feed *tablekit.SetChangeFeedRequest) error {
+	return e.createTable(ctx, meta, feed)
 }
 
 // DescribeChangeFeed implements tablekit.ChangeFeeder.
