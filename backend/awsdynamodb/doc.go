@@ -281,7 +281,10 @@
 // retention is DynamoDB's fixed 24 hours: EnableChangeFeed refuses any
 // other with ErrInvalidArgument. A store without DynamoDB Streams
 // (dynalite) needs [Options.NoStreams] (?streams=false): the backend then
-// declares no feed. The feed's tests run on moto (mended as
+// declares no feed. A table created WithChangeFeed is created, then its
+// feed enabled (this adapter is no tablekit.FeedCreator): a writer in
+// another process that writes into the new table between the two calls is
+// not recorded. The feed's tests run on moto (mended as
 // internal/testkit/mototest says: moto 5.2.1 breaks a table whose stream
 // is disabled).
 //
@@ -382,16 +385,6 @@
 // (DynamoDB counts whole items, so an update of a large row counts the
 // row); past that it is ErrInvalidArgument naming the write, nothing
 // written.
-//
-// No change feed yet (SPEC §15): enabling one fails with ErrUnimplemented
-// and Capabilities().ChangeFeed is false. DynamoDB Streams would serve it:
-// StreamSpecification NEW_AND_OLD_IMAGES on the table (24 h retention),
-// DescribeStream's shards with their parents, GetShardIterator
-// (AFTER_SEQUENCE_NUMBER with the record's sequence number as the
-// checkpoint) and GetRecords, each record's cell changes from diffing the
-// old and new images with this layout's decoder, dropping the bookkeeping
-// attributes. dynalite has no streams; the tests would run on moto, which
-// serves dynamodbstreams.
 //
 // # Errors
 //

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -53,5 +54,24 @@ func TestPutTypeNameCell(t *testing.T) {
 	ok(t, u, "put", "t", "id=a", "--col", "name=String:hat", "--col", "n=integer:3")
 	if got := ok(t, u, "get", "t", "id=a"); !strings.Contains(got, "hat") || !strings.Contains(got, "3") {
 		t.Errorf("get after put with type names: %s", got)
+	}
+}
+
+// A file:// store another process has open is refused with what to do:
+// serve it with the emulator and use its URL.
+func TestLockedFileStoreSaysServeIt(t *testing.T) {
+	t.Parallel()
+	u := fileURL(t)
+	ok(t, u, "create", "t", "--key", "id:String")
+	db, err := tablekit.Open(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, args := range [][]string{{"ls"}, {"copy", u, fileURL(t)}} {
+		r := tk(t, u, "", args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "locked") || !strings.Contains(r.stderr, "tablestore-emulator -backend file://") {
+			t.Errorf("tablekit %v on a store this process has open: %+v", args, r)
+		}
 	}
 }
