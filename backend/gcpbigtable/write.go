@@ -322,6 +322,11 @@ func (b *Backend) writeIfExists(ctx context.Context, tbl *bigtable.Table, key st
 // land a concurrent write exactly there.
 var afterOptimisticRead atomic.Pointer[func()]
 
+// afterConfirmGeneration, when set (by tests), runs after confirmGeneration
+// found the request current, before the write it guards: where an
+// UpdateTable escapes the check (TestStaleRevealWindow).
+var afterConfirmGeneration atomic.Pointer[func()]
+
 // writeOptimistic is the optimistic path: read, compute with rowmodel,
 // CheckAndMutateRow on what was read, retry when another write got there
 // first. What the check compares depends on the read:
@@ -399,6 +404,9 @@ func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key 
 					return nil, err
 				}
 				confirmed = true
+				if hook := afterConfirmGeneration.Load(); hook != nil {
+					(*hook)()
+				}
 			}
 			res = r
 			m := b.rewrite(w, old, next)
