@@ -112,27 +112,21 @@ func floorID(ti *tableInfo, pk tablekit.Value) string {
 // the UpdateItems that take values, so none at or below v is handed out
 // afterwards. A counter known to be there already (floors) costs nothing.
 func (b *Backend) raiseCounter(ctx context.Context, w *tablekit.WriteRequest, t target) error {
-	v, ok := driver.RealAutoIncrement(w)
-	if !ok {
+	pk := w.Key[0].Value
+	return b.floors.Raise(w, floorID(t.ti, pk), func(v int64) error {
+		_, err := b.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(t.ti.native),
+			Key:                       counterKey(pk, t.ti.shards),
+			UpdateExpression:          aws.String("SET #n = :v"),
+			ConditionExpression:       aws.String("attribute_not_exists(#n) OR #n < :v"),
+			ExpressionAttributeNames:  map[string]string{"#n": attrCounter},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}},
+		})
+		if err != nil && !isCode(err, "ConditionalCheckFailedException") {
+			return b.tableErr(ctx, err, w.Meta.Name, "UpdateItem (raising the auto-increment counter)")
+		}
 		return nil
-	}
-	id := floorID(t.ti, w.Key[0].Value)
-	if b.floors.Covers(id, v) {
-		return nil
-	}
-	_, err := b.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(t.ti.native),
-		Key:                       counterKey(w.Key[0].Value, t.ti.shards),
-		UpdateExpression:          aws.String("SET #n = :v"),
-		ConditionExpression:       aws.String("attribute_not_exists(#n) OR #n < :v"),
-		ExpressionAttributeNames:  map[string]string{"#n": attrCounter},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}},
 	})
-	if err != nil && !isCode(err, "ConditionalCheckFailedException") {
-		return b.tableErr(ctx, err, w.Meta.Name, "UpdateItem (raising the auto-increment counter)")
-	}
-	b.floors.Saw(id, v)
-	return nil
 }
 
 // autoColumn returns the index of meta's auto-increment column, or -1.

@@ -77,3 +77,20 @@ func (f *CounterFloors) Saw(id string, v int64) {
 		f.m[id] = v
 	}
 }
+
+// Raise is the rule of a write giving the auto-increment column a real
+// value (RealAutoIncrement) on a backend whose counter is kept apart from
+// the rows: unless counter id is known to be at least that value, raise
+// makes it so (one store call, before w is written), and the floor is
+// remembered. Nothing to do: nil, no call.
+func (f *CounterFloors) Raise(w *tablekit.WriteRequest, id string, raise func(v int64) error) error {
+	v, ok := RealAutoIncrement(w)
+	if !ok || f.Covers(id, v) {
+		return nil
+	}
+	if err := raise(v); err != nil {
+		return err
+	}
+	f.Saw(id, v)
+	return nil
+}

@@ -2,6 +2,7 @@ package driver_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -46,5 +47,27 @@ func TestRealAutoIncrement(t *testing.T) {
 	err := driver.AutoIncrementExhausted("t", key(tablekit.Integer(1)))
 	if !errors.Is(err, tablekit.ErrInvalidArgument) || !strings.Contains(err.Error(), `table "t"`) || !strings.Contains(err.Error(), "every auto-increment value") {
 		t.Errorf("AutoIncrementExhausted: %v", err)
+	}
+}
+
+func TestCounterFloorsRaise(t *testing.T) {
+	meta := &tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "p", Type: tablekit.TypeString}, {Name: "s", Type: tablekit.TypeInteger, AutoIncrement: true}}}
+	w := func(s int64) *tablekit.WriteRequest {
+		return &tablekit.WriteRequest{Meta: meta, Kind: tablekit.WritePut, Key: tablekit.Key("p", tablekit.String("a")).Add("s", tablekit.Integer(s))}
+	}
+	var f driver.CounterFloors
+	var calls []int64
+	raise := func(v int64) error { calls = append(calls, v); return nil }
+	for _, s := range []int64{5, 3, 5, 9} {
+		if err := f.Raise(w(s), "a", raise); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fmt.Sprint(calls) != "[5 9]" {
+		t.Errorf("raised %v, want [5 9]: a counter known to be at 5 needs no raise for 3 or 5", calls)
+	}
+	failed := errors.New("store down")
+	if err := f.Raise(w(20), "a", func(int64) error { return failed }); err != failed || f.Covers("a", 20) {
+		t.Errorf("a failed raise: %v, covers 20: %v; want the error and no floor", err, f.Covers("a", 20))
 	}
 }

@@ -112,27 +112,21 @@ func counterID(meta *tablekit.TableMeta, pk tablekit.Value) string {
 // handed out afterwards. A counter known to be there already (floors)
 // costs nothing.
 func (b *Backend) raiseCounter(ctx context.Context, w *tablekit.WriteRequest) error {
-	v, ok := driver.RealAutoIncrement(w)
-	if !ok {
+	pk := w.Key[0].Value
+	return b.floors.Raise(w, counterID(w.Meta, pk), func(v int64) error {
+		var enc [8]byte
+		binary.BigEndian.PutUint64(enc[:], uint64(v))
+		pred := bigtable.ChainFilters(qualifierFilter(famMeta, qualSeq), bigtable.LatestNFilter(1),
+			bigtable.ValueRangeFilter(enc[:], nil))
+		set := bigtable.NewMutation()
+		set.DeleteCellsInColumn(famMeta, qualSeq)
+		set.Set(famMeta, qualSeq, bigtable.ServerTime, enc[:])
+		tbl := b.table(w.Meta.Name, w.Meta.Incarnation)
+		if err := tbl.Apply(ctx, counterRow(pk), bigtable.NewCondMutation(pred, nil, set)); err != nil {
+			return wrap(ctx, err, "raising the auto-increment counter of partition %v to %d", pk, v)
+		}
 		return nil
-	}
-	id := counterID(w.Meta, w.Key[0].Value)
-	if b.floors.Covers(id, v) {
-		return nil
-	}
-	var enc [8]byte
-	binary.BigEndian.PutUint64(enc[:], uint64(v))
-	pred := bigtable.ChainFilters(qualifierFilter(famMeta, qualSeq), bigtable.LatestNFilter(1),
-		bigtable.ValueRangeFilter(enc[:], nil))
-	set := bigtable.NewMutation()
-	set.DeleteCellsInColumn(famMeta, qualSeq)
-	set.Set(famMeta, qualSeq, bigtable.ServerTime, enc[:])
-	tbl := b.table(w.Meta.Name, w.Meta.Incarnation)
-	if err := tbl.Apply(ctx, counterRow(w.Key[0].Value), bigtable.NewCondMutation(pred, nil, set)); err != nil {
-		return wrap(ctx, err, "raising the auto-increment counter of partition %v to %d", w.Key[0].Value, v)
-	}
-	b.floors.Saw(id, v)
-	return nil
+	})
 }
 
 // raiseCounters is raiseCounter for each write of a batch, before any is
