@@ -49,13 +49,13 @@ func checkFeedRetention(op, table string, retention time.Duration) (time.Duratio
 // one step where the backend can, else CreateTable then SetChangeFeed,
 // deleting the table again if the feed cannot be enabled.
 func (c *Client) createWithFeed(ctx context.Context, op string, m *TableMeta, o createOptions) error {
-	retention, err := checkFeedRetention(op, m.Name, o.retention)
-	if err != nil {
-		return err
-	}
 	f, ok := c.b.(ChangeFeeder)
 	if !ok || !c.caps.ChangeFeed {
 		return &Error{Op: op, Table: m.Name, Code: ErrUnimplemented, Msg: "the backend has no change feed (Capabilities.ChangeFeed is false)"}
+	}
+	retention, err := checkFeedRetention(op, m.Name, o.retention)
+	if err != nil {
+		return err
 	}
 	req := &SetChangeFeedRequest{Meta: m, Enabled: true, Retention: retention, Now: c.now()}
 	if fc, ok := c.b.(FeedCreator); ok {

@@ -8,7 +8,8 @@ import (
 
 // The change feed (tablekit.ChangeFeeder) is forwarded unchanged, without
 // faults: a wrapper over a backend without one answers
-// tablekit.ErrUnimplemented, and its capabilities say ChangeFeed false.
+// tablekit.ErrUnimplemented, and its capabilities say ChangeFeed false;
+// CreateTableWithFeed (tablekit.FeedCreator) likewise, ErrSkip without it.
 
 var _ tablekit.ChangeFeeder = (*backend)(nil)
 
@@ -45,4 +46,20 @@ func (w *backend) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest)
 		return nil, err
 	}
 	return f.ReadShard(ctx, req)
+}
+
+var _ tablekit.FeedCreator = (*backend)(nil)
+
+// CreateTableWithFeed is the wrapped backend's, with CreateTable's faults,
+// tablekit.ErrSkip where it has none (the Client then creates the table
+// and enables its feed).
+func (w *backend) CreateTableWithFeed(ctx context.Context, meta *tablekit.TableMeta, feed *tablekit.SetChangeFeedRequest) error {
+	fc, ok := w.b.(tablekit.FeedCreator)
+	if !ok {
+		return tablekit.ErrSkip
+	}
+	_, err := do(ctx, w, OpCreateTable, meta.Name, "", func() (struct{}, error) {
+		return struct{}{}, fc.CreateTableWithFeed(ctx, meta, feed)
+	})
+	return err
 }
