@@ -229,6 +229,12 @@ func copyTable(ctx context.Context, src, dst *tablekit.Client, name string, cp *
 		if resumed && !cfg.quiet {
 			fmt.Fprintf(out, "%s: resuming after %s (checkpoint %s)\n", name, plural(tc.Rows, "row"), cp.path)
 		}
+		// The source's own feed setting, read before --follow enables one,
+		// is carried to a table the copy creates.
+		var feed time.Duration
+		if st, err := src.Table(name).ChangeFeed(ctx); err == nil && st.Enabled {
+			feed = st.Retention
+		}
 		if cfg.follow && !resumed {
 			// The feed's start comes before the first row is read, so
 			// nothing written during the copy is missed.
@@ -250,7 +256,12 @@ func copyTable(ctx context.Context, src, dst *tablekit.Client, name string, cp *
 		final := m.Options
 		fo := fillOptions{
 			existing: cfg.existing || resumed, final: &final, workers: cfg.workers,
-			batchRows: cfg.batch, maxRate: cfg.maxRate,
+			batchRows: cfg.batch, maxRate: cfg.maxRate, feed: feed,
+			note: func(s string) {
+				if !cfg.quiet {
+					fmt.Fprintln(out, s)
+				}
+			},
 			done: func(last tablekit.PrimaryKey, n int64) {
 				cp.mu.Lock()
 				tc.Rows = base + n

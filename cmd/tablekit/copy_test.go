@@ -240,3 +240,20 @@ func TestCopyIntoExistingTableSaysWhatExistingDoes(t *testing.T) {
 		t.Errorf("after copy --existing the destination's row is %s, want the source's", got)
 	}
 }
+
+// copy creates a destination table with the source's change feed on (and
+// its retention), and without one when the source has none.
+func TestCopyCarriesTheFeedSetting(t *testing.T) {
+	t.Parallel()
+	src, dst := fileURL(t), fileURL(t)
+	ok(t, src, "create", "fed", "--key", "id:String")
+	ok(t, src, "create", "plain", "--key", "id:String")
+	ok(t, src, "feed", "fed", "on")
+	ok(t, "", "copy", src, dst)
+	if got := ok(t, dst, "feed", "fed"); !strings.Contains(got, `"enabled":true`) {
+		t.Errorf("the copy of a table with a feed: %s", got)
+	}
+	if got := ok(t, dst, "feed", "plain"); !strings.Contains(got, `"enabled":false`) {
+		t.Errorf("the copy of a table without a feed: %s", got)
+	}
+}
