@@ -13,13 +13,6 @@ const (
 	MaxAtomicWriteSize = 4 << 20
 )
 
-// AtomicWriter is a backend making [Client.AtomicWrite]'s writes (SPEC §13).
-type AtomicWriter interface {
-	// AtomicWrite applies checked reqs all or none, linearizably; one
-	// response per write, Err unset; on failure an [*AtomicWriteError].
-	AtomicWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
-}
-
 // AtomicWriteError names the failed write (0-based); errors.Is sees through.
 type AtomicWriteError struct {
 	Index int
@@ -52,10 +45,9 @@ func (c *Client) AtomicWrite(ctx context.Context, writes []BatchWrite) (out []Ba
 	if err := c.checkOpen(op, table); err != nil {
 		return nil, err
 	}
-	aw, ok := c.b.(AtomicWriter)
-	if !ok || !c.caps.AtomicWrite {
-		return nil, &Error{Op: op, Table: table, Code: ErrUnimplemented,
-			Msg: "the backend cannot write several rows atomically (SPEC §13; Capabilities.AtomicWrite is false)"}
+	aw, ok := optional[AtomicWriter](c, c.caps.AtomicWrite)
+	if !ok {
+		return nil, refuse(op, table, "the backend cannot write several rows atomically (SPEC §13; Capabilities.AtomicWrite is false)")
 	}
 	if len(writes) == 0 || len(writes) > MaxAtomicWrite {
 		return nil, annotate(fmtLimit(op, len(writes), MaxAtomicWrite), op, table)

@@ -23,8 +23,9 @@ type aiSpy struct {
 	placeholders atomic.Int64
 }
 
-func (s *aiSpy) Capabilities() tablekit.Capabilities {
-	return tablekit.Capabilities{AutoIncrement: true}
+func (s *aiSpy) Capabilities(shown tablekit.Capabilities) tablekit.Capabilities {
+	shown.AutoIncrement = true
+	return shown
 }
 
 func (s *aiSpy) saw(keys ...tablekit.PrimaryKey) {

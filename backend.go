@@ -4,93 +4,179 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 )
 
+// This file is the adapter contract: [Backend], the optional interfaces a
+// backend may add, [Capabilities] derived from them, and the requests and
+// responses they carry. Programs use a [Client]; adapter authors build on
+// packages rowmodel, backend/driver and backend/codec, and package
+// conformance is the contract's test suite.
+
 // Backend is for adapter authors: a store applying a [Client]'s checked
-// requests with SPEC.md's semantics, atomically per row (package conformance
-// proves it). Methods are concurrency-safe; requests are read-only, never
-// kept; req.Now (ms) decides TTL and increments. Refuse a request of a stale
-// Meta (another Incarnation, or Generation whose options differ) with
-// driver.ErrStaleMeta (SPEC §3, §5). Errors: ctx's as is, else an [*Error]
-// wrapping the native one (driver.Wrap). Close is called once, last.
-// Optional interfaces below may answer [ErrSkip] (the Client falls back).
+// requests with SPEC.md's semantics, atomically per row.
+//
+// Methods are safe for concurrent use. A request is read-only and is not
+// kept after the call; its Now is the client clock's (ms) and decides TTL
+// and increments. An error is ctx's as it is, else an [*Error] wrapping
+// the native one (driver.Wrap), with one Code per native condition on
+// every backend ([ErrThrottled] and [ErrUnavailable] alone are
+// retryable), its message quoting at most a short prefix of a key or
+// value.
+//
+// Beyond these methods a backend may implement optional interfaces
+// ([BatchReader], [BatchWriter], [RangeScanner], [AtomicWriter],
+// [ChangeFeeder], [NativeAccessor], [SystemNamer], [Wrapper],
+// [CapabilityDeclarer]): implementing one is having its capability
+// ([CapabilitiesOf]); each says whether it may answer [ErrSkip] and what
+// the Client does then.
 type Backend interface {
-	// CreateTable stores meta (with a new Incarnation) or ErrAlreadyExists.
+	// CreateTable stores meta, with its Incarnation and Generation, or
+	// fails with ErrAlreadyExists. A store keeping schema and options
+	// itself (Tablestore) may report Incarnation "" and Generation 0 and
+	// ignore both. With Capabilities.AutoIncrement it keeps each
+	// KeyColumn's AutoIncrement flag (SPEC §14).
 	CreateTable(ctx context.Context, meta *TableMeta) error
 	// DescribeTable returns the meta as created or last updated.
 	DescribeTable(ctx context.Context, table string) (*TableMeta, error)
 	// ListTables returns every table's name, in any order.
 	ListTables(ctx context.Context) ([]string, error)
 	// UpdateTable sets req.Options if req.Meta is current (another
-	// Incarnation: ErrTableNotFound; Generation: ErrConditionFailed).
+	// Incarnation: ErrTableNotFound; another Generation: ErrConditionFailed).
 	UpdateTable(ctx context.Context, req *UpdateTableRequest) (*TableMeta, error)
 	// DeleteTable removes a table and its rows.
 	DeleteTable(ctx context.Context, table string) error
 
-	// GetRow returns the row, or nil if it does not exist or fails the filter.
+	// GetRow returns the row, or nil if it does not exist or fails the
+	// filter. A request of a stale Meta is refused as Write's is.
 	GetRow(ctx context.Context, req *GetRowRequest) (*Row, error)
-	// GetRange returns up to req.Limit rows passing the filter, in order;
-	// fewer (even none) with Next set is fine; Next is nil only at the end.
+	// GetRange returns up to req.Limit rows passing the filter, in order,
+	// and Next, where the rest starts (nil only at the end). It may return
+	// fewer rows, even none, with Next set: after [MaxScanRows] examined
+	// rows, say. A request of a stale Meta is refused as Write's is.
 	GetRange(ctx context.Context, req *GetRangeRequest) (*GetRangeResponse, error)
-	// Write applies one write atomically, condition included (failing:
-	// nothing written), returning an update's increments.
+	// Write applies one put, update or delete atomically, its condition
+	// included (failing: nothing written), and returns an update's
+	// increments; an Increment's version is req.Now.
+	//
+	// Stale metadata (SPEC §3, §5): a backend keeping Incarnation refuses
+	// a request of another one with ErrTableNotFound or driver.ErrStaleMeta
+	// (driver.Stale); one applying Options itself refuses a write that
+	// would remove a version written under a newer Generation or reveal
+	// one newer options hide (rowmodel.Reveals, rowmodel.CheckGeneration).
+	//
+	// Auto-increment (SPEC §14), with Capabilities.AutoIncrement: the key
+	// of a put or update (here, in BatchWriteRow and in AtomicWrite) may
+	// hold AutoIncrement in its auto-increment column
+	// (Key.AutoIncrementIndex()). Assign a value above every one assigned
+	// before in the partition key, never again, also after a crash or a
+	// failed write (gaps are fine); write the row under
+	// Key.WithAutoIncrement(v) as a new row (its condition sees no row);
+	// record the real key in the change feed and return it in
+	// UpdateResult.Key. Conformance S14_AutoIncrement checks it.
 	Write(ctx context.Context, req *WriteRequest) (*UpdateResult, error)
 
+	// Close releases what the backend holds but a native client the
+	// caller passed in. The Client calls it once, last; calls still in
+	// flight may fail, never panic or corrupt.
 	Close() error
 }
 
-// Backend contract details for adapter maintainers (not in go doc):
-//   - Stale metadata: a backend keeping Incarnation refuses another one's
-//     request with ErrTableNotFound or driver.ErrStaleMeta; one applying
-//     Options itself refuses a write that would remove a version written
-//     under a newer Generation or reveal one newer options hide
-//     (rowmodel.Reveals, CheckGeneration). A store keeping schema and
-//     options itself (Tablestore) may report Incarnation "" and Generation
-//     0 and ignore both.
-//   - Errors: one Code per native condition on every backend (ErrThrottled
-//     and ErrUnavailable alone are retryable); messages quote at most a
-//     short prefix of a key or value.
-//   - Close: calls in flight may fail, never panic or corrupt; it releases
-//     all but a native client the caller passed in.
-//   - Optional methods: the Client's fallbacks are GetRow per row, Write per
-//     write, GetRange pages, so a Wrapper (package faults) is one type
-//     forwarding every optional method, ErrSkip where the inside lacks it;
-//     CapabilitiesOf of a Wrapper reports only what the inside has too.
-//   - Time: Now is the client clock's; an Increment's version is Now.
-//   - ScanRange: rows lent to fn are not modified or kept by either side;
-//     the caller never modifies next. GetRange may stop early (after
-//     MaxScanRows examined rows, say) with Next set.
-//   - Auto-increment (SPEC §14), for a backend whose Capabilities say
-//     AutoIncrement (CapabilityDeclarer): CreateTable stores KeyColumn's
-//     flag and DescribeTable returns it. The key of a put or update (in
-//     Write, BatchWriteRow and AtomicWrite) may hold AutoIncrement in that
-//     column (Key.AutoIncrementIndex()); assign a value above every one
-//     assigned before in the partition key, never again, also after a
-//     crash or a failed write (gaps are fine), write the row under
-//     Key.WithAutoIncrement(v) as a new row (its condition sees no row),
-//     record the real key in the change feed, and return it in
-//     UpdateResult.Key. Conformance S14_AutoIncrement checks it.
+// ErrSkip is an optional method's "not here after all, nothing done" (an
+// [ErrUnimplemented]), for a backend whose store lacks the feature at run
+// time or a wrapper whose inside lacks the method. Where the Client has a
+// fallback (batches, Scan) it takes it; elsewhere ErrSkip reaches the
+// program as the ErrUnimplemented it is.
+var ErrSkip = fmt.Errorf("%w: optional backend method not supported here", ErrUnimplemented)
 
-// BatchReader reads many rows in one store call (else: GetRow per row).
+// BatchReader is [Capabilities.BatchRead]: many rows read in one store call.
 type BatchReader interface {
-	// BatchGetRow returns one result per request, in order; err fails all.
+	// BatchGetRow returns one result per request, in order, each as GetRow
+	// would; err fails all. It may answer ErrSkip: the Client then calls
+	// GetRow per row, as without a BatchReader.
 	BatchGetRow(ctx context.Context, reqs []*GetRowRequest) ([]GetRowResponse, error)
 }
 
-// BatchWriter writes many rows in one store call (else: Write per write).
+// BatchWriter is [Capabilities.BatchWrite]: many rows written in one store
+// call.
 type BatchWriter interface {
 	// BatchWriteRow applies each write as Write would (rows distinct, any
-	// order); one result per write, in order; err fails all.
+	// order); one result per write, in order; err fails all. It may answer
+	// ErrSkip: the Client then calls Write per write, as without a
+	// BatchWriter.
 	BatchWriteRow(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
 }
 
-// ErrSkip is an optional [Backend] method's "not supported here, nothing
-// done" (an [ErrUnimplemented]); the Client falls back.
-var ErrSkip = fmt.Errorf("%w: optional backend method not supported here (use the fallback)", ErrUnimplemented)
+// RangeScanner is [Capabilities.LendingScan]: [Table.Scan]'s rows lent
+// uncopied.
+type RangeScanner interface {
+	// ScanRange hands fn the rows GetRange would return, each lent for the
+	// call: neither side modifies or keeps it, and the caller never
+	// modifies next. It returns GetRange's Next; fn returning false stops
+	// it (next nil). It may answer ErrSkip before lending a row: the
+	// Client then reads GetRange pages, as without a RangeScanner.
+	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(Row) bool) (next PrimaryKey, err error)
+}
 
-// Adding a capability touches a Capabilities field (and CapabilitiesOf), its
-// interface, the Client's fallback or refusal (ErrUnimplemented), each
-// wrapper's forwarding method, the backends that have it, and conformance.
+// AtomicWriter is [Capabilities.AtomicWrite]: [Client.AtomicWrite]'s
+// writes (SPEC §13).
+type AtomicWriter interface {
+	// AtomicWrite applies checked reqs (distinct rows of one table and
+	// partition key) all or none, linearizably; one response per write,
+	// Err unset; on failure an [*AtomicWriteError] naming the write. There
+	// is no fallback: without it, or answering ErrSkip, the Client's call
+	// fails with ErrUnimplemented.
+	AtomicWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
+}
+
+// ChangeFeeder is [Capabilities.ChangeFeed] (SPEC §15): each row of a
+// committed write is recorded atomically with it. There is no fallback:
+// without it, or a method answering ErrSkip, the Client's feed calls fail
+// with ErrUnimplemented.
+type ChangeFeeder interface {
+	// SetChangeFeed enables or disables the table's feed, or sets an
+	// enabled feed's retention; disabling ends the open shard, enabling
+	// opens a child of the last one.
+	SetChangeFeed(ctx context.Context, req *SetChangeFeedRequest) (*ChangeFeedStatus, error)
+	// DescribeChangeFeed returns the feed's status, retained shards oldest
+	// first.
+	DescribeChangeFeed(ctx context.Context, meta *TableMeta) (*ChangeFeedStatus, error)
+	// ReadShard returns up to req.Limit records after req.From and Next
+	// (req.From if none), Ended past an ended shard's end, and
+	// [ErrTrimmed] (in ErrInvalidArgument) when records after req.From
+	// are no longer retained.
+	ReadShard(ctx context.Context, req *ReadShardRequest) (*ReadShardResponse, error)
+}
+
+// NativeAccessor is a backend offering its native client through
+// [Client.As].
+type NativeAccessor interface {
+	As(target any) bool
+}
+
+// SystemNamer is a backend naming its store for telemetry
+// ([observe.Operation]).
+type SystemNamer interface {
+	SystemName() string
+}
+
+// Wrapper is a backend that wraps another (package faults, a cache). It
+// is one type with every optional method, each forwarding to the inside's
+// or answering ErrSkip where the inside lacks it; [CapabilitiesOf] keeps
+// only what the inside has too.
+type Wrapper interface {
+	Unwrap() Backend
+}
+
+// CapabilityDeclarer is a backend declaring what presence cannot say.
+type CapabilityDeclarer interface {
+	// Capabilities returns shown, what the backend's optional interfaces
+	// show, with AutoIncrement set if the backend has it (no method says
+	// so) and any feature its store lacks at run time withheld (DynamoDB
+	// without streams, say). A feature whose interface is absent stays
+	// false whatever it returns.
+	Capabilities(shown Capabilities) Capabilities
+}
 
 // Capabilities is what a backend supports beyond the required methods; the
 // SPEC §13-15 features absent are refused ([ErrUnimplemented]), not degraded.
@@ -103,48 +189,69 @@ type Capabilities struct {
 	ChangeFeed    bool // SPEC §15: a table may record its writes in a change feed ([ChangeFeeder])
 }
 
-// CapabilityDeclarer is a backend that states its [Capabilities] itself.
-type CapabilityDeclarer interface {
-	Capabilities() Capabilities
+// optionals lists each optional interface with its Capabilities field:
+// adding a capability with a method is a line here, the interface, and
+// the Client's use of it (through optional).
+var optionals = [...]struct {
+	has   func(Backend) bool
+	field func(*Capabilities) *bool
+}{
+	{implements[BatchReader], func(c *Capabilities) *bool { return &c.BatchRead }},
+	{implements[BatchWriter], func(c *Capabilities) *bool { return &c.BatchWrite }},
+	{implements[RangeScanner], func(c *Capabilities) *bool { return &c.LendingScan }},
+	{implements[AtomicWriter], func(c *Capabilities) *bool { return &c.AtomicWrite }},
+	{implements[ChangeFeeder], func(c *Capabilities) *bool { return &c.ChangeFeed }},
 }
 
-// CapabilitiesOf returns what b declares or its optional interfaces show.
+func implements[I any](b Backend) bool {
+	_, ok := b.(I)
+	return ok
+}
+
+// CapabilitiesOf returns b's capabilities: those its optional interfaces
+// show (a [Wrapper]'s: only those the inside has too, and the inside's
+// AutoIncrement), as its [CapabilityDeclarer] adjusts them, if it is one.
+// [Client.Capabilities] is it, computed once.
 func CapabilitiesOf(b Backend) Capabilities {
-	if d, ok := b.(CapabilityDeclarer); ok {
-		return d.Capabilities()
-	}
 	var c Capabilities
-	_, c.BatchRead = b.(BatchReader)
-	_, c.BatchWrite = b.(BatchWriter)
-	_, c.LendingScan = b.(RangeScanner)
-	_, c.AtomicWrite = b.(AtomicWriter)
-	_, c.ChangeFeed = b.(ChangeFeeder)
+	for _, o := range optionals {
+		*o.field(&c) = o.has(b)
+	}
 	if w, ok := b.(Wrapper); ok {
 		in := CapabilitiesOf(w.Unwrap())
-		c.BatchRead = c.BatchRead && in.BatchRead
-		c.BatchWrite = c.BatchWrite && in.BatchWrite
-		c.LendingScan = c.LendingScan && in.LendingScan
-		c.AtomicWrite = c.AtomicWrite && in.AtomicWrite
-		c.ChangeFeed = c.ChangeFeed && in.ChangeFeed
+		for _, o := range optionals {
+			*o.field(&c) = *o.field(&c) && *o.field(&in)
+		}
 		c.AutoIncrement = in.AutoIncrement // no method of its own: writes pass through
+	}
+	if d, ok := b.(CapabilityDeclarer); ok {
+		shown := c
+		c = d.Capabilities(shown)
+		for _, o := range optionals {
+			*o.field(&c) = *o.field(&c) && *o.field(&shown)
+		}
 	}
 	return c
 }
 
-// NativeAccessor is a backend offering its native client through [Client.As].
-type NativeAccessor interface {
-	As(target any) bool
+// optional is the Client's one rule for an optional interface I whose
+// capability is have (a field of c.caps): I's implementation when the
+// backend claims it, else ok false. Not ok, and a call answering ErrSkip,
+// mean the same: the caller takes its fallback (batches: a call per row;
+// Scan: GetRange pages) or, with none (AtomicWrite, the change feed),
+// fails with ErrUnimplemented (c.refuse).
+func optional[I any](c *Client, have bool) (impl I, ok bool) {
+	if !have {
+		return impl, false
+	}
+	impl, ok = c.b.(I)
+	return impl, ok
 }
 
-// Wrapper is a backend that wraps another (package faults, a cache).
-type Wrapper interface {
-	Unwrap() Backend
-}
-
-// SystemNamer is a backend naming its store for telemetry
-// ([observe.Operation]).
-type SystemNamer interface {
-	SystemName() string
+// refuse is the Client's error for an operation the backend lacks the
+// capability for (SPEC §13-15: refused, never degraded).
+func refuse(op, table, what string) error {
+	return &Error{Op: op, Table: table, Code: ErrUnimplemented, Msg: what}
 }
 
 // ReadSpec is a read selection (SPEC §8), validated, defaults resolved.
@@ -233,6 +340,30 @@ type UpdateResult struct {
 type WriteResponse struct {
 	Update *UpdateResult
 	Err    error
+}
+
+// SetChangeFeedRequest is a [ChangeFeeder.SetChangeFeed] request.
+type SetChangeFeedRequest struct {
+	Meta      *TableMeta
+	Enabled   bool
+	Retention time.Duration // checked, when enabling
+	Now       int64
+}
+
+// ReadShardRequest is a [ChangeFeeder.ReadShard] request.
+type ReadShardRequest struct {
+	Meta  *TableMeta
+	Shard string
+	From  Checkpoint
+	Limit int // 1..MaxFeedPage
+	Now   int64
+}
+
+// ReadShardResponse is one page.
+type ReadShardResponse struct {
+	Records []ChangeRecord
+	Next    Checkpoint
+	Ended   bool
 }
 
 // Limits of SPEC §2 and §8 that the client enforces.

@@ -60,7 +60,7 @@ func (c *Client) BatchGetRow(ctx context.Context, gets []BatchGet) (out []BatchG
 
 // batchGet is the backend's BatchGetRow, or GetRow a few at a time.
 func (c *Client) batchGet(ctx context.Context, reqs []*GetRowRequest) ([]GetRowResponse, error) {
-	if br, ok := c.b.(BatchReader); ok {
+	if br, ok := optional[BatchReader](c, c.caps.BatchRead); ok {
 		if res, err := br.BatchGetRow(ctx, reqs); !errors.Is(err, ErrSkip) {
 			return res, err
 		}
@@ -183,7 +183,7 @@ func sameRowWaves(reqs []*WriteRequest) [][]int {
 
 // batchWrite is the backend's BatchWriteRow, or Write a few at a time.
 func (c *Client) batchWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error) {
-	if bw, ok := c.b.(BatchWriter); ok {
+	if bw, ok := optional[BatchWriter](c, c.caps.BatchWrite); ok {
 		if res, err := bw.BatchWriteRow(ctx, reqs); !errors.Is(err, ErrSkip) {
 			return res, err
 		}

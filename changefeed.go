@@ -66,16 +66,6 @@ type ChangeFeedStatus struct {
 	Shards    []Shard
 }
 
-// ChangeFeeder is a backend's change feed (SPEC §15): it records each row
-// of a committed write atomically with it; disabling ends the open shard,
-// enabling opens a child. ReadShard returns Next (req.From if none), Ended
-// past an ended shard's end, [ErrTrimmed] (in ErrInvalidArgument) if trimmed.
-type ChangeFeeder interface {
-	SetChangeFeed(ctx context.Context, req *SetChangeFeedRequest) (*ChangeFeedStatus, error)
-	DescribeChangeFeed(ctx context.Context, meta *TableMeta) (*ChangeFeedStatus, error)
-	ReadShard(ctx context.Context, req *ReadShardRequest) (*ReadShardResponse, error)
-}
-
 // ErrTrimmed: records were missed (OTSTrimmedDataAccess); start from a copy.
 var ErrTrimmed = errors.New("change feed: records after the checkpoint are no longer retained")
 
@@ -84,30 +74,6 @@ var ErrTrimmed = errors.New("change feed: records after the checkpoint are no lo
 // one is retained). [Table.ListShards] and [Table.FollowChangeFeed] answer
 // it, naming the table, rather than an empty list or a silent wait.
 var ErrNoChangeFeed = fmt.Errorf("%w: the table has no change feed (enable one with EnableChangeFeed, or create the table WithChangeFeed)", ErrInvalidArgument)
-
-// SetChangeFeedRequest is a [ChangeFeeder.SetChangeFeed] request.
-type SetChangeFeedRequest struct {
-	Meta      *TableMeta
-	Enabled   bool
-	Retention time.Duration // checked, when enabling
-	Now       int64
-}
-
-// ReadShardRequest is a [ChangeFeeder.ReadShard] request.
-type ReadShardRequest struct {
-	Meta  *TableMeta
-	Shard string
-	From  Checkpoint
-	Limit int // 1..MaxFeedPage
-	Now   int64
-}
-
-// ReadShardResponse is one page.
-type ReadShardResponse struct {
-	Records []ChangeRecord
-	Next    Checkpoint
-	Ended   bool
-}
 
 // MaxFeedPage is the most records one ReadShard page returns.
 const MaxFeedPage = 1000
@@ -118,9 +84,9 @@ func (t *Table) feeder(op string) (ChangeFeeder, error) {
 	if err := t.c.checkOpen(op, t.name); err != nil {
 		return nil, err
 	}
-	f, ok := t.c.b.(ChangeFeeder)
-	if !ok || !t.c.caps.ChangeFeed {
-		return nil, &Error{Op: op, Table: t.name, Code: ErrUnimplemented, Msg: "the backend has no change feed (Capabilities.ChangeFeed is false)"}
+	f, ok := optional[ChangeFeeder](t.c, t.c.caps.ChangeFeed)
+	if !ok {
+		return nil, refuse(op, t.name, "the backend has no change feed (SPEC §15; Capabilities.ChangeFeed is false)")
 	}
 	return f, nil
 }
@@ -241,7 +207,7 @@ func (t *Table) readPage(ctx context.Context, shard string, from Checkpoint) (*R
 // FollowOptions tune [Table.FollowChangeFeed].
 type FollowOptions struct {
 	Parallelism   int           // shards read at once (0: 4)
-	Poll          time.Duration // wait before re-reading a caught-up shard (0: 200 ms)
+	Poll          time.Duration // longest wait before re-reading a caught-up shard (0: 200 ms; a FeedWaiter backend wakes it at its next commit)
 	UntilCaughtUp bool          // return nil once caught up, not at ctx's end
 }
 
@@ -308,7 +274,16 @@ func (t *Table) FollowChangeFeed(ctx context.Context, pos FeedPosition, opts Fol
 			}
 		}
 	}
+	waiter, _ := t.c.b.(FeedWaiter) // feedwaiter.go
 	for {
+		// The backend's signal is taken before the shards are read, so a
+		// record committed after their reads wakes the wait below.
+		var wake <-chan struct{}
+		if waiter != nil {
+			if ch, err := waiter.FeedChanged(ctx, t.name); err == nil {
+				wake = ch
+			}
+		}
 		shards, err := t.ListShards(ctx)
 		if err != nil {
 			fail(err)
@@ -369,6 +344,8 @@ func (t *Table) FollowChangeFeed(ctx context.Context, pos FeedPosition, opts Fol
 			tm.Stop()
 			fail(ctx.Err())
 		case <-tm.C:
+		case <-wake: // nil without a FeedWaiter: the poll alone
+			tm.Stop()
 		}
 		if ctx.Err() != nil {
 			break

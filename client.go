@@ -98,8 +98,7 @@ func (c *Client) CreateTable(ctx context.Context, meta TableMeta, opts ...Create
 		return annotate(err, op, meta.Name)
 	}
 	if hasAutoIncrement(&m) && !c.caps.AutoIncrement {
-		return &Error{Op: op, Table: m.Name, Code: ErrUnimplemented,
-			Msg: "the backend has no auto-increment key columns (SPEC §14; Capabilities.AutoIncrement is false)"}
+		return refuse(op, m.Name, "the backend has no auto-increment key columns (SPEC §14; Capabilities.AutoIncrement is false)")
 	}
 	var o createOptions
 	for _, opt := range opts {

@@ -19,7 +19,7 @@
 //
 // Requests carry the client clock's now, so a [ManualClock] governs TTL and
 // versions, except on Tablestore, which keeps time on the server (give its
-// emulator the same clock: tstest.Options.Clock; on the real service a
+// emulator the same clock: tsemu.Options.Clock; on the real service a
 // ManualClock only stamps the versions written).
 //
 // Auto-increment keys (SPEC §14): a put whose key holds [AutoIncrement]

@@ -6,6 +6,8 @@ import (
 	"iter"
 	"slices"
 	"sync"
+
+	"github.com/tablekit/tablekit/internal/wire"
 )
 
 // RangeResult is one GetRange answer; [ResumeFrom](Next) yields the rest.
@@ -283,24 +285,16 @@ const tokenVersion = 1
 
 // tokenSize is the length of encodeToken(t).
 func tokenSize(t token) int {
-	n := 2 + uvarintLen(len(t.table)) + len(t.table) + 1
+	n := 2 + wire.StringLen(t.table) + 1
 	for _, p := range t.key {
-		n += uvarintLen(len(p.Name)) + len(p.Name) + 1
+		n += wire.StringLen(p.Name) + 1
 		if p.Value.typ == TypeInteger {
 			n += 8
 		} else {
-			n += uvarintLen(len(p.Value.str)) + len(p.Value.str)
+			n += wire.StringLen(p.Value.str)
 		}
 	}
 	return n
-}
-
-func uvarintLen(n int) int {
-	l := 1
-	for u := uint64(n); u >= 0x80; u >>= 7 {
-		l++
-	}
-	return l
 }
 
 func encodeToken(t token) []byte {
@@ -311,19 +305,16 @@ func encodeToken(t token) []byte {
 	if t.exclusive {
 		b[1] |= 2
 	}
-	b = binary.AppendUvarint(b, uint64(len(t.table)))
-	b = append(b, t.table...)
+	b = wire.AppendString(b, t.table)
 	b = append(b, byte(len(t.key)))
 	for _, p := range t.key {
-		b = binary.AppendUvarint(b, uint64(len(p.Name)))
-		b = append(b, p.Name...)
+		b = wire.AppendString(b, p.Name)
 		b = append(b, byte(p.Value.typ))
 		switch p.Value.typ {
 		case TypeInteger:
 			b = binary.BigEndian.AppendUint64(b, p.Value.num)
 		default:
-			b = binary.AppendUvarint(b, uint64(len(p.Value.str)))
-			b = append(b, p.Value.str...)
+			b = wire.AppendString(b, p.Value.str)
 		}
 	}
 	return b
@@ -337,13 +328,13 @@ func decodeToken(b []byte) (token, error) {
 	}
 	t.backward, t.exclusive = b[1]&1 != 0, b[1]&2 != 0
 	b = b[2:]
+	all := string(b) // one copy: the decoded strings are substrings of it
 	str := func() (string, bool) {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
+		s, k := wire.String(all[len(all)-len(b):])
+		if k <= 0 {
 			return "", false
 		}
-		s := string(b[k : k+int(n)])
-		b = b[k+int(n):]
+		b = b[k:]
 		return s, true
 	}
 	var ok bool

@@ -8,18 +8,11 @@ import (
 	"slices"
 )
 
-// RangeScanner lends a range's rows uncopied, for [Table.Scan].
-type RangeScanner interface {
-	// ScanRange hands fn the rows GetRange would return, each lent for the
-	// call, and returns its Next; fn returning false stops it (next nil).
-	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(Row) bool) (next PrimaryKey, err error)
-}
-
 // Scan is [Table.Rows] lending rows: a Row is valid until the next
 // iteration; never modify it, [Row.Clone] one to keep (see [ScanPoison]).
 func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOption) iter.Seq2[Row, error] {
-	s, ok := t.c.b.(RangeScanner)
-	if !ok || !t.c.caps.LendingScan {
+	s, ok := optional[RangeScanner](t.c, t.c.caps.LendingScan)
+	if !ok {
 		rows := t.Rows(ctx, start, end, opts...)
 		return func(yield func(Row, error) bool) {
 			for r, err := range rows {

@@ -6,13 +6,15 @@ import (
 	tk "github.com/tablekit/tablekit"
 )
 
-// What a backend says it supports (tablekit.Capabilities; SPEC §13-§15
-// name the features a backend may lack and must then refuse). A claim must
-// hold when the optional method is called on the backend itself, and a
-// capability not claimed must be refused with ErrUnimplemented
-// (tablekit.ErrSkip, for a method the Client has a fallback for) with
+// What a backend says it supports (tablekit.Capabilities, derived from
+// the optional interfaces it implements; SPEC §13-§15 name the features a
+// backend may lack and must then refuse). A claim must hold when the
+// optional method is called on the backend itself; an optional method the
+// backend has but does not claim (its store lacks the feature at run
+// time) must answer ErrUnimplemented (tablekit.ErrSkip is one) with
 // nothing done, while the Client's operation still works through its
-// fallback.
+// fallback or is refused with ErrUnimplemented where it has none
+// (S13_AtomicWrite, S15_ChangeFeed/Refused).
 
 func capabilityCases() []testCase {
 	return []testCase{
@@ -113,13 +115,10 @@ func testCapabilitiesClaimed(e *env) {
 			}
 		}
 	}
-	if _, ok := e.b.(tk.AtomicWriter); caps.AtomicWrite && !ok {
-		e.t.Errorf("the backend claims AtomicWrite (SPEC §13) but is no tablekit.AtomicWriter")
-	}
 }
 
 // testCapabilitiesAbsent: a method whose capability is not claimed answers
-// an error matching tablekit.ErrSkip (and so ErrUnimplemented) and does
+// an error matching ErrUnimplemented (such as tablekit.ErrSkip) and does
 // nothing; the Client's batch calls and Scan still work, through their
 // fallbacks.
 func testCapabilitiesAbsent(e *env) {
@@ -131,8 +130,13 @@ func testCapabilitiesAbsent(e *env) {
 		if claimed[i] || !has[i] {
 			continue
 		}
-		if !errors.Is(errs[i], tk.ErrSkip) || !errors.Is(errs[i], tk.ErrUnimplemented) {
-			e.t.Errorf("the backend does not claim %s, but the call answered %v, want an error matching tablekit.ErrSkip and ErrUnimplemented", capNames[i], errs[i])
+		if !errors.Is(errs[i], tk.ErrUnimplemented) {
+			e.t.Errorf("the backend does not claim %s, but the call answered %v, want an error matching ErrUnimplemented", capNames[i], errs[i])
+		}
+	}
+	if f, ok := e.b.(tk.ChangeFeeder); ok && !caps.ChangeFeed {
+		if _, err := f.DescribeChangeFeed(e.ctx, m); !errors.Is(err, tk.ErrUnimplemented) {
+			e.t.Errorf("the backend does not claim ChangeFeed, but its DescribeChangeFeed answered %v, want an error matching ErrUnimplemented", err)
 		}
 	}
 	if !caps.BatchWrite {

@@ -1,9 +1,13 @@
 package conformance
 
 // The differential test: one seeded sequence of operations runs on the
-// reference (package localengine) and on the backend under test, both behind
-// a tablekit.Client and both reading one *tablekit.ManualClock, and every
-// answer is compared.
+// reference (package conformance/internal/oracle: a sorted slice of rows
+// under one mutex, every row rule rowmodel's, written to be obviously
+// correct, never to be fast) and on the backend under test, both behind a
+// tablekit.Client and both reading one *tablekit.ManualClock, and every
+// answer is compared. The reference is not package localengine: that is
+// the fast engine, and it is checked here like every other backend (a bug
+// planted in its span code is caught: localengine's TestSpanMutantCaught).
 //
 // What is compared: rows (keys, columns, versions, typed values), found
 // flags, increments, range pages (their rows and whether a resume token came
@@ -66,7 +70,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/conformance/internal/oracle"
 )
 
 // Defaults of the differential test. The seed is fixed so that a run is
@@ -91,8 +95,8 @@ type DifferentialOptions struct {
 	ignoreEnv bool // for the package's own tests of the checker
 }
 
-// RunDifferential runs a seeded random sequence of operations on the local
-// engine and on h's backend (through two clients, the second over a second
+// RunDifferential runs a seeded random sequence of operations on the
+// reference and on h's backend (through two clients, the second over a second
 // backend on the same store: see [SharedStore]) and stops at the first
 // answer that differs, reporting the seed, the operation's index, the
 // operation and the diff.
@@ -168,7 +172,7 @@ func runDifferential(t testing.TB, h Harness, o DifferentialOptions) (rep diffRe
 	ctx := t.Context()
 
 	clock := tablekit.NewManualClock(diffEpoch)
-	eng := localengine.New()
+	eng := oracle.New()
 	ref := tablekit.NewClient(eng, tablekit.WithClock(clock), tablekit.WithMetaCacheTTL(0))
 	defer ref.Close()
 	ref2 := tablekit.NewClient(sharedEngine{eng}, tablekit.WithClock(clock), tablekit.WithMetaCacheTTL(0))
@@ -206,7 +210,7 @@ func runDifferential(t testing.TB, h Harness, o DifferentialOptions) (rep diffRe
 	d.missing = uniq + "_missing"
 	for _, tb := range d.tables {
 		if err := ref.CreateTable(ctx, tb.meta); err != nil {
-			rep.Err = fmt.Errorf("differential: CreateTable %s on the local engine: %w", tb.name, err)
+			rep.Err = fmt.Errorf("differential: CreateTable %s on the reference: %w", tb.name, err)
 			return rep
 		}
 		if err := sut.CreateTable(ctx, tb.meta); err != nil {
@@ -260,11 +264,11 @@ type side struct {
 // cl is the client the current operation goes through.
 func (s *side) cl() *tablekit.Client { return s.clients[s.via] }
 
-// sharedEngine is the reference engine as a second process sees it: the
-// same store, and a Close that leaves it to its owner.
-type sharedEngine struct{ *localengine.Engine }
+// sharedEngine is the reference as a second process sees it: the same
+// store, and a Close that leaves it to its owner.
+type sharedEngine struct{ *oracle.Store }
 
-// Close leaves the engine open for the first client.
+// Close leaves the store open for the first client.
 func (sharedEngine) Close() error { return nil }
 
 // routed is an operation that goes through one client of each side.
@@ -410,14 +414,14 @@ func (d *differ) step(ctx context.Context, i int, op operation) error {
 func (d *differ) divergence(i int, op operation, at time.Duration, diff string) error {
 	var b strings.Builder
 	if i < d.ops {
-		fmt.Fprintf(&b, "differential: the backend diverges from the local engine at op #%d of %d (seed %d)\n", i, d.ops, d.seed)
+		fmt.Fprintf(&b, "differential: the backend diverges from the reference at op #%d of %d (seed %d)\n", i, d.ops, d.seed)
 	} else {
-		fmt.Fprintf(&b, "differential: the backend diverges from the local engine in the final scan of every table, after %d ops (seed %d)\n", d.ops, d.seed)
+		fmt.Fprintf(&b, "differential: the backend diverges from the reference in the final scan of every table, after %d ops (seed %d)\n", d.ops, d.seed)
 	}
 	fmt.Fprintf(&b, "op #%d [clock epoch+%v, now=%d ms]: %s%s\n", i, at, d.now(), viaLabel(d.ref.via), op)
-	fmt.Fprintf(&b, "diff (-localengine +backend):\n%s", diff)
+	fmt.Fprintf(&b, "diff (-reference +backend):\n%s", diff)
 	first := max(0, len(d.trace)-1-12)
-	fmt.Fprintf(&b, "preceding ops with the local engine's answers (%d of %d):\n", len(d.trace)-1-first, len(d.trace)-1)
+	fmt.Fprintf(&b, "preceding ops with the reference's answers (%d of %d):\n", len(d.trace)-1-first, len(d.trace)-1)
 	for _, line := range d.trace[first : len(d.trace)-1] {
 		b.WriteString("  " + line + "\n")
 	}

@@ -60,7 +60,7 @@ func (d *differ) setupAutoInc(ctx context.Context, uniq string) (cleanup func(),
 	}
 	meta := tablekit.TableMeta{Name: ai.name, Key: diffAISchema}
 	if err := ref.CreateTable(ctx, meta); err != nil {
-		return nil, fmt.Errorf("differential: CreateTable %s on the local engine: %w", ai.name, err)
+		return nil, fmt.Errorf("differential: CreateTable %s on the reference: %w", ai.name, err)
 	}
 	if err := sut.CreateTable(ctx, meta); err != nil {
 		return nil, fmt.Errorf("differential: CreateTable %s (auto-increment) on the backend: %w", ai.name, err)

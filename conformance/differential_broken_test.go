@@ -221,8 +221,9 @@ type aiRepeats struct {
 	n atomic.Int64
 }
 
-func (b *aiRepeats) Capabilities() tablekit.Capabilities {
-	return tablekit.Capabilities{AutoIncrement: true}
+func (b *aiRepeats) Capabilities(shown tablekit.Capabilities) tablekit.Capabilities {
+	shown.AutoIncrement = true
+	return shown
 }
 
 func (b *aiRepeats) Write(ctx context.Context, req *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {

@@ -11,8 +11,8 @@ import (
 	"github.com/tablekit/tablekit/localengine"
 )
 
-// The local engine against itself: a determinism check of the engine and
-// the client, and a check that the generator's sequences run clean.
+// The local engine against the reference (the fast engine against the
+// plain one), and a check that the generator's sequences run clean.
 func TestDifferentialLocalEngine(t *testing.T) {
 	conformance.RunDifferential(t, localHarness)
 }
@@ -37,7 +37,7 @@ func TestDifferentialReproducible(t *testing.T) {
 	a := conformance.RunDifferentialReport(t, localHarness, o)
 	b := conformance.RunDifferentialReport(t, localHarness, o)
 	if a.Err != nil || b.Err != nil {
-		t.Fatalf("local engine against itself: %v / %v", a.Err, b.Err)
+		t.Fatalf("local engine against the reference: %v / %v", a.Err, b.Err)
 	}
 	if a.Ran != o.Ops || len(a.Trace) != len(b.Trace) {
 		t.Fatalf("ran %d ops, want %d; traces have %d and %d lines", a.Ran, o.Ops, len(a.Trace), len(b.Trace))
@@ -72,7 +72,7 @@ func TestDifferentialDetectsBrokenBackends(t *testing.T) {
 			msg := rep.Err.Error()
 			for _, want := range []string{
 				fmt.Sprintf("at op #%d of %d (seed %d)", rep.Ran-1, o.Ops, o.Seed),
-				"diff (-localengine +backend)",
+				"diff (-reference +backend)",
 				fmt.Sprintf("TABLEKIT_DIFF_SEED=%d TABLEKIT_DIFF_OPS=%d go test -run", o.Seed, rep.Ran),
 			} {
 				if !strings.Contains(msg, want) {

@@ -9,7 +9,7 @@
 //	}
 //
 // RunTests runs every SPEC section, a seeded randomized differential test
-// against the local engine, and a linearizability check of concurrent
+// against a plain reference backend, and a linearizability check of concurrent
 // conditional writes and increments (see RunDifferential and
 // RunLinearizability to run those alone). Some cases open a second backend
 // on the store of the first, as another process would: a Harness whose

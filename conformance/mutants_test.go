@@ -229,10 +229,13 @@ func (b *mutant) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, f
 	return s.ScanRange(b.ctx(ctx), req, fn)
 }
 
-// Capabilities is what the mutant's methods offer, but for
-// batchReadUndeclared, which hides BatchRead while BatchGetRow works.
-func (b *mutant) Capabilities() tablekit.Capabilities {
-	return tablekit.Capabilities{BatchRead: b.m != "batchReadUndeclared", BatchWrite: true, LendingScan: true, AtomicWrite: true, AutoIncrement: true}
+// Capabilities is what the mutant's methods show, and auto-increment keys,
+// but for batchReadUndeclared, which withholds BatchRead while BatchGetRow
+// works.
+func (b *mutant) Capabilities(shown tablekit.Capabilities) tablekit.Capabilities {
+	shown.BatchRead = shown.BatchRead && b.m != "batchReadUndeclared"
+	shown.AutoIncrement = true
+	return shown
 }
 
 // AtomicWrite is the local engine's, but for atomicPartial: the bug of a

@@ -27,8 +27,8 @@
 // are the exception when calls race for the last hits.
 //
 // The wrapper is one type with every optional method (BatchReader,
-// BatchWriter, RangeScanner, AtomicWriter, As); each answers tablekit.ErrSkip (or false)
-// where the wrapped backend lacks it, and the wrapper's capabilities are
+// BatchWriter, RangeScanner, AtomicWriter, ChangeFeeder, As); each answers
+// tablekit.ErrSkip (or false) where the wrapped backend lacks it, and the wrapper's capabilities are
 // the wrapped backend's, so the Client takes the same paths with and
 // without it, and faults reach those paths
 // too (OpGetRange covers the page reads of Table.Scan); with faults
@@ -325,6 +325,19 @@ type backend struct {
 	b   tablekit.Backend
 }
 
+// The wrapper has every optional method of a tablekit.Backend.
+var (
+	_ tablekit.Wrapper        = (*backend)(nil)
+	_ tablekit.BatchReader    = (*backend)(nil)
+	_ tablekit.BatchWriter    = (*backend)(nil)
+	_ tablekit.RangeScanner   = (*backend)(nil)
+	_ tablekit.AtomicWriter   = (*backend)(nil)
+	_ tablekit.ChangeFeeder   = (*backend)(nil) // feed.go
+	_ tablekit.FeedCreator    = (*backend)(nil) // feed.go
+	_ tablekit.FeedWaiter     = (*backend)(nil) // feed.go
+	_ tablekit.NativeAccessor = (*backend)(nil)
+)
+
 // Unwrap returns the wrapped backend.
 func (w *backend) Unwrap() tablekit.Backend { return w.b }
 
@@ -493,9 +506,9 @@ func batch[Req, Res any](ctx context.Context, w *backend, op Op, reqs []Req,
 // BatchGetRow is the wrapped backend's, with faults; tablekit.ErrSkip
 // when it has none.
 func (w *backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest) ([]tablekit.GetRowResponse, error) {
-	br, ok := w.b.(tablekit.BatchReader)
-	if !ok {
-		return nil, tablekit.ErrSkip
+	br, err := inside[tablekit.BatchReader](w)
+	if err != nil {
+		return nil, err
 	}
 	return batch(ctx, w, OpBatchGetRow, reqs,
 		func(q *tablekit.GetRowRequest) (*tablekit.TableMeta, tablekit.PrimaryKey) { return q.Meta, q.Key },
@@ -509,9 +522,9 @@ func (w *backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowReques
 // BatchWriteRow is the wrapped backend's, with faults; tablekit.ErrSkip
 // when it has none.
 func (w *backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
-	bw, ok := w.b.(tablekit.BatchWriter)
-	if !ok {
-		return nil, tablekit.ErrSkip
+	bw, err := inside[tablekit.BatchWriter](w)
+	if err != nil {
+		return nil, err
 	}
 	return batch(ctx, w, OpBatchWriteRow, reqs,
 		func(q *tablekit.WriteRequest) (*tablekit.TableMeta, tablekit.PrimaryKey) { return q.Meta, q.Key },
@@ -527,9 +540,9 @@ func (w *backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 // do not apply); tablekit.ErrSkip when it has none. A lost answer comes
 // after the writes were applied.
 func (w *backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
-	aw, ok := w.b.(tablekit.AtomicWriter)
-	if !ok {
-		return nil, tablekit.ErrSkip
+	aw, err := inside[tablekit.AtomicWriter](w)
+	if err != nil {
+		return nil, err
 	}
 	table, first := "", ""
 	if len(reqs) > 0 {
@@ -544,9 +557,9 @@ func (w *backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest
 // none of its rows. It answers tablekit.ErrSkip when the wrapped backend
 // lends no rows.
 func (w *backend) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(tablekit.Row) bool) (tablekit.PrimaryKey, error) {
-	rs, ok := w.b.(tablekit.RangeScanner)
-	if !ok {
-		return nil, tablekit.ErrSkip
+	rs, err := inside[tablekit.RangeScanner](w)
+	if err != nil {
+		return nil, err
 	}
 	f := w.inj.decide(OpGetRange, req.Meta.Name, req.Start.String(), false)
 	if err := f.before(ctx); err != nil {
@@ -559,6 +572,17 @@ func (w *backend) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, 
 		return nil, err
 	}
 	return nil, w.inj.lostErr(OpGetRange)
+}
+
+// inside returns the wrapped backend's optional interface I, or
+// tablekit.ErrSkip when it lacks it: every optional method of the wrapper
+// forwards through it.
+func inside[I any](w *backend) (I, error) {
+	i, ok := w.b.(I)
+	if !ok {
+		return i, tablekit.ErrSkip
+	}
+	return i, nil
 }
 
 // As is the wrapped backend's.

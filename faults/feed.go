@@ -7,23 +7,15 @@ import (
 )
 
 // The change feed (tablekit.ChangeFeeder) is forwarded unchanged, without
-// faults: a wrapper over a backend without one answers
-// tablekit.ErrUnimplemented, and its capabilities say ChangeFeed false;
-// CreateTableWithFeed (tablekit.FeedCreator) likewise, ErrSkip without it.
-
-var _ tablekit.ChangeFeeder = (*backend)(nil)
-
-func (w *backend) feeder() (tablekit.ChangeFeeder, error) {
-	f, ok := w.b.(tablekit.ChangeFeeder)
-	if !ok {
-		return nil, tablekit.Errorf(tablekit.ErrUnimplemented, "the wrapped backend has no change feed")
-	}
-	return f, nil
-}
+// faults: a wrapper over a backend without one answers tablekit.ErrSkip,
+// and its capabilities say ChangeFeed false. CreateTableWithFeed
+// (tablekit.FeedCreator) likewise, with CreateTable's faults, and
+// FeedChanged (tablekit.FeedWaiter), ErrSkip without it (a follower then
+// polls).
 
 // SetChangeFeed is the wrapped backend's.
 func (w *backend) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedRequest) (*tablekit.ChangeFeedStatus, error) {
-	f, err := w.feeder()
+	f, err := inside[tablekit.ChangeFeeder](w)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +24,7 @@ func (w *backend) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeed
 
 // DescribeChangeFeed is the wrapped backend's.
 func (w *backend) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMeta) (*tablekit.ChangeFeedStatus, error) {
-	f, err := w.feeder()
+	f, err := inside[tablekit.ChangeFeeder](w)
 	if err != nil {
 		return nil, err
 	}
@@ -41,25 +33,33 @@ func (w *backend) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMe
 
 // ReadShard is the wrapped backend's.
 func (w *backend) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) (*tablekit.ReadShardResponse, error) {
-	f, err := w.feeder()
+	f, err := inside[tablekit.ChangeFeeder](w)
 	if err != nil {
 		return nil, err
 	}
 	return f.ReadShard(ctx, req)
 }
 
-var _ tablekit.FeedCreator = (*backend)(nil)
-
 // CreateTableWithFeed is the wrapped backend's, with CreateTable's faults,
 // tablekit.ErrSkip where it has none (the Client then creates the table
 // and enables its feed).
 func (w *backend) CreateTableWithFeed(ctx context.Context, meta *tablekit.TableMeta, feed *tablekit.SetChangeFeedRequest) error {
-	fc, ok := w.b.(tablekit.FeedCreator)
-	if !ok {
-		return tablekit.ErrSkip
+	fc, err := inside[tablekit.FeedCreator](w)
+	if err != nil {
+		return err
 	}
-	_, err := do(ctx, w, OpCreateTable, meta.Name, "", func() (struct{}, error) {
+	_, err = do(ctx, w, OpCreateTable, meta.Name, "", func() (struct{}, error) {
 		return struct{}{}, fc.CreateTableWithFeed(ctx, meta, feed)
 	})
 	return err
+}
+
+// FeedChanged is the wrapped backend's, without faults (a fault would only
+// make a follower poll).
+func (w *backend) FeedChanged(ctx context.Context, table string) (<-chan struct{}, error) {
+	fw, err := inside[tablekit.FeedWaiter](w)
+	if err != nil {
+		return nil, err
+	}
+	return fw.FeedChanged(ctx, table)
 }

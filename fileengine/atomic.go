@@ -7,8 +7,6 @@ import (
 	"github.com/tablekit/tablekit/backend/codec"
 )
 
-var _ tablekit.AtomicWriter = (*Engine)(nil)
-
 // AtomicWrite implements tablekit.AtomicWriter (SPEC §13): under the
 // table's shared lock and the stripes of every row (taken in index order,
 // as BatchWriteRow takes them), it applies each write against its stored

@@ -65,16 +65,6 @@ func newAutoInc(m *tablekit.TableMeta) *autoInc {
 	return nil
 }
 
-var _ tablekit.CapabilityDeclarer = (*Engine)(nil)
-
-// Capabilities implements tablekit.CapabilityDeclarer: what the engine's
-// methods show, and auto-increment key columns.
-func (e *Engine) Capabilities() tablekit.Capabilities {
-	c := driver.Implemented(e)
-	c.AutoIncrement = true
-	return c
-}
-
 // lastOf returns the greatest value known in partition key pk, reading it
 // from the store at its first use (the caller holds a.mu and t.mu shared).
 func (e *Engine) lastOf(t *table, pk []byte) (int64, error) {

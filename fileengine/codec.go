@@ -12,6 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/internal/wire"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -133,8 +134,7 @@ func appendRow(dst []byte, r *rowmodel.Row) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(r.Cells)))
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		dst = binary.AppendUvarint(dst, uint64(len(c.Name)))
-		dst = append(dst, c.Name...)
+		dst = wire.AppendString(dst, c.Name)
 		dst = codec.AppendValue(dst, c.Value)
 		dst = binary.AppendVarint(dst, c.Version)
 	}
@@ -312,22 +312,13 @@ func (d *decoder) fail() {
 }
 
 func (d *decoder) uvarint() uint64 {
-	var x uint64
-	var shift uint
-	for i := 0; i < len(d.s) && i < binary.MaxVarintLen64; i++ {
-		b := d.s[i]
-		if b < 0x80 {
-			if i == binary.MaxVarintLen64-1 && b > 1 {
-				break
-			}
-			d.s = d.s[i+1:]
-			return x | uint64(b)<<shift
-		}
-		x |= uint64(b&0x7f) << shift
-		shift += 7
+	x, k := wire.Uvarint(d.s)
+	if k <= 0 {
+		d.fail()
+		return 0
 	}
-	d.fail()
-	return 0
+	d.s = d.s[k:]
+	return x
 }
 
 func (d *decoder) varint() int64 {
@@ -340,14 +331,13 @@ func (d *decoder) varint() int64 {
 }
 
 func (d *decoder) str() string {
-	n := d.uvarint()
-	if n > uint64(len(d.s)) {
+	str, k := wire.String(d.s)
+	if k <= 0 {
 		d.fail()
 		return ""
 	}
-	s := d.s[:n]
-	d.s = d.s[n:]
-	return s
+	d.s = d.s[k:]
+	return str
 }
 
 // view returns b as a string without copying; b must not change while the

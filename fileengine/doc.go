@@ -110,7 +110,10 @@
 // records are kept on disk for the retention (24-168 h, by commit time at
 // the requests' clock) and deleted lazily, at most once a minute, by the
 // reads of the feed and by SetChangeFeed; nothing of the feed is held in
-// memory but its state.
+// memory but its state. It is a tablekit.FeedWaiter: a write that
+// recorded a change wakes a caught-up follower (FeedChanged) once its batch
+// has committed, so Table.FollowChangeFeed reads the record then instead
+// of after its poll.
 //
 // Auto-increment key columns (SPEC §14): a write's value is the greatest
 // its partition key has held plus one; a counter key is written in the

@@ -23,6 +23,8 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/enginekit"
+	"github.com/tablekit/tablekit/internal/feedwake"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -100,6 +102,8 @@ type table struct {
 	feed *fileFeed
 	// ai is the auto-increment state (autoinc.go); nil without such a column.
 	ai *autoInc
+	// wake closes for the feed's followers as its records commit (feed.go).
+	wake feedwake.Signal
 }
 
 // newTable returns the in-memory state of the table m describes, whose
@@ -108,11 +112,6 @@ func newTable(m tablekit.TableMeta, rows string) *table {
 	p := rowsPrefix(rows)
 	return &table{meta: m, rows: rows, prefix: p, top: codec.PrefixSuccessor(p), ai: newAutoInc(&m)}
 }
-
-var (
-	_ tablekit.Backend     = (*Engine)(nil)
-	_ tablekit.BatchWriter = (*Engine)(nil)
-)
 
 // Open opens the store in dir, creating the directory and an empty store
 // when there is none (unless opts.MustExist). See the package
@@ -290,10 +289,6 @@ func (e *Engine) load() error {
 // Dir returns the directory the engine was opened on.
 func (e *Engine) Dir() string { return e.dir }
 
-// SystemName is the store's OpenTelemetry db.system.name, "tablekit.file"
-// (tablekit.SystemNamer).
-func (e *Engine) SystemName() string { return "tablekit.file" }
-
 // Close flushes the memtable, closes the store and releases the
 // directory's lock. It waits for calls in flight; later calls fail with
 // tablekit.ErrUnavailable. Closing twice is a no-op.
@@ -447,7 +442,7 @@ func (e *Engine) createTable(ctx context.Context, meta *tablekit.TableMeta, feed
 	_ = b.DeleteRange(aiTablePrefix(rows), codec.PrefixSuccessor(aiTablePrefix(rows)), nil)
 	_ = b.Set(metaKey(m.Name), val, nil)
 	if feed != nil {
-		t.feed = newFileFeed()
+		t.feed = t.newFeed()
 		t.feed.enable(feed.Retention)
 		t.saveFeed(b)
 	}
@@ -508,13 +503,11 @@ func (e *Engine) UpdateTable(ctx context.Context, req *tablekit.UpdateTableReque
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	switch {
-	case t.deleted:
+	if t.deleted {
 		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q does not exist", req.Meta.Name)
-	case t.meta.Incarnation != req.Meta.Incarnation:
-		return nil, tablekit.Errorf(tablekit.ErrTableNotFound, "table %q was deleted and created again", req.Meta.Name)
-	case t.meta.Generation != req.Meta.Generation:
-		return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "table %q: options changed (generation %d, expected %d)", req.Meta.Name, t.meta.Generation, req.Meta.Generation)
+	}
+	if err := driver.CheckUpdateTable(&t.meta, req); err != nil {
+		return nil, err
 	}
 	m := t.meta
 	m.Options = req.Options
@@ -620,8 +613,10 @@ func (e *Engine) stripe(k []byte) int {
 }
 
 // lockStripes locks the row locks held in ascending order (see
-// driver.LockStripes) and returns their unlock.
-func (e *Engine) lockStripes(held []int) (unlock func()) { return driver.LockStripes(e.locks[:], held) }
+// enginekit.LockStripes) and returns their unlock.
+func (e *Engine) lockStripes(held []int) (unlock func()) {
+	return enginekit.LockStripes(e.locks[:], held)
+}
 
 // Write implements tablekit.Backend: under the table's shared lock and the
 // row's stripe, it reads the stored row (when the write needs it), applies
@@ -843,21 +838,6 @@ func (e *Engine) Checkpoint(ctx context.Context, dir string) error {
 		return storeError(err, "fileengine: checkpoint of %q into %q", e.dir, dir)
 	}
 	return nil
-}
-
-// As offers the engine's *pebble.DB to tablekit.Client.As: a **pebble.DB
-// target gets it (for metrics and tools; writing to it bypasses the
-// engine's rules).
-func (e *Engine) As(target any) bool {
-	switch p := target.(type) {
-	case **pebble.DB:
-		*p = e.db
-		return true
-	case **Engine:
-		*p = e
-		return true
-	}
-	return false
 }
 
 // storeError turns an error of pebble or the file system into a

@@ -15,7 +15,9 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
-	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/enginekit"
+	"github.com/tablekit/tablekit/internal/feedwake"
+	"github.com/tablekit/tablekit/internal/wire"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -42,8 +44,6 @@ const (
 	changeFormat     = 1
 )
 
-var _ tablekit.ChangeFeeder = (*Engine)(nil)
-
 // feedRecord is the stored feed state.
 type feedRecord struct {
 	V         int          `json:"v"`
@@ -67,9 +67,10 @@ type fileFeed struct {
 	st feedRecord
 
 	mu       sync.Mutex
-	seq      uint64         // the next sequence number of the open shard
-	inflight map[uint64]int // numbers reserved by writes not yet committed
-	lastTrim int64          // the Now of the last trim (under the table's mu alone)
+	seq      uint64           // the next sequence number of the open shard
+	inflight map[uint64]int   // numbers reserved by writes not yet committed
+	lastTrim int64            // the Now of the last trim (under the table's mu alone)
+	wake     *feedwake.Signal // the table's: notified as records commit (FeedChanged)
 }
 
 func feedStateKey(rows string) []byte {
@@ -107,7 +108,8 @@ func (e *Engine) loadFeed(t *table) error {
 	if err != nil || st.V != feedFormat {
 		return fmt.Errorf("%w: change feed state of table %q", ErrCorrupt, t.meta.Name)
 	}
-	f := &fileFeed{st: st, seq: 1, inflight: map[uint64]int{}}
+	f := t.newFeed()
+	f.st = st
 	if n := len(st.Shards); n > 0 && !st.Shards[n-1].Ended {
 		// The next number follows the last record stored.
 		last := st.Shards[n-1].N
@@ -158,7 +160,8 @@ func (tk *feedTickets) add(f *fileFeed, seq uint64) {
 	tk.seqs = append(tk.seqs, seq)
 }
 
-// done releases the numbers, committed or not.
+// done releases the numbers, committed or not, and wakes the feeds'
+// followers (FeedChanged): a committed record is now below safe.
 func (tk *feedTickets) done() {
 	for i, f := range tk.f {
 		f.mu.Lock()
@@ -166,7 +169,22 @@ func (tk *feedTickets) done() {
 			delete(f.inflight, tk.seqs[i])
 		}
 		f.mu.Unlock()
+		f.wake.Notify()
 	}
+}
+
+// FeedChanged implements tablekit.FeedWaiter: the channel closes when a
+// write that recorded a change to the table's feed has committed (or
+// failed), or when the feed is enabled or disabled.
+func (e *Engine) FeedChanged(ctx context.Context, table string) (<-chan struct{}, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t, err := e.table(table)
+	if err != nil {
+		return nil, err
+	}
+	return t.wake.Wait(), nil
 }
 
 // safe returns the number below which every record of the open shard is
@@ -189,13 +207,11 @@ func appendChange(dst []byte, r *tablekit.ChangeRecord) []byte {
 	dst = append(dst, changeFormat, byte(r.Kind))
 	dst = binary.AppendVarint(dst, r.CommitTime.UnixMilli())
 	k := codec.EncodeKey(r.Key)
-	dst = binary.AppendUvarint(dst, uint64(len(k)))
-	dst = append(dst, k...)
+	dst = wire.AppendString(dst, view(k))
 	dst = binary.AppendUvarint(dst, uint64(len(r.Changes)))
 	for _, c := range r.Changes {
 		dst = append(dst, byte(c.Kind))
-		dst = binary.AppendUvarint(dst, uint64(len(c.Column)))
-		dst = append(dst, c.Column...)
+		dst = wire.AppendString(dst, c.Column)
 		dst = binary.AppendVarint(dst, c.Version)
 		if c.Kind == tablekit.ChangePut {
 			dst = codec.AppendValue(dst, c.Value)
@@ -343,7 +359,7 @@ func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedR
 	defer e.end()
 	defer t.mu.Unlock()
 	old := t.feed
-	f := newFileFeed()
+	f := t.newFeed()
 	if old != nil {
 		f.st = old.st
 		f.st.Shards = slices.Clone(old.st.Shards)
@@ -371,11 +387,14 @@ func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedR
 		t.feed = old
 		return nil, storeError(err, "table %q: change feed", req.Meta.Name)
 	}
+	t.wake.Notify() // a shard opened or ended
 	return t.feedStatus(), nil
 }
 
-func newFileFeed() *fileFeed {
-	return &fileFeed{st: feedRecord{V: feedFormat}, seq: 1, inflight: map[uint64]int{}}
+// newFeed returns a disabled feed of t, no shard yet, waking t's
+// followers.
+func (t *table) newFeed() *fileFeed {
+	return &fileFeed{st: feedRecord{V: feedFormat}, seq: 1, inflight: map[uint64]int{}, wake: &t.wake}
 }
 
 // enable opens a new shard, the child of the last one, and records from
@@ -415,7 +434,7 @@ func (e *Engine) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMet
 // lock.
 func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) (*tablekit.ReadShardResponse, error) {
 	name := req.Meta.Name
-	after, err := driver.ParseSeqCheckpoint(req)
+	after, err := enginekit.ParseSeqCheckpoint(req)
 	if err != nil {
 		return nil, err
 	}
@@ -468,7 +487,7 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 	}
 	defer it.Close()
 	id := req.Shard
-	out := &tablekit.ReadShardResponse{Next: driver.SeqCheckpoint(id, after)}
+	out := &tablekit.ReadShardResponse{Next: enginekit.SeqCheckpoint(id, after)}
 	limit := max(req.Limit, 1)
 	ok := it.First()
 	for ; ok && len(out.Records) < limit; ok = it.Next() {
@@ -478,7 +497,7 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 		if err != nil {
 			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: change feed shard %q record %d", name, id, seq)
 		}
-		r.Shard, r.Checkpoint = id, driver.SeqCheckpoint(id, seq)
+		r.Shard, r.Checkpoint = id, enginekit.SeqCheckpoint(id, seq)
 		out.Records = append(out.Records, r)
 		out.Next = r.Checkpoint
 	}

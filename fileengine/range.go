@@ -14,8 +14,6 @@ import (
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
-var _ tablekit.RangeScanner = (*Engine)(nil)
-
 // GetRange implements tablekit.Backend. It reads one page from one pebble
 // iterator (a consistent snapshot), examining at most MaxScanRows rows
 // and returning about MaxPageSize bytes at most (see walk), and copies

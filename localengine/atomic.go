@@ -5,10 +5,8 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
-	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/enginekit"
 )
-
-var _ tablekit.AtomicWriter = (*Engine)(nil)
 
 // AtomicWrite implements tablekit.AtomicWriter (SPEC §13). It holds the
 // stripes of all its rows (taken in stripe order, so that two atomic writes
@@ -78,7 +76,7 @@ func (t *table) atomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest, 
 		keys[i] = bytesView(k)
 		held = append(held, stripeOf(k))
 	}
-	defer driver.LockStripes(t.stripes[:], held)() // in ascending order
+	defer enginekit.LockStripes(t.stripes[:], held)() // in ascending order
 	if err := ctx.Err(); err != nil {
 		return nil, -1, err
 	}

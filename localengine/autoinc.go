@@ -35,16 +35,6 @@ import (
 // assigned key. The counters live and die with the table (a table created
 // again starts afresh).
 
-var _ tablekit.CapabilityDeclarer = (*Engine)(nil)
-
-// Capabilities implements tablekit.CapabilityDeclarer: what the engine's
-// methods show, and auto-increment key columns.
-func (e *Engine) Capabilities() tablekit.Capabilities {
-	c := driver.Implemented(e)
-	c.AutoIncrement = true
-	return c
-}
-
 // autoInc is a table's auto-increment state.
 type autoInc struct {
 	col  int // the auto-increment column's index in the key

@@ -1,9 +1,10 @@
 // Package localengine is for unit tests, and for programs that want
-// tablekit tables in memory: tablekit's reference engine, every table in
-// memory, rows in ordered maps keyed by the order-preserving key encoding,
-// each row's semantics from package rowmodel. It is what unit
-// tests use instead of a cloud, what the conformance suite compares other
-// backends against, and the store behind the Tablestore test server. Its
+// tablekit tables in memory: tablekit's fast in-memory engine, every table
+// in memory, rows in ordered maps keyed by the order-preserving key
+// encoding, each row's semantics from package rowmodel. It is what unit
+// tests use instead of a cloud and the store behind the Tablestore test
+// server; the conformance suite's differential test checks it against a
+// plain reference of its own, like every other backend. Its
 // performance against the bare ordered map it is built on, and what keeps
 // it there, is in BENCHMARKS.md beside this file.
 //
@@ -37,7 +38,21 @@
 // key-only marker, the row's generation and the rowmodel.Shape of its
 // cells). So a row is one allocation holding no pointers, and the garbage
 // collector follows one pointer per row. It keeps no part of a request: a
-// stored row's key and cells are copies. Nothing is written anywhere else,
+// stored row's key and cells are copies.
+//
+// Updates in place. A stored row is never written: every write stores a
+// new packed row in the entry's place (copy-on-write), under its span's
+// lock. An update that only replaces cells (rowmodel.InPlace: the table
+// keeps one version of a column, every cell of the row is visible, and the
+// update Puts columns the row has, at versions no earlier than theirs:
+// YCSB's update) is not decoded, merged and packed again: the new row is
+// the old one's bytes copied in runs, with the changed cells' headers and
+// bytes written anew (update.go), and it is stored along the B-tree path
+// its read of the old row took (one walk). Any other update takes
+// rowmodel's Update. Either way a reader sees a row whole, never half
+// updated (SPEC §11): it copies the entry under the span's lock shared and
+// decodes the immutable string it holds after letting the lock go, and the
+// cells it returned keep viewing that string, whatever later writes store. Nothing is written anywhere else,
 // and everything is gone when the process ends or Close is called.
 //
 // # Semantics
@@ -90,7 +105,10 @@
 // table's records are appended to an in-memory log in the same critical
 // section as the write's store (under its span's lock and a small mutex
 // of the log's own, or the table's lock taken alone), so the feed and the
-// table never disagree. Each period the feed is enabled is one shard. Records
+// table never disagree. It is a tablekit.FeedWaiter: each record
+// closes the channel a caught-up follower waits on (FeedChanged), so
+// Table.FollowChangeFeed reads a record when it commits instead of after
+// its poll. Each period the feed is enabled is one shard. Records
 // are kept for the retention (24-168 h, by commit time at the requests'
 // clock), trimmed on later writes and reads.
 //

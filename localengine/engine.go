@@ -14,6 +14,7 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/feedwake"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -31,6 +32,7 @@ type Engine struct {
 	closed   bool
 	catalog  atomic.Pointer[map[string]*table] // tables; nil once closed
 	spanRows int                               // entries above which a new table's span splits; 0: spanRows (a test hook)
+	general  bool                              // a new table never updates in place (update.go; a test hook: the baseline of its benchmarks)
 }
 
 type table struct {
@@ -38,18 +40,21 @@ type table struct {
 	// the writer slots: readers share mu, and a single-row writer shares
 	// one slot, picked at random (so writers of different slots write no
 	// common word); UpdateTable, atomic writes' stores, splits and merges
-	// of spans, and the feed's settings and reads take mu and every slot
-	// alone (lock; see Write, span.go).
+	// of spans, and the feed's settings take mu and every slot alone
+	// (lock; see Write, span.go); the feed's reads share mu and take
+	// feedMu (feed.go).
 	mu       sync.RWMutex
 	slots    [writerSlots]slot
 	meta     tablekit.TableMeta
 	lows     []string // lows[i] is the least key span i may hold; lows[0] is ""
 	spans    []*span  // the rows, by key range (span.go)
 	spanRows int      // entries above which a span splits
+	general  bool     // every update takes rowmodel's Update (Engine.general)
 	feed     *feedLog // the change feed (feed.go); nil when never enabled
 	// feedMu orders the appends of writers that share mu (feed.go).
 	feedMu sync.Mutex
-	ai     *autoInc // auto-increment counters (autoinc.go); nil without such a column
+	ai     *autoInc        // auto-increment counters (autoinc.go); nil without such a column
+	wake   feedwake.Signal // closes for followers at each change record (feed.go)
 	// A writer holds its row's stripe from reading the stored row to
 	// storing the new one, so that writes to one row apply one at a time,
 	// and writes to rows of different stripes build their rows together.
@@ -107,11 +112,6 @@ func stripeOf(k []byte) int {
 	return int(h % stripes)
 }
 
-var (
-	_ tablekit.Backend      = (*Engine)(nil)
-	_ tablekit.RangeScanner = (*Engine)(nil)
-)
-
 // New returns an empty engine.
 func New() *Engine {
 	e := &Engine{}
@@ -124,10 +124,6 @@ func (e *Engine) publish(m map[string]*table) {
 	e.tables = m
 	e.catalog.Store(&m)
 }
-
-// SystemName is the store's OpenTelemetry db.system.name, "tablekit.local"
-// (tablekit.SystemNamer).
-func (e *Engine) SystemName() string { return "tablekit.local" }
 
 // Close drops every table. Later calls fail with ErrUnavailable.
 func (e *Engine) Close() error {
@@ -180,7 +176,7 @@ func (e *Engine) createTable(ctx context.Context, meta *tablekit.TableMeta, feed
 		n = spanRows
 	}
 	tables := maps.Clone(e.tables)
-	t := &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows())}, spanRows: n, ai: newAutoInc(&m)}
+	t := &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows())}, spanRows: n, general: e.general, ai: newAutoInc(&m)}
 	if feed != nil {
 		t.feed = &feedLog{}
 		t.feed.enable(m.Incarnation, feed.Retention)
@@ -290,27 +286,65 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 	if !ok {
 		return nil, nil
 	}
-	var (
-		cols  []tablekit.Column
-		found bool
-	)
-	if rowmodel.NewWholeRead(&opts, &req.Read, req.Now).Of(ent.shape) {
-		cols, found = ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, &req.Read, req.Now)
-	} else {
-		var sbuf [16]tablekit.Column
-		r := ent.row(sbuf[:0])
-		cols, found = rowmodel.Read(&r, opts, &req.Read, req.Now)
-	}
+	cols, found := getCells(&ent, opts, &req.Read, req.Now)
 	if !found {
 		return nil, nil
 	}
 	// The row's key is the key asked for (their encodings are equal), under
 	// the schema's names: there is nothing to decode.
-	key := make(tablekit.PrimaryKey, len(schema))
+	r := newRow(len(schema))
 	for i, kc := range schema {
-		key[i].Name, key[i].Value = kc.Name, req.Key[i].Value
+		r.Key[i].Name, r.Key[i].Value = kc.Name, req.Key[i].Value
 	}
-	return &tablekit.Row{Key: key, Columns: cols}, nil
+	r.Columns = cols
+	return r, nil
+}
+
+// getCells is what GetRow returns of the stored row ent: its cells, in a
+// new, exactly sized slice, and whether the row is returned. A read that
+// returns the cells as they are stored (rowmodel.WholeRead of the entry's
+// shape), or would but for a projection naming every column the row has
+// (rowmodel.Covers: YCSB's reads name every field), decodes them straight
+// into the slice; any other evaluates them (rowmodel.Read).
+func getCells(ent *entry, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
+	if rowmodel.NewWholeRead(&opts, spec, now).Of(ent.shape) {
+		return ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, spec, now)
+	}
+	if spec.Columns != nil && spec.TimeRange == nil {
+		all := *spec
+		all.Columns = nil
+		if rowmodel.NewWholeRead(&opts, &all, now).Of(ent.shape) {
+			cols, found := ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, &all, now)
+			if !found || rowmodel.Covers(spec.Columns, cols) {
+				return cols, found
+			}
+		}
+	}
+	var sbuf [16]tablekit.Column
+	r := ent.row(sbuf[:0])
+	return rowmodel.Read(&r, opts, spec, now)
+}
+
+// newRow returns a Row whose Key has n parts, both in one allocation for
+// keys of up to 4 columns.
+func newRow(n int) *tablekit.Row {
+	switch n {
+	case 1:
+		rk := new(struct {
+			r tablekit.Row
+			k [1]tablekit.KeyPart
+		})
+		rk.r.Key = rk.k[:]
+		return &rk.r
+	case 2, 3, 4:
+		rk := new(struct {
+			r tablekit.Row
+			k [4]tablekit.KeyPart
+		})
+		rk.r.Key = rk.k[:n:n]
+		return &rk.r
+	}
+	return &tablekit.Row{Key: make(tablekit.PrimaryKey, n)}
 }
 
 // GetRange implements tablekit.Backend.
@@ -489,15 +523,24 @@ func (t *table) writeShared(w *tablekit.WriteRequest, k string, fresh bool) (res
 	}
 	// Only an update and a condition read the stored row; an unconditional
 	// put or delete is decided without it, and saves a walk down the map.
+	// The store follows the read's path (hint): one walk per write.
 	var (
-		old entry
-		ok  bool
+		old  entry
+		ok   bool
+		hint btree.PathHint
 	)
 	if fresh || w.Kind == tablekit.WriteUpdate || !w.Condition.IsZero() {
-		old, ok = t.get(k)
+		old, ok = t.getHint(k, &hint)
 	}
 	if fresh && ok {
 		return nil, true, false, nil
+	}
+	if ok && w.Kind == tablekit.WriteUpdate && !t.general {
+		if ent, done := inPlace(w, m, &old); done { // update.go
+			res := &tablekit.UpdateResult{}
+			t.ai.saw(w.Key)
+			return res, false, t.store(k, ent, true, w, res, &hint), nil
+		}
 	}
 	var scratch [16]tablekit.Column
 	ww, ent, keep, res, err := apply(w, m, old, ok, scratch[:0])
@@ -507,7 +550,7 @@ func (t *table) writeShared(w *tablekit.WriteRequest, k string, fresh bool) (res
 	if keep && !fresh { // an assigned key is the counter's already
 		t.ai.saw(ww.Key) // before the row is stored (autoinc.go)
 	}
-	return res, false, t.store(k, ent, keep, ww, res), nil
+	return res, false, t.store(k, ent, keep, ww, res, &hint), nil
 }
 
 // apply applies w to the stored row old (when ok) under the table's meta m

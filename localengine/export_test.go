@@ -7,3 +7,19 @@ func NewWithSpanRows(n int) *Engine {
 	e.spanRows = n
 	return e
 }
+
+// PlantSpanMutant plants the span bug of mutant.go until the returned
+// function is called (not concurrently with other tests of the package).
+func PlantSpanMutant() (undo func()) {
+	spanMutant = true
+	return func() { spanMutant = false }
+}
+
+// NewGeneral returns an empty engine that applies every update with
+// rowmodel's Update, never in place (update.go): the baseline of the
+// in-place update's benchmarks and tests.
+func NewGeneral() *Engine {
+	e := New()
+	e.general = true
+	return e
+}

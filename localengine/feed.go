@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/enginekit"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -29,8 +29,6 @@ import (
 // MaxFeedRecords bounds the records one table's feed keeps in memory,
 // whatever their age.
 const MaxFeedRecords = 1 << 20
-
-var _ tablekit.ChangeFeeder = (*Engine)(nil)
 
 // feedLog is a table's change feed; nil when never enabled.
 type feedLog struct {
@@ -61,6 +59,9 @@ func (t *table) record(w *tablekit.WriteRequest, res *tablekit.UpdateResult) {
 	s.recs = append(s.recs, rowmodel.ChangeOf(w, res)) // Shard and Checkpoint are set when read
 	f.count++
 	f.trim(w.Now)
+	// Followers woken (FeedChanged) read the feed under t.mu shared and
+	// t.feedMu, so they see the record once this write releases its locks.
+	t.wake.Notify()
 }
 
 // trim drops records older than the retention at now, and the oldest
@@ -120,6 +121,7 @@ func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedR
 		f.enabled = false
 	}
 	f.trim(req.Now)
+	t.wake.Notify() // a shard opened or ended
 	return f.status(), nil
 }
 
@@ -135,12 +137,21 @@ func (f *feedLog) enable(incarnation string, retention time.Duration) {
 	f.enabled, f.retention = true, retention
 }
 
-var _ tablekit.FeedCreator = (*Engine)(nil)
-
 // CreateTableWithFeed implements tablekit.FeedCreator: the table is
 // published with its feed on, so no write comes before the feed.
 func (e *Engine) CreateTableWithFeed(ctx context.Context, meta *tablekit.TableMeta, feed *tablekit.SetChangeFeedRequest) error {
 	return e.createTable(ctx, meta, feed)
+}
+
+// FeedChanged implements tablekit.FeedWaiter: the channel closes at the
+// next change record of the table (appended with its write, under the
+// write's locks), or when its feed is enabled or disabled.
+func (e *Engine) FeedChanged(ctx context.Context, table string) (<-chan struct{}, error) {
+	t, err := e.table(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	return t.wake.Wait(), nil
 }
 
 // DescribeChangeFeed implements tablekit.ChangeFeeder.
@@ -168,7 +179,7 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 	if err != nil {
 		return nil, err
 	}
-	after, err := driver.ParseSeqCheckpoint(req)
+	after, err := enginekit.ParseSeqCheckpoint(req)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +205,7 @@ func (e *Engine) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) 
 		r := &out.Records[i]
 		r.Key = slices.Clone(r.Key)
 		r.Changes = slices.Clone(r.Changes)
-		r.Checkpoint = driver.SeqCheckpoint(r.Shard, first+uint64(i))
+		r.Checkpoint = enginekit.SeqCheckpoint(r.Shard, first+uint64(i))
 	}
 	if n := len(out.Records); n > 0 {
 		out.Next = out.Records[n-1].Checkpoint
@@ -237,7 +248,7 @@ func (t *table) readPage(req *tablekit.ReadShardRequest, after uint64) (_ *table
 	}
 	lo := int(after + 1 - s.first)
 	hi := min(len(s.recs), lo+max(req.Limit, 1))
-	out := &tablekit.ReadShardResponse{Records: make([]tablekit.ChangeRecord, hi-lo), Next: driver.SeqCheckpoint(s.id, after)}
+	out := &tablekit.ReadShardResponse{Records: make([]tablekit.ChangeRecord, hi-lo), Next: enginekit.SeqCheckpoint(s.id, after)}
 	copy(out.Records, s.recs[lo:hi])
 	for i := range out.Records {
 		out.Records[i].Shard = s.id

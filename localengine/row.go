@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/internal/wire"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -48,12 +49,10 @@ func (ent *entry) key() string { return ent.rec[:ent.keyEnd] }
 func pack(k tablekit.PrimaryKey, r *rowmodel.Row) entry {
 	n := codec.KeySize(k)
 	for _, p := range k {
-		n += valueSize(p.Value)
+		n += codec.ValueSize(p.Value)
 	}
 	for i := range r.Cells {
-		c := &r.Cells[i]
-		s := bytesOf(c.Value)
-		n += 1 + uvarintSize(len(c.Name)) + 8 + payloadSize(c.Value) + len(c.Name) + len(s)
+		n += cellSize(&r.Cells[i])
 	}
 	b := make([]byte, 0, n)
 	b = codec.AppendKey(b, k)
@@ -63,80 +62,59 @@ func pack(k tablekit.PrimaryKey, r *rowmodel.Row) entry {
 	}
 	cellsAt := len(b)
 	for i := range r.Cells {
-		c := &r.Cells[i]
-		b = append(b, byte(c.Value.Type()))
-		b = binary.AppendUvarint(b, uint64(len(c.Name)))
-		b = binary.BigEndian.AppendUint64(b, uint64(c.Version))
-		switch c.Value.Type() {
-		case tablekit.TypeString, tablekit.TypeBinary:
-			b = binary.AppendUvarint(b, uint64(len(bytesOf(c.Value))))
-		case tablekit.TypeInteger:
-			i, _ := c.Value.Int()
-			b = binary.BigEndian.AppendUint64(b, uint64(i))
-		case tablekit.TypeDouble:
-			f, _ := c.Value.Float()
-			b = binary.BigEndian.AppendUint64(b, math.Float64bits(f))
-		case tablekit.TypeBoolean:
-			if v, _ := c.Value.Bool(); v {
-				b = append(b, 1)
-			} else {
-				b = append(b, 0)
-			}
-		}
+		b = appendHeader(b, &r.Cells[i])
 	}
 	blobAt := len(b)
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		b = append(b, c.Name...)
-		b = append(b, bytesOf(c.Value)...)
+		b = append(b, codec.Bytes(c.Value)...)
 	}
 	return entry{rec: bytesView(b), keyEnd: uint32(keyEnd), cellsAt: uint32(cellsAt), blobAt: uint32(blobAt),
 		cells: int32(len(r.Cells)), marker: r.Marker, gen: r.Generation, shape: rowmodel.ShapeOf(r.Cells)}
 }
 
-// bytesOf returns the bytes of a String or Binary value, "" for others.
-func bytesOf(v tablekit.Value) string {
-	if s, ok := v.Str(); ok {
-		return s
-	}
-	s, _ := v.BytesString()
-	return s
+// cellSize is the number of bytes cell c takes in a packed row: its
+// header and its name and bytes.
+func cellSize(c *tablekit.Column) int {
+	return headerSize(c.Value, len(c.Name)) + len(c.Name) + len(codec.Bytes(c.Value))
 }
 
-// payloadSize is the length of a cell header's last field for v.
-func payloadSize(v tablekit.Value) int {
+// headerSize is the length of the header of a cell of value v and a name
+// of nl bytes.
+func headerSize(v tablekit.Value, nl int) int {
+	n := 1 + wire.UvarintLen(nl) + 8
 	switch v.Type() {
 	case tablekit.TypeInteger, tablekit.TypeDouble:
-		return 8
+		return n + 8
 	case tablekit.TypeBoolean:
-		return 1
+		return n + 1
 	}
-	return uvarintSize(len(bytesOf(v)))
+	return n + wire.UvarintLen(len(codec.Bytes(v)))
 }
 
-// valueSize is the length of codec.AppendValue's encoding of v.
-func valueSize(v tablekit.Value) int {
-	switch v.Type() {
-	case tablekit.TypeString:
-		s, _ := v.Str()
-		return 1 + uvarintSize(len(s)) + len(s)
-	case tablekit.TypeBinary:
-		s, _ := v.BytesString()
-		return 1 + uvarintSize(len(s)) + len(s)
-	case tablekit.TypeInteger, tablekit.TypeDouble:
-		return 9
+// appendHeader appends the header of cell c.
+func appendHeader(b []byte, c *tablekit.Column) []byte {
+	b = append(b, byte(c.Value.Type()))
+	b = binary.AppendUvarint(b, uint64(len(c.Name)))
+	b = binary.BigEndian.AppendUint64(b, uint64(c.Version))
+	switch c.Value.Type() {
+	case tablekit.TypeString, tablekit.TypeBinary:
+		b = binary.AppendUvarint(b, uint64(len(codec.Bytes(c.Value))))
+	case tablekit.TypeInteger:
+		i, _ := c.Value.Int()
+		b = binary.BigEndian.AppendUint64(b, uint64(i))
+	case tablekit.TypeDouble:
+		f, _ := c.Value.Float()
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(f))
 	case tablekit.TypeBoolean:
-		return 2
+		if v, _ := c.Value.Bool(); v {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
 	}
-	return 1
-}
-
-func uvarintSize(n int) int {
-	k := 1
-	for ; n >= 0x80; n >>= 7 {
-		k++
-	}
-	return k
+	return b
 }
 
 // corrupt reports bytes of rec that pack did not write: a bug in the
@@ -168,7 +146,8 @@ func (ent *entry) appendCells(dst []tablekit.Column) []tablekit.Column {
 	dst = slices.Grow(dst, int(ent.cells))[:n+int(ent.cells)]
 	for i := range dst[n:] {
 		typ := tablekit.Type(h[0])
-		nl, k := uvarintAt(h, 1)
+		nl, k := wire.Uvarint(h[1:])
+		k++
 		ver := int64(be64(h[k:]))
 		h = h[k+8:]
 		name := blob[:nl]
@@ -176,7 +155,7 @@ func (ent *entry) appendCells(dst []tablekit.Column) []tablekit.Column {
 		var v tablekit.Value
 		switch typ {
 		case tablekit.TypeString, tablekit.TypeBinary:
-			l, k := uvarintAt(h, 0)
+			l, k := wire.Uvarint(h)
 			h = h[k:]
 			if typ == tablekit.TypeString {
 				v = tablekit.String(blob[:l])
@@ -200,27 +179,6 @@ func (ent *entry) appendCells(dst []tablekit.Column) []tablekit.Column {
 		c.Name, c.Value, c.Version = name, v, ver
 	}
 	return dst
-}
-
-// uvarintAt decodes the uvarint at s[i:] (written by binary.AppendUvarint)
-// and returns it and the index after it.
-func uvarintAt(s string, i int) (uint64, int) {
-	if c := s[i]; c < 0x80 { // one byte: inlined
-		return uint64(c), i + 1
-	}
-	return uvarintLong(s, i)
-}
-
-func uvarintLong(s string, i int) (uint64, int) {
-	var x uint64
-	for shift := 0; ; shift += 7 {
-		c := s[i]
-		i++
-		x |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return x, i
-		}
-	}
 }
 
 // be64 decodes 8 big-endian bytes.

@@ -69,10 +69,17 @@ func (t *table) spanOf(k string) int {
 }
 
 // get returns the stored entry of encoded key k (the caller holds t.mu).
-func (t *table) get(k string) (entry, bool) {
+func (t *table) get(k string) (entry, bool) { return t.getHint(k, nil) }
+
+// getHint is get noting the path to k's entry in hint (when not nil), for
+// a store of the same key under the same hold of t.mu to follow instead of
+// walking the B-tree again (spans neither split nor merge meanwhile; a
+// writer of another row may have moved entries, and then the B-tree
+// searches where the hint no longer holds).
+func (t *table) getHint(k string, hint *btree.PathHint) (entry, bool) {
 	s := t.spans[t.spanOf(k)]
 	s.mu.RLock()
-	ent, ok := s.rows.Get(probe(k))
+	ent, ok := s.rows.GetHint(probe(k), hint)
 	s.mu.RUnlock()
 	return ent, ok
 }
@@ -82,13 +89,13 @@ func (t *table) get(k string) (entry, bool) {
 // span's lock (the caller holds t.mu shared): so a reader sees the row and
 // a feed reader its record together, and records of one span are in the
 // order of its stores. It reports whether the span should now be split or
-// merged (see reshape).
-func (t *table) store(k string, ent entry, keep bool, w *tablekit.WriteRequest, res *tablekit.UpdateResult) (reshape bool) {
+// merged (see reshape). hint, when not nil, is getHint's path to the row.
+func (t *table) store(k string, ent entry, keep bool, w *tablekit.WriteRequest, res *tablekit.UpdateResult, hint *btree.PathHint) (reshape bool) {
 	i := t.spanOf(k)
 	s := t.spans[i]
 	s.mu.Lock()
 	if keep {
-		s.rows.Set(ent)
+		s.rows.SetHint(ent, hint)
 	} else {
 		s.rows.Delete(probe(k))
 	}
@@ -191,10 +198,11 @@ func (t *table) reshapeLocked(k string) {
 func (t *table) ascend(from string, fn func(entry) bool) {
 	cont := true
 	iter := func(ent entry) bool { cont = fn(ent); return cont }
-	for i := t.spanOf(from); cont && i < len(t.spans); i++ {
+	first := t.spanOf(from)
+	for i := first; cont && i < len(t.spans); i++ {
 		s := t.spans[i]
 		s.mu.RLock()
-		s.rows.Ascend(probe(from), iter)
+		s.rows.Ascend(probe(from), planted(iter, i > first)) // mutant.go
 		s.mu.RUnlock()
 	}
 }

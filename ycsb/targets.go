@@ -20,9 +20,9 @@ import (
 	// Every backend, so that every URL scheme is registered.
 	_ "github.com/tablekit/tablekit/all"
 
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
 // urlTarget is a tablekit target opened by URL.
@@ -175,14 +175,14 @@ func dynamoDBTargets() ([]Target, error) {
 
 // TablestoreTargets are the adapter (tablestore://, credentials in the
 // environment) and the raw SDK, each on its own in-process Tablestore
-// emulator (tstest).
+// emulator (tsemu).
 func TablestoreTargets() ([]Target, error) {
-	const backend = "tablestore (tstest)"
-	srvA, err := tstest.NewServer(tstest.Options{Backend: localengine.New()})
+	const backend = "tablestore (tsemu)"
+	srvA, err := tsemu.NewServer(tsemu.Options{Backend: localengine.New()})
 	if err != nil {
 		return nil, err
 	}
-	srvR, err := tstest.NewServer(tstest.Options{Backend: localengine.New()})
+	srvR, err := tsemu.NewServer(tsemu.Options{Backend: localengine.New()})
 	if err != nil {
 		srvA.Close()
 		return nil, err

@@ -9,10 +9,8 @@ import (
 	"github.com/tablekit/tablekit"
 )
 
-var _ tablekit.AtomicWriter = (*Backend)(nil)
-
-// notAppliedPrefix begins the message tstest gives the rows of a failed
-// atomic batch that did not fail themselves (tstest's atomicNotApplied),
+// notAppliedPrefix begins the message tsemu gives the rows of a failed
+// atomic batch that did not fail themselves (tsemu's atomicNotApplied),
 // so the failing row can be told from them.
 const notAppliedPrefix = "Not applied: the atomic batch failed at row "
 
@@ -22,7 +20,7 @@ const notAppliedPrefix = "Not applied: the atomic batch failed at row "
 // the answer; the error is the failing row's, as an
 // *tablekit.AtomicWriteError with that row's index: the first failed row
 // whose message is not the "not applied" of a row that did not fail itself
-// (tstest words those so), else the first failed row. A whole-call error
+// (tsemu words those so), else the first failed row. A whole-call error
 // (throttling, an outage, a refusal of the request) is returned as it is,
 // and a write with a condition or an increment is not sent again after an
 // attempt whose outcome is unknown.

@@ -11,7 +11,7 @@ import (
 
 // BenchmarkAtomicWrite writes the same 10 rows of one partition key (1 KB
 // each: 10 Binary columns of 100 bytes) through the adapter to an
-// in-process tstest server, side by side in one run: as one atomic write
+// in-process tsemu server, side by side in one run: as one atomic write
 // (one BatchWriteRow with is_atomic), as one plain batch (one
 // BatchWriteRow) and as 10 single-row writes (10 PutRow):
 //

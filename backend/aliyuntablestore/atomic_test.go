@@ -6,16 +6,16 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
-// TestAtomicWriteOverBackendWithout checks the adapter against a tstest
+// TestAtomicWriteOverBackendWithout checks the adapter against a tsemu
 // server whose Backend has no atomic writes: the server refuses is_atomic
 // (400 OTSParameterInvalid), the adapter reports ErrInvalidArgument with
 // no write index, and nothing is written.
 func TestAtomicWriteOverBackendWithout(t *testing.T) {
-	srv, err := tstest.NewServer(tstest.Options{Backend: struct{ tablekit.Backend }{localengine.New()}})
+	srv, err := tsemu.NewServer(tsemu.Options{Backend: struct{ tablekit.Backend }{localengine.New()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/backend/driver"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -24,20 +23,11 @@ import (
 // sent twice: a second attempt would write a second row.
 //
 // Tablestore takes no condition on such a write (400 "Invalid
-// expect:EXPECT_NOT_EXIST when modify row with pk auto increment"; tstest
+// expect:EXPECT_NOT_EXIST when modify row with pk auto increment"; tsemu
 // answers so too), but SPEC §14 gives it one, evaluated against the absent
 // row it creates: the adapter evaluates it (rowmodel.Check, the rule every
 // backend shares) and sends the write without it, or, when it fails,
 // nothing.
-
-// Capabilities implements tablekit.CapabilityDeclarer: batches, atomic
-// writes and auto-increment keys are Tablestore's; a change feed is
-// declared when the Backend implements tablekit.ChangeFeeder.
-func (b *Backend) Capabilities() tablekit.Capabilities {
-	c := driver.Implemented(b)
-	c.BatchRead, c.BatchWrite, c.AtomicWrite, c.AutoIncrement = true, true, true, true
-	return c
-}
 
 // assigns reports whether w's key holds the placeholder.
 func assigns(w *tablekit.WriteRequest) bool { return w.Key.AutoIncrementIndex() >= 0 }

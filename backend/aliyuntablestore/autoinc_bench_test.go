@@ -12,7 +12,7 @@ import (
 )
 
 // BenchmarkAutoIncrementPut puts 1 KB rows (10 Binary columns of 100
-// bytes) of one partition key through the adapter to an in-process tstest
+// bytes) of one partition key through the adapter to an in-process tsemu
 // server over the local engine, side by side in one run: with the
 // AutoIncrement placeholder and ReturnKey (RT_PK; the engine assigns the
 // key) and with a key the caller gives (a plain PutRow). /interleaved

@@ -44,8 +44,8 @@ func TestAutoIncrement(t *testing.T) {
 	ctx := context.Background()
 	srv := newServer(t)
 	b := openAt(t, srv, srv.Endpoint(), nil)
-	if !b.Capabilities().AutoIncrement {
-		t.Fatal("Capabilities().AutoIncrement is false")
+	if !tablekit.CapabilitiesOf(b).AutoIncrement {
+		t.Fatal("CapabilitiesOf(b).AutoIncrement is false")
 	}
 	db := tablekit.NewClient(b)
 	if err := db.CreateTable(ctx, msgsMeta); err != nil {

@@ -85,12 +85,6 @@ func (b *Backend) notify(err error, action string, d time.Duration) {
 	rn("", requestID, err, action, d)
 }
 
-var (
-	_ tablekit.Backend     = (*Backend)(nil)
-	_ tablekit.BatchReader = (*Backend)(nil)
-	_ tablekit.BatchWriter = (*Backend)(nil)
-)
-
 // Default retry settings of [DefaultConfig]. The SDK's own defaults are 10
 // retries within 5 s. These bound every retry a call makes (the adapter
 // runs them in place of the SDK, see the package doc), and the caller's
@@ -234,21 +228,6 @@ func New(c *tablestore.TableStoreClient, opts *Options) (*Backend, error) {
 // For a backend from [Open] its RetryTimes is 0 (the
 // adapter runs the retries), so calls made on it directly are not retried.
 func (b *Backend) Client() *tablestore.TableStoreClient { return b.c }
-
-// As offers the native SDK client to tablekit.Client.As: when target is a
-// **tablestore.TableStoreClient it sets *target to [Backend.Client] and
-// returns true; any other target gives false.
-func (b *Backend) As(target any) bool {
-	if p, ok := target.(**tablestore.TableStoreClient); ok && p != nil {
-		*p = b.c
-		return true
-	}
-	return false
-}
-
-// SystemName is the store's OpenTelemetry db.system.name, "tablekit.tablestore"
-// (tablekit.SystemNamer).
-func (b *Backend) SystemName() string { return "tablekit.tablestore" }
 
 // Close releases idle connections of the adapter's own transport. It
 // leaves nothing running; calls still in flight finish on their own, and

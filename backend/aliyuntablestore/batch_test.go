@@ -18,7 +18,7 @@ import (
 	"github.com/golang/protobuf/proto"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/internal/plainbuffer"
+	"github.com/tablekit/tablekit/internal/plainbuffer"
 	"github.com/tablekit/tablekit/localengine"
 )
 

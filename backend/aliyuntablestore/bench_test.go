@@ -15,7 +15,7 @@ import (
 )
 
 // The adapter against the raw SDK doing the same work, over HTTP to the
-// same tstest server: a point write of a 1 KB row (10 Binary columns of
+// same tsemu server: a point write of a 1 KB row (10 Binary columns of
 // 100 bytes, as YCSB's fields, explicit versions), an update of one
 // column, a point read and a 100-row range, without and with a
 // projection on every column (YCSB's scans name their fields).

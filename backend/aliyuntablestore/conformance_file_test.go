@@ -5,23 +5,23 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/conformance"
 	"github.com/tablekit/tablekit/fileengine"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
-// tstestFileHarness is tstestHarness with the tstest server over the file
+// tsemuFileHarness is tsemuHarness with the tsemu server over the file
 // engine (nosync) instead of the local engine: its change feed, and so
 // Tablestore Stream, is the file engine's.
-type tstestFileHarness struct{ tstestHarness }
+type tsemuFileHarness struct{ tsemuHarness }
 
 // NewBackend implements conformance.Harness.
-func (h *tstestFileHarness) NewBackend(_ context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
+func (h *tsemuFileHarness) NewBackend(_ context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
 	fe, err := fileengine.Open(t.TempDir(), &fileengine.Options{NoSync: true})
 	if err != nil {
 		return nil, err
 	}
-	srv, err := tstest.NewServer(tstest.Options{Backend: fe, Clock: clock})
+	srv, err := tsemu.NewServer(tsemu.Options{Backend: fe, Clock: clock})
 	if err != nil {
 		fe.Close()
 		return nil, err
@@ -31,8 +31,8 @@ func (h *tstestFileHarness) NewBackend(_ context.Context, t testing.TB, clock ta
 }
 
 // TestConformanceOverFile runs the SPEC suite through the adapter and
-// tstest over the file engine: the emulator's Stream API over a durable
+// tsemu over the file engine: the emulator's Stream API over a durable
 // feed, and everything else over another engine than the local one.
 func TestConformanceOverFile(t *testing.T) {
-	conformance.RunTests(t, &tstestFileHarness{})
+	conformance.RunTests(t, &tsemuFileHarness{})
 }

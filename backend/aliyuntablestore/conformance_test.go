@@ -11,18 +11,18 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/conformance"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
-// tstestHarness gives the conformance suite an adapter talking HTTP,
-// through the real SDK, to a fresh tstest server that reads the suite's
+// tsemuHarness gives the conformance suite an adapter talking HTTP,
+// through the real SDK, to a fresh tsemu server that reads the suite's
 // clock, optionally behind a proxy (wrap). It implements
 // conformance.SharedStore: a shared backend is a new adapter, with its own
 // SDK client and connections, on the same endpoint, as another process
 // would open it.
-type tstestHarness struct {
+type tsemuHarness struct {
 	wrap      func(http.Handler) http.Handler
 	endpoints sync.Map // a backend it returned -> *endpoint
 }
@@ -30,10 +30,10 @@ type tstestHarness struct {
 // endpoint is where a harness backend's server answers.
 type endpoint struct {
 	url string
-	srv *tstest.Server
+	srv *tsemu.Server
 }
 
-func (h *tstestHarness) open(e *endpoint) (tablekit.Backend, error) {
+func (h *tsemuHarness) open(e *endpoint) (tablekit.Backend, error) {
 	b, err := aliyuntablestore.Open(context.Background(), &aliyuntablestore.Options{Endpoint: e.url, Instance: e.srv.InstanceName(), AccessKeyID: e.srv.AccessKeyID(), AccessKeySecret: e.srv.AccessKeySecret()})
 	if err != nil {
 		return nil, err
@@ -43,8 +43,8 @@ func (h *tstestHarness) open(e *endpoint) (tablekit.Backend, error) {
 }
 
 // NewBackend implements conformance.Harness.
-func (h *tstestHarness) NewBackend(_ context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
-	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New(), Clock: clock})
+func (h *tsemuHarness) NewBackend(_ context.Context, t testing.TB, clock tablekit.Clock) (tablekit.Backend, error) {
+	srv, err := tsemu.NewServer(tsemu.Options{Backend: localengine.New(), Clock: clock})
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (h *tstestHarness) NewBackend(_ context.Context, t testing.TB, clock tablek
 }
 
 // ShareBackend implements conformance.SharedStore.
-func (h *tstestHarness) ShareBackend(_ context.Context, _ testing.TB, _ tablekit.Clock, b tablekit.Backend) (tablekit.Backend, error) {
+func (h *tsemuHarness) ShareBackend(_ context.Context, _ testing.TB, _ tablekit.Clock, b tablekit.Backend) (tablekit.Backend, error) {
 	e, ok := h.endpoints.Load(b)
 	if !ok {
 		return nil, fmt.Errorf("ShareBackend: %T is not a backend of this harness", b)
@@ -68,17 +68,17 @@ func (h *tstestHarness) ShareBackend(_ context.Context, _ testing.TB, _ tablekit
 }
 
 // TestConformance runs the whole SPEC suite, the differential test against
-// the local engine and the linearizability check through the real SDK over
+// the reference and the linearizability check through the real SDK over
 // HTTP.
 func TestConformance(t *testing.T) {
-	conformance.RunTests(t, &tstestHarness{})
+	conformance.RunTests(t, &tsemuHarness{})
 }
 
 // TestConformanceStrict runs the suite again through a proxy that makes
-// tstest drop rows the way the real service documents (a read with
+// tsemu drop rows the way the real service documents (a read with
 // columns_to_get or time_range that selects no cell of a row returns no
-// row), so the adapter's answers do not depend on tstest returning them.
+// row), so the adapter's answers do not depend on tsemu returning them.
 func TestConformanceStrict(t *testing.T) {
 	var dropped atomic.Int64
-	conformance.RunTests(t, &tstestHarness{wrap: func(h http.Handler) http.Handler { return strictHandler(h, &dropped) }})
+	conformance.RunTests(t, &tsemuHarness{wrap: func(h http.Handler) http.Handler { return strictHandler(h, &dropped) }})
 }

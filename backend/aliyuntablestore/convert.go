@@ -178,7 +178,7 @@ var compareOps = [...]tablestore.ComparatorType{
 
 // The service bounds a filter: its documentation gives 10 to 32
 // single-column conditions per filter depending on the page, and the
-// emulator (tstest.MaxFilterConditions, tstest.MaxFilterWidth) allows 32.
+// emulator (tsemu.MaxFilterConditions, tsemu.MaxFilterWidth) allows 32.
 // tablekit sets no such bound (SPEC §10), so a read whose filter is larger
 // is filtered by the adapter alone; a write condition must be checked
 // atomically by the service, so a larger one is refused (see the package

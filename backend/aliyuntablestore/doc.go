@@ -1,7 +1,7 @@
 // Package aliyuntablestore is for programs that keep tablekit tables in
 // Alibaba Cloud Tablestore (OTS): the tablekit backend over the official Go
 // SDK github.com/aliyun/aliyun-tablestore-go-sdk v1.9.3 (package
-// tablestore), which passes the whole conformance suite on tstest, the
+// tablestore), which passes the whole conformance suite on tsemu, the
 // Tablestore emulator beside it.
 //
 //	b, err := aliyuntablestore.Open(ctx, &aliyuntablestore.Options{
@@ -163,13 +163,13 @@
 // table and one partition key all or nothing; the Client has checked
 // that they are). A failed write fails every row of the answer; the
 // adapter reports the failing row's error as a *tablekit.AtomicWriteError
-// with its index: the first failed row whose message is not tstest's
+// with its index: the first failed row whose message is not tsemu's
 // "Not applied: the atomic batch failed at row N" of a row that did not
 // fail itself. If a server words every failed row alike, that is the
 // first row, which may name the wrong write (the real service's wording
 // of a failed atomic batch is not recorded in ../shared/fidelity). An
 // atomic write with a condition or an increment is not sent again after
-// an attempt whose outcome is unknown (ErrUnavailable). A tstest server
+// an attempt whose outcome is unknown (ErrUnavailable). A tsemu server
 // whose Backend has no atomic writes refuses is_atomic with
 // OTSParameterInvalid, which the adapter reports as ErrInvalidArgument.
 // Local transactions are not used.
@@ -186,16 +186,16 @@
 //   - Time is the server's. Tablestore checks the version window and TTL
 //     and timestamps increments with its own clock, not with the tablekit
 //     client's (the request's Now); with the real service, keep the
-//     client's clock in sync (a tstest server reads the clock you give it
-//     in Options.Clock; cmd/tablestore-emulator -clock manual follows a
-//     tstest.AdminClock), and a ManualClock does not govern TTL there.
+//     client's clock in sync (a tsemu server reads the clock you give it
+//     in Options.Clock; tsemu/cmd/tablestore-emulator -clock manual follows a
+//     tsemu.AdminClock), and a ManualClock does not govern TTL there.
 //     A version of 0 in PutRow is sent as "no timestamp" by the SDK, which
 //     means the server's now.
 //   - TTL and MaxVersions above 2^31-1 do not fit Tablestore's 32-bit
 //     fields and are refused with ErrInvalidArgument.
 //   - Column conditions of writes are evaluated by Tablestore (they must
 //     be, to be atomic), so their exact semantics are the server's; the
-//     conformance suite checks them against tstest, not the real service.
+//     conformance suite checks them against tsemu, not the real service.
 //     For the same reason a write condition larger than the service
 //     accepts (more than 32 column conditions, or more than 32 filters in
 //     one AND/OR) is refused with ErrInvalidArgument before anything is
@@ -215,7 +215,7 @@
 //     shard is "STREAM/SHARD", a checkpoint "K:ITERATOR" (K records read
 //     after a shard iterator, which is a position the service keeps
 //     valid while its records are retained). Its retention is the
-//     stream's expiration_time. Checked on tstest only: how the real
+//     stream's expiration_time. Checked on tsemu only: how the real
 //     service answers an UpdateTable that enables an enabled stream (to
 //     change its expiration) is not known.
 //   - A client built elsewhere and given to [New] honours contexts
@@ -225,7 +225,7 @@
 //     UpdateRow only once, the earlier increments' values are derived from
 //     the final one; when the increment is followed by another change of
 //     the same column this is impossible and the call reports
-//     ErrUnavailable although the write was applied. tstest returns one
+//     ErrUnavailable although the write was applied. tsemu returns one
 //     cell per increment and is not affected.
 //
 // # Errors

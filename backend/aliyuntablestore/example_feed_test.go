@@ -8,15 +8,15 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
 // The change feed (SPEC §15) is Tablestore Stream: enabling it sets the
 // table's stream, and the records are GetStreamRecord's.
 func Example_changeFeed() {
 	ctx := context.Background()
-	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New()})
+	srv, err := tsemu.NewServer(tsemu.Options{Backend: localengine.New()})
 	if err != nil {
 		log.Fatal(err)
 	}

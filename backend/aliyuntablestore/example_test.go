@@ -10,16 +10,16 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
 // Open a tablekit client on a Tablestore instance. Here the instance is a
-// tstest server; in production the endpoint is the instance's URL, such as
+// tsemu server; in production the endpoint is the instance's URL, such as
 // https://myinstance.cn-hangzhou.ots.aliyuncs.com.
 func Example() {
 	ctx := context.Background()
-	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New()})
+	srv, err := tsemu.NewServer(tsemu.Options{Backend: localengine.New()})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -71,11 +71,11 @@ func Example() {
 // the server assigns the column when a write passes tablekit.AutoIncrement,
 // and ReturnKey (or UpdateResult.Key) gives the key written, the row's
 // key from then on. Values are unique and increasing within the partition
-// key, not consecutive (a tstest server over the local engine counts 1, 2…;
+// key, not consecutive (a tsemu server over the local engine counts 1, 2…;
 // the service's values are large).
 func Example_autoIncrement() {
 	ctx := context.Background()
-	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New()})
+	srv, err := tsemu.NewServer(tsemu.Options{Backend: localengine.New()})
 	if err != nil {
 		log.Fatal(err)
 	}

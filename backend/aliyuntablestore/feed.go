@@ -36,15 +36,13 @@ import (
 //     from a given iterator whatever the page size, so resuming re-reads
 //     the iterator and skips K records; the last record of a page carries
 //     "0:NEXT", the answer's next iterator. A checkpoint's length is the
-//     iterator's plus a few bytes (about 100 on tstest).
+//     iterator's plus a few bytes (about 100 on tsemu).
 //   - A record's commit time is its sequence timestamp (microseconds);
 //     its cells are GetStreamRecord's: puts with their version, deletes
 //     of one version, deletes of every version. A shard read to the end
 //     of an ended shard has no next iterator: ReadShard reports Ended.
 //   - OTSTrimmedDataAccess, and OTSObjectNotExist of a shard's stream, are
 //     tablekit.ErrTrimmed (in ErrInvalidArgument).
-
-var _ tablekit.ChangeFeeder = (*Backend)(nil)
 
 // maxCheckpoint bounds the checkpoints ReadShard accepts.
 const maxCheckpoint = 4096

@@ -1,6 +1,6 @@
 package aliyuntablestore_test
 
-// The change feed (SPEC §15) through Tablestore Stream, on tstest over the
+// The change feed (SPEC §15) through Tablestore Stream, on tsemu over the
 // local engine and over the file engine (nosync), through the adapter and
 // the SDK over HTTP, side by side in one run:
 //
@@ -14,10 +14,10 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/fileengine"
 	"github.com/tablekit/tablekit/internal/testkit/feedbench"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
 func feedBenchClient(b *testing.B, engine string) *tablekit.Client {
@@ -30,7 +30,7 @@ func feedBenchClient(b *testing.B, engine string) *tablekit.Client {
 		b.Cleanup(func() { fe.Close() })
 		backend = fe
 	}
-	srv, err := tstest.NewServer(tstest.Options{Backend: backend})
+	srv, err := tsemu.NewServer(tsemu.Options{Backend: backend})
 	if err != nil {
 		b.Fatal(err)
 	}

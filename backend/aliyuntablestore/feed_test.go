@@ -10,7 +10,7 @@ import (
 	"github.com/tablekit/tablekit"
 )
 
-// feedUsers opens the adapter on a fresh tstest server, creates the users
+// feedUsers opens the adapter on a fresh tsemu server, creates the users
 // table and enables its feed.
 func feedUsers(t *testing.T) (*tablekit.Table, tablekit.Shard) {
 	t.Helper()
@@ -45,7 +45,7 @@ func readKeys(t *testing.T, tbl *tablekit.Table, shard string, from tablekit.Che
 	return keys, recs
 }
 
-// TestFeedCheckpointsAcrossPages: records of 1.5 MiB make tstest cut its
+// TestFeedCheckpointsAcrossPages: records of 1.5 MiB make tsemu cut its
 // pages at two records (4 MiB), so a checkpoint "K:ITERATOR" may count
 // more records than a page of its iterator holds; resuming from each
 // checkpoint, the records of the page's position and beyond, returns

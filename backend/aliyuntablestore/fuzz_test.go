@@ -14,7 +14,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/internal/plainbuffer"
+	"github.com/tablekit/tablekit/internal/plainbuffer"
 )
 
 // FuzzMalformedAnswers feeds the SDK, through the adapter, answers whose

@@ -18,13 +18,13 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
-func newServer(t testing.TB) *tstest.Server {
+func newServer(t testing.TB) *tsemu.Server {
 	t.Helper()
-	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New()})
+	srv, err := tsemu.NewServer(tsemu.Options{Backend: localengine.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func newServer(t testing.TB) *tstest.Server {
 }
 
 // openAt opens the adapter on endpoint with srv's credentials.
-func openAt(t testing.TB, srv *tstest.Server, endpoint string, cfg *tablestore.TableStoreConfig) *aliyuntablestore.Backend {
+func openAt(t testing.TB, srv *tsemu.Server, endpoint string, cfg *tablestore.TableStoreConfig) *aliyuntablestore.Backend {
 	t.Helper()
 	b, err := aliyuntablestore.Open(context.Background(), &aliyuntablestore.Options{Endpoint: endpoint, Instance: srv.InstanceName(), AccessKeyID: srv.AccessKeyID(), AccessKeySecret: srv.AccessKeySecret(), Config: cfg})
 	if err != nil {
@@ -51,7 +51,7 @@ var usersMeta = tablekit.TableMeta{
 func userKey(id string) tablekit.PrimaryKey { return tablekit.Key("id", tablekit.String(id)) }
 
 // createUsers creates the users table through a direct connection to srv.
-func createUsers(t testing.TB, srv *tstest.Server) *tablekit.TableMeta {
+func createUsers(t testing.TB, srv *tsemu.Server) *tablekit.TableMeta {
 	t.Helper()
 	b := openAt(t, srv, srv.Endpoint(), nil)
 	db := tablekit.NewClient(b)
@@ -65,17 +65,17 @@ func createUsers(t testing.TB, srv *tstest.Server) *tablekit.TableMeta {
 	return &m
 }
 
-// proxy is an HTTP server in front of a tstest server whose behaviour a
+// proxy is an HTTP server in front of a tsemu server whose behaviour a
 // test chooses per request; it counts the requests it sees per operation.
 type proxy struct {
 	*httptest.Server
-	srv     *tstest.Server
+	srv     *tsemu.Server
 	hook    atomic.Pointer[func(w http.ResponseWriter, r *http.Request) bool]
 	seen    atomic.Int64
 	aborted atomic.Int64
 }
 
-func newProxy(t testing.TB, srv *tstest.Server) *proxy {
+func newProxy(t testing.TB, srv *tsemu.Server) *proxy {
 	p := &proxy{srv: srv}
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := p.hook.Load(); h != nil && (*h)(w, r) {

@@ -19,9 +19,9 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/internal/plainbuffer"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
+	"github.com/tablekit/tablekit/internal/plainbuffer"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
 // Every read shape the adapter plans differently — projection or not,
@@ -29,14 +29,14 @@ import (
 // rows that exist without selected cells, key-only rows — gives the local
 // engine's answer through GetRow, BatchGetRow and GetRange.
 //
-// tstest answers as the real service does: no row when a read with
+// tsemu answers as the real service does: no row when a read with
 // columns_to_get selects no cell in it (with a time_range alone the row is
 // found, with no columns, as the Go SDK's own TestBatchGetRow asserts).
 // That is what the adapter's second reads are for. "strict" runs the same reads through a
 // proxy that drops such rows itself, and checks it finds none left to drop.
 func TestReadShapesMatchLocalEngine(t *testing.T) {
 	for _, strict := range []bool{false, true} {
-		t.Run(map[bool]string{false: "tstest", true: "strict"}[strict], func(t *testing.T) {
+		t.Run(map[bool]string{false: "tsemu", true: "strict"}[strict], func(t *testing.T) {
 			testReadShapes(t, strict)
 		})
 	}
@@ -45,7 +45,7 @@ func TestReadShapesMatchLocalEngine(t *testing.T) {
 func testReadShapes(t *testing.T, strict bool) {
 	ctx := context.Background()
 	clock := tablekit.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New(), Clock: clock})
+	srv, err := tsemu.NewServer(tsemu.Options{Backend: localengine.New(), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func testReadShapes(t *testing.T, strict bool) {
 	}
 	t.Logf("%d read shapes agree", len(shapes))
 	if strict && dropped.Load() != 0 {
-		t.Errorf("the strict proxy dropped %d rows tstest answered: tstest no longer answers as the service", dropped.Load())
+		t.Errorf("the strict proxy dropped %d rows tsemu answered: tsemu no longer answers as the service", dropped.Load())
 	}
 }
 

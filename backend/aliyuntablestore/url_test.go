@@ -12,9 +12,9 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/internal/testkit/urltest"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
 const urlSecret = "S3cr3t-Never-Shown-0123456789"
@@ -29,13 +29,13 @@ func captureLog(t *testing.T) *bytes.Buffer {
 	return &buf
 }
 
-// TestURL opens tablestore:// on tstest with the credentials in the
+// TestURL opens tablestore:// on tsemu with the credentials in the
 // environment and makes a round trip; with a wrong secret in the
 // environment every call fails with ErrPermissionDenied, and neither the
 // errors nor the log show the secret.
 func TestURL(t *testing.T) {
 	ctx := context.Background()
-	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New(), InstanceName: "urlinst", AccessKeyID: "url-id", AccessKeySecret: urlSecret})
+	srv, err := tsemu.NewServer(tsemu.Options{Backend: localengine.New(), InstanceName: "urlinst", AccessKeyID: "url-id", AccessKeySecret: urlSecret})
 	if err != nil {
 		t.Fatal(err)
 	}

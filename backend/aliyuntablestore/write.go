@@ -194,7 +194,7 @@ func (b *Backend) Write(ctx context.Context, req *tablekit.WriteRequest) (*table
 // incrementResult maps the columns an RT_AFTER_MODIFY answer returned to
 // the increments of req, in the order they were given. When a column is
 // incremented several times in one update and the server returns one cell
-// per increment (tstest does), they map by position; when it returns the
+// per increment (tsemu does), they map by position; when it returns the
 // column once (its final value), the earlier increments' values are that
 // value minus the later deltas. Versions are the server's; a server that
 // returns none gets req.Now.

@@ -51,20 +51,6 @@ const maxTransactBytes = 4 << 20
 // after losing a race.
 const maxAtomicAttempts = 64
 
-var (
-	_ tablekit.AtomicWriter       = (*Backend)(nil)
-	_ tablekit.CapabilityDeclarer = (*Backend)(nil)
-)
-
-// Capabilities implements tablekit.CapabilityDeclarer: batch reads and
-// writes, auto-increment key columns (autoinc.go), atomic writes unless
-// Options.NoTransactions, and a change feed unless Options.NoStreams.
-func (b *Backend) Capabilities() tablekit.Capabilities {
-	c := tablekit.Capabilities{BatchRead: true, BatchWrite: true, AtomicWrite: !b.opts.noTransactions, ChangeFeed: !b.opts.noStreams, AutoIncrement: true}
-	_, c.LendingScan = any(b).(tablekit.RangeScanner)
-	return c
-}
-
 // AtomicWrite implements tablekit.AtomicWriter with one TransactWriteItems
 // (see Atomic writes above). With Options.NoTransactions it is ErrSkip.
 func (b *Backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
@@ -73,6 +59,9 @@ func (b *Backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest
 	}
 	if len(reqs) == 0 {
 		return nil, nil
+	}
+	if err := b.haveTransactions(ctx); err != nil {
+		return nil, err
 	}
 	if len(reqs) > maxTransactItems {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "%d writes: a DynamoDB transaction holds at most %d", len(reqs), maxTransactItems)
@@ -133,6 +122,9 @@ func (b *Backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest
 			return out, nil
 		}
 		var tce *types.TransactionCanceledException
+		if isUnknownOperation(err) {
+			return nil, inTable(tablekit.WrapError(tablekit.ErrUnimplemented, errors.Join(noTransactionsErr(), err), "TransactWriteItems"), table)
+		}
 		if !errors.As(err, &tce) {
 			return nil, b.tableErr(ctx, err, table, "TransactWriteItems")
 		}

@@ -63,6 +63,15 @@ func TestAtomicWriteOneCall(t *testing.T) {
 		ws = append(ws, tablekit.BatchPut("", pk("a", int64(i)), []tablekit.Column{{Name: "c", Value: tablekit.Integer(int64(i))}}))
 	}
 	ws[3].Condition = tablekit.Condition{Row: tablekit.ExpectNotExist}
+	// The backend's first atomic write also asks, once, whether the store
+	// serves TransactWriteItems (probe.go).
+	ct.reset()
+	if _, err := tbl.AtomicWrite(ctx, []tablekit.BatchWrite{tablekit.BatchPut("", pk("first", 0), nil)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := ct.get("TransactWriteItems"); n != 2 {
+		t.Errorf("the first atomic write: %d TransactWriteItems, want 2 (the probe, the write)", n)
+	}
 	ct.reset()
 	if _, err := tbl.AtomicWrite(ctx, ws); err != nil {
 		t.Fatal(err)

@@ -112,6 +112,12 @@ type Backend struct {
 	tableArns map[string]string
 
 	floors driver.CounterFloors // auto-increment counters known to be at least a value
+
+	// polls: each shard's kept iterator and GetRecords slot (feediter.go).
+	polls shardPolls
+	// Whether the store serves TransactWriteItems and DynamoDB Streams
+	// (probe.go).
+	txProbe, streamsProbe probe
 }
 
 // tableInfo is what the adapter knows about one incarnation of a table
@@ -123,12 +129,6 @@ type tableInfo struct {
 	nativeTTL   bool
 	feed        bool // the change feed is on: writers stamp items (feed.go)
 }
-
-var (
-	_ tablekit.Backend     = (*Backend)(nil)
-	_ tablekit.BatchReader = (*Backend)(nil)
-	_ tablekit.BatchWriter = (*Backend)(nil)
-)
 
 // New returns a Backend that uses client, which the caller configures
 // (region, credentials, endpoint, retries, HTTP client) and keeps owning:
@@ -282,17 +282,6 @@ func validNative(s string) bool {
 // the portable API does not cover.
 func (b *Backend) Client() *dynamodb.Client { return b.client }
 
-// As offers the native client to tablekit.Client.As: with target a
-// **dynamodb.Client it sets *target to the client and returns true; any
-// other target is left alone and As returns false.
-func (b *Backend) As(target any) bool {
-	if p, ok := target.(**dynamodb.Client); ok && p != nil {
-		*p = b.client
-		return true
-	}
-	return false
-}
-
 // NativeTableName returns the DynamoDB table that holds the rows of table
 // now: it reads the table's metadata, because the name carries the
 // table's incarnation (see the package doc).
@@ -317,10 +306,6 @@ func (b *Backend) TableLayout(ctx context.Context, table string) (shards int, na
 	}
 	return ti.shards, ti.nativeTTL, nil
 }
-
-// SystemName is the store's OpenTelemetry db.system.name, "aws.dynamodb"
-// (tablekit.SystemNamer).
-func (b *Backend) SystemName() string { return "aws.dynamodb" }
 
 // Close releases the backend: it closes the connections of the HTTP
 // transport Open built, idle or not. A client passed to New, or an HTTP client in the

@@ -10,7 +10,7 @@ import (
 )
 
 // TestConformance runs the whole SPEC suite (sections, differential against
-// the local engine, linearizability) on dynalite, with 4 shards per table so
+// the reference, linearizability) on dynalite, with 4 shards per table so
 // that every cross-partition range is a real merge. dynalite has no
 // TransactWriteItems: the backend declares no atomic writes there
 // (NoTransactions), and S13 checks that they are refused; nor has it

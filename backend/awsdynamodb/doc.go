@@ -111,8 +111,8 @@
 //	        cells with .c/.b (at one version the overlay cell wins: every
 //	        whole write drops the overlays); the next whole write folds them
 //	        back in. With MaxVersions 1 an item has at most one per column.
-//	.w   S  while the table's change feed is on: the write's kind (P, U,
-//	        D) and Now in ms; before a deletion also a space and a random
+//	.w   S  the write's kind (P, U, D) and Now in ms; while the table's
+//	        change feed is on, before a deletion also a space and a random
 //	        part (see Change feed below)
 //	.b   B  every column with a Binary version, in ascending name order:
 //	        byte 0x02, then per column a uvarint name length, the name, a
@@ -268,14 +268,17 @@
 // difference of the two (applying it gives the row after the write; it
 // may leave out a change that changed nothing, or add the deletion of a
 // version MaxVersions dropped). While the feed is on (recorded in the
-// metadata item), writers stamp items with .w, the write's kind and
-// time, and delete in two calls (stamp, then delete on the stamp), so
-// that deletions, deletions of absent rows included, carry them too. A
-// write by a backend that read the table's metadata before the feed was
-// enabled (a tablekit.Client reads it again after a minute by default)
-// carries no stamp: its record is an update holding the
-// difference, at the stream record's approximate time. DynamoDB's TTL
-// deletions and items that are no row are not recorded. Shards are
+// metadata item), writers delete in two calls (stamp, then delete on the
+// stamp), so that deletions, deletions of absent rows included, carry
+// their kind and time too; every item carries .w, the write's kind and
+// time, whether the feed is on or not. So a put or update by a backend
+// that read the table's metadata before the feed was enabled (a
+// tablekit.Client reads it again after a minute by default) has its kind
+// and commit time; its deletion, one DeleteItem, is a Delete at the
+// stream record's approximate time. DynamoDB's TTL deletions and the
+// auto-increment counters are not recorded; a record that does not
+// decode as a row fails the read with ErrUnavailable naming the shard
+// and sequence number, never dropped. Shards are
 // "<stream label>/<shard id>"; enabling again after disabling makes a new
 // stream whose shards follow the last ones of the previous stream. The
 // retention is DynamoDB's fixed 24 hours: EnableChangeFeed refuses any
@@ -385,6 +388,14 @@
 // (DynamoDB counts whole items, so an update of a large row counts the
 // row); past that it is ErrInvalidArgument naming the write, nothing
 // written.
+//
+// A follower stays within DynamoDB Streams' limits (5 GetRecords a
+// second per shard, iterators expiring after 15 minutes): the backend
+// keeps each shard's NextShardIterator between reads and spaces a shard's
+// GetRecords calls 200 ms apart (see feediter.go). On a store without
+// TransactWriteItems or DynamoDB Streams opened without
+// transactions=false or streams=false, the first atomic write or feed
+// call answers ErrUnimplemented naming the parameter (probe.go).
 //
 // # Errors
 //

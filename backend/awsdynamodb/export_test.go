@@ -1,5 +1,18 @@
 package awsdynamodb
 
+import "time"
+
 // SetEarlierRangeTuning makes range reads size their first Queries and
 // bound their parallelism as they did before (true) or as now (false).
 func SetEarlierRangeTuning(on bool) { earlierRangeTuning.Store(on) }
+
+// SetIterMaxAge sets how long a kept shard iterator is used and returns
+// a function restoring the previous age.
+func SetIterMaxAge(d time.Duration) (restore func()) {
+	prev := iterMaxAge
+	iterMaxAge = d
+	return func() { iterMaxAge = prev }
+}
+
+// KeptShardPolls returns how many shards b keeps polling state for.
+func KeptShardPolls(b *Backend) int { return b.polls.len() }

@@ -2,7 +2,9 @@ package awsdynamodb
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,9 +26,11 @@ import (
 // and after the write; the feed decodes both with the item layout
 // (item.go, cells.go) and turns them into a tablekit.ChangeRecord:
 //
-//   - Every item a writer stores while the table's feed is on carries .w,
-//     the write's kind and Now ("P", "U" or "D", then milliseconds), which
-//     give the record's Kind and CommitTime. A put's record is the new
+//   - Every item a writer stores carries .w, the write's kind and Now
+//     ("P", "U" or "D", then milliseconds), which give the record's Kind
+//     and CommitTime: always, not only while the writer knows the feed is
+//     on, so that a writer whose metadata predates the feed's enabling
+//     writes the same records. A put's record is the new
 //     item's cells; an update's is the difference of the two items' cells
 //     (per column, in name order: the versions put, then the versions
 //     deleted, or DeleteColumn when none is left). Applying it to the row
@@ -39,13 +43,19 @@ import (
 //     holding the kind, Now and a random part, then deletes it on the
 //     condition that the stamp is still there. The stamp's own record is
 //     skipped; the deletion's old image carries the kind and the time.
-//   - A write by a backend that has not read the table's metadata since
-//     the feed was enabled (a Client reads it again after its metadata
-//     cache TTL, a minute by default) carries no .w: its record is an update holding
-//     the difference (a deletion a Delete), at the stream record's
-//     approximate creation time.
-//   - Items DynamoDB's TTL removes are not recorded (SPEC §15), nor items
-//     whose sort key is not a key of the table.
+//   - A deletion by a backend that has not read the table's metadata
+//     since the feed was enabled (a Client reads it again after its
+//     metadata cache TTL, a minute by default) is one DeleteItem, which
+//     carries no attribute: its record is a Delete at the stream record's
+//     approximate creation time, not the writer's clock. (Deleting in two
+//     calls always would double every deletion's cost on tables with no
+//     feed.) Records of items written before the stamp was always set
+//     (no .w) are updates holding the difference, at that time too.
+//   - Items DynamoDB's TTL removes are not recorded (SPEC §15), nor the
+//     auto-increment counters (negative .s). Any other record that does
+//     not decode as a row of the table fails the read with
+//     ErrUnavailable naming the shard and the record's sequence number:
+//     a record is never dropped silently.
 //   - An update that changed no cell would be an UpdateRow of no change,
 //     which cannot be applied: its record puts the cells the row has (a
 //     key-only row: a put of no column; no row: a deletion).
@@ -67,8 +77,6 @@ const streamRetention = 24 * time.Hour
 // feed is on.
 const metaFeed = "feed"
 
-var _ tablekit.ChangeFeeder = (*Backend)(nil)
-
 // kindLetter is a write kind's letter in .w.
 func kindLetter(k tablekit.WriteKind) byte {
 	switch k {
@@ -80,11 +88,11 @@ func kindLetter(k tablekit.WriteKind) byte {
 	return 'U'
 }
 
-// writeStamp is the .w of an item w writes, or "" when t's feed is off.
-func writeStamp(t target, w *tablekit.WriteRequest) string {
-	if !t.ti.feed {
-		return ""
-	}
+// writeStamp is the .w of an item w writes: every item carries it,
+// whether or not the writer knows the table's feed is on (a writer's
+// metadata may predate the feed's enabling), so that every put's and
+// update's record has its kind and commit time.
+func writeStamp(_ target, w *tablekit.WriteRequest) string {
 	return string(kindLetter(w.Kind)) + strconv.FormatInt(w.Now, 10)
 }
 
@@ -176,11 +184,11 @@ func streamsClient(c *dynamodb.Client) *dynamodbstreams.Client {
 
 // feedUnavailable is the error of a feed call on a backend opened
 // without streams.
-func (b *Backend) feedUnavailable() error {
+func (b *Backend) feedUnavailable(ctx context.Context) error {
 	if b.opts.noStreams {
 		return tablekit.ErrSkip
 	}
-	return nil
+	return b.haveStreams(ctx)
 }
 
 // SetChangeFeed implements tablekit.ChangeFeeder: UpdateTable with a
@@ -189,7 +197,7 @@ func (b *Backend) feedUnavailable() error {
 // items (set before the stream is enabled, cleared after it is disabled).
 // The retention is DynamoDB's, 24 hours: any other is ErrInvalidArgument.
 func (b *Backend) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedRequest) (*tablekit.ChangeFeedStatus, error) {
-	if err := b.feedUnavailable(); err != nil {
+	if err := b.feedUnavailable(ctx); err != nil {
 		return nil, err
 	}
 	meta := req.Meta
@@ -313,7 +321,7 @@ func (b *Backend) streams(ctx context.Context, meta *tablekit.TableMeta, ti *tab
 // streams' shards, oldest stream first; a shard of a disabled stream, or
 // with an ending sequence number, is ended.
 func (b *Backend) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMeta) (*tablekit.ChangeFeedStatus, error) {
-	if err := b.feedUnavailable(); err != nil {
+	if err := b.feedUnavailable(ctx); err != nil {
 		return nil, err
 	}
 	ti, err := b.info(ctx, meta)
@@ -376,17 +384,20 @@ func (b *Backend) streamArn(ctx context.Context, meta *tablekit.TableMeta, ti *t
 	return arn + "/stream/" + label, nil
 }
 
-// maxEmptyPolls bounds the GetRecords calls one ReadShard makes that
-// return no record: an open shard may answer an empty page before later
-// records.
+// maxEmptyPolls bounds the GetRecords calls one ReadShard makes with a
+// new iterator that return no record: an open shard may answer an empty
+// page before later records. A read that goes on with a kept iterator
+// makes one (feediter.go).
 const maxEmptyPolls = 3
 
-// ReadShard implements tablekit.ChangeFeeder: GetShardIterator after the
-// checkpoint's sequence number (or at the shard's trim horizon), then
-// GetRecords until a page holds a record of the table, the shard ends, or
-// maxEmptyPolls pages were empty.
+// ReadShard implements tablekit.ChangeFeeder: GetRecords with the
+// iterator the last read of the shard ended with when it continues from
+// req.From (else GetShardIterator after the checkpoint's sequence number,
+// or at the shard's trim horizon), until a page holds a record of the
+// table, the shard ends, or the empty pages allowed were read; each call
+// within DynamoDB Streams' 5 per second per shard (feediter.go).
 func (b *Backend) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest) (*tablekit.ReadShardResponse, error) {
-	if err := b.feedUnavailable(); err != nil {
+	if err := b.feedUnavailable(ctx); err != nil {
 		return nil, err
 	}
 	meta := req.Meta
@@ -410,22 +421,50 @@ func (b *Backend) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest)
 	if err != nil {
 		return nil, err
 	}
-	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(shardID), ShardIteratorType: stypes.ShardIteratorTypeTrimHorizon}
-	if seq != "" {
-		in.ShardIteratorType, in.SequenceNumber = stypes.ShardIteratorTypeAfterSequenceNumber, aws.String(seq)
+	pollKey := ti.native + "\x00" + req.Shard
+	newIter := func() (*string, time.Time, error) {
+		in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(shardID), ShardIteratorType: stypes.ShardIteratorTypeTrimHorizon}
+		if seq != "" {
+			in.ShardIteratorType, in.SequenceNumber = stypes.ShardIteratorTypeAfterSequenceNumber, aws.String(seq)
+		}
+		at := time.Now()
+		it, err := b.streamsC.GetShardIterator(ctx, in)
+		if err != nil {
+			return nil, at, b.streamErr(ctx, err, meta, req.Shard)
+		}
+		return it.ShardIterator, at, nil
 	}
-	it, err := b.streamsC.GetShardIterator(ctx, in)
-	if err != nil {
-		return nil, b.streamErr(ctx, err, meta, req.Shard)
+	iterAt := time.Now()
+	iter := b.polls.take(pollKey, req.From, iterAt)
+	kept := iter != nil
+	allowed := 1
+	if !kept {
+		allowed = maxEmptyPolls
+		if iter, iterAt, err = newIter(); err != nil {
+			return nil, err
+		}
 	}
 	out := &tablekit.ReadShardResponse{Next: req.From}
-	iter := it.ShardIterator
 	limit := int32(min(max(req.Limit, 1), tablekit.MaxFeedPage))
-	for empty := 0; iter != nil && len(out.Records) == 0 && empty < maxEmptyPolls; {
+	for empty := 0; iter != nil && len(out.Records) == 0 && empty < allowed; {
+		if err := b.polls.wait(ctx, pollKey); err != nil {
+			return nil, err
+		}
+		at := time.Now()
 		page, err := b.streamsC.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(limit)})
+		if kept && isCode(err, "ExpiredIteratorException") {
+			// A kept iterator expired: a new one after the checkpoint
+			// (nothing was read with this one yet).
+			kept, allowed = false, maxEmptyPolls
+			if iter, iterAt, err = newIter(); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err != nil {
 			return nil, b.streamErr(ctx, err, meta, req.Shard)
 		}
+		kept = false // the next page's iterator is this read's own
 		if len(page.Records) == 0 {
 			empty++
 		}
@@ -444,9 +483,10 @@ func (b *Backend) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest)
 				out.Records = append(out.Records, rec)
 			}
 		}
-		iter = page.NextShardIterator
+		iter, iterAt = page.NextShardIterator, at
 	}
 	out.Ended = iter == nil
+	b.polls.keep(pollKey, out.Next, iter, iterAt, out.Ended)
 	return out, nil
 }
 
@@ -466,15 +506,11 @@ func decodeStreamRecord(meta *tablekit.TableMeta, r stypes.Record) (rec tablekit
 		return rec, false, nil // removed by DynamoDB's TTL
 	}
 	sr := r.Dynamodb
-	kb, ok := sr.Keys[attrKey].(*stypes.AttributeValueMemberB)
-	if !ok {
-		return rec, false, nil
+	key, twice, skip, err := streamKey(meta, sr.Keys)
+	if skip || err != nil {
+		return rec, false, err
 	}
-	key, err := codec.DecodeKey(meta.Key, kb.Value)
-	if err != nil {
-		return rec, false, nil // not a row of the table
-	}
-	oldItem, newItem := fromStream(sr.OldImage), fromStream(sr.NewImage)
+	oldItem, newItem := fromStream(sr.OldImage, twice), fromStream(sr.NewImage, twice)
 	rec.Key = key
 	rec.Kind = tablekit.WriteUpdate
 	if sr.ApproximateCreationDateTime != nil {
@@ -581,26 +617,72 @@ func diffCells(old, new []tablekit.Column) []tablekit.Change {
 	return out
 }
 
-// fromStream converts a DynamoDB Streams item to the DynamoDB SDK's type.
-func fromStream(item map[string]stypes.AttributeValue) map[string]types.AttributeValue {
+// streamKey decodes the key of a stream record's item. skip is true for
+// an auto-increment counter item (a negative .s: autoinc.go), which is
+// no row. Every other item of the table is a row: a key that does not
+// decode is an error, never a record left out (SPEC §15: a reader never
+// misses a record).
+//
+// twice is true when the record's Binary values arrive base64-encoded a
+// second time (moto 5.2.1 sends the base64 text it stores: see
+// internal/testkit/mototest). Telling the two apart is unambiguous: an
+// encoded key starts with a String or Binary column, which holds a 0x00
+// byte, or with an Integer column, whose first byte is '=' or '-'; base64
+// text has no 0x00, never starts with '=', and has no '-'. So a sort key
+// that decodes as is was sent once, and one that decodes only after
+// base64 decoding was sent twice, as were all the record's Binary values.
+func streamKey(meta *tablekit.TableMeta, keys map[string]stypes.AttributeValue) (key tablekit.PrimaryKey, twice, skip bool, err error) {
+	sn, ok1 := keys[attrShard].(*stypes.AttributeValueMemberN)
+	kb, ok2 := keys[attrKey].(*stypes.AttributeValueMemberB)
+	if !ok1 || !ok2 {
+		return nil, false, false, fmt.Errorf("%w: the item's key %s is not tablekit's (.s Number, .k Binary)", errCorrupt, describeKeys(keys))
+	}
+	if shard, err := strconv.Atoi(sn.Value); err == nil && shard < 0 {
+		return nil, false, true, nil // an auto-increment counter
+	}
+	key, err = codec.DecodeKey(meta.Key, kb.Value)
+	if err == nil {
+		return key, false, false, nil
+	}
+	if raw, err2 := base64.StdEncoding.DecodeString(string(kb.Value)); err2 == nil {
+		if k, err2 := codec.DecodeKey(meta.Key, raw); err2 == nil {
+			return k, true, false, nil
+		}
+	}
+	return nil, false, false, fmt.Errorf("%w: sort key %.64q (shard %s) is not a key of the table's schema: %w", errCorrupt, kb.Value, sn.Value, err)
+}
+
+// describeKeys names a stream record's key attributes and their types.
+func describeKeys(keys map[string]stypes.AttributeValue) string {
+	names := make([]string, 0, len(keys))
+	for k, v := range keys {
+		names = append(names, fmt.Sprintf("%q:%T", k, v))
+	}
+	slices.Sort(names)
+	return "{" + strings.Join(names, " ") + "}"
+}
+
+// fromStream converts a DynamoDB Streams item to the DynamoDB SDK's type;
+// twice: its Binary values are base64 text to decode (see streamKey).
+func fromStream(item map[string]stypes.AttributeValue, twice bool) map[string]types.AttributeValue {
 	if item == nil {
 		return nil
 	}
 	out := make(map[string]types.AttributeValue, len(item))
 	for k, v := range item {
-		out[k] = fromStreamValue(v)
+		out[k] = fromStreamValue(v, twice)
 	}
 	return out
 }
 
-func fromStreamValue(v stypes.AttributeValue) types.AttributeValue {
+func fromStreamValue(v stypes.AttributeValue, twice bool) types.AttributeValue {
 	switch v := v.(type) {
 	case *stypes.AttributeValueMemberS:
 		return &types.AttributeValueMemberS{Value: v.Value}
 	case *stypes.AttributeValueMemberN:
 		return &types.AttributeValueMemberN{Value: v.Value}
 	case *stypes.AttributeValueMemberB:
-		return &types.AttributeValueMemberB{Value: v.Value}
+		return &types.AttributeValueMemberB{Value: unBase64(v.Value, twice)}
 	case *stypes.AttributeValueMemberBOOL:
 		return &types.AttributeValueMemberBOOL{Value: v.Value}
 	case *stypes.AttributeValueMemberNULL:
@@ -610,15 +692,32 @@ func fromStreamValue(v stypes.AttributeValue) types.AttributeValue {
 	case *stypes.AttributeValueMemberNS:
 		return &types.AttributeValueMemberNS{Value: v.Value}
 	case *stypes.AttributeValueMemberBS:
-		return &types.AttributeValueMemberBS{Value: v.Value}
+		bs := make([][]byte, len(v.Value))
+		for i, b := range v.Value {
+			bs[i] = unBase64(b, twice)
+		}
+		return &types.AttributeValueMemberBS{Value: bs}
 	case *stypes.AttributeValueMemberL:
 		l := make([]types.AttributeValue, len(v.Value))
 		for i, x := range v.Value {
-			l[i] = fromStreamValue(x)
+			l[i] = fromStreamValue(x, twice)
 		}
 		return &types.AttributeValueMemberL{Value: l}
 	case *stypes.AttributeValueMemberM:
-		return &types.AttributeValueMemberM{Value: fromStream(v.Value)}
+		return &types.AttributeValueMemberM{Value: fromStream(v.Value, twice)}
 	}
 	return &types.AttributeValueMemberNULL{Value: true}
+}
+
+// unBase64 returns b, or when twice the bytes its base64 text encodes
+// (b itself if it is not base64: decodeRow then finds it malformed).
+func unBase64(b []byte, twice bool) []byte {
+	if !twice {
+		return b
+	}
+	out, err := base64.StdEncoding.DecodeString(string(b))
+	if err != nil {
+		return b
+	}
+	return out
 }

@@ -1,6 +1,8 @@
 package awsdynamodb
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -124,10 +126,62 @@ func TestDecodeStreamRecord(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.want)
 		}
 	}
-	other := rec(stypes.OperationTypeInsert, nil, item("P1000", a1), nil)
-	other.Dynamodb.Keys = map[string]stypes.AttributeValue{attrShard: &stypes.AttributeValueMemberN{Value: "0"}, attrKey: &stypes.AttributeValueMemberB{Value: []byte("#counter")}}
-	if _, keep, err := decodeStreamRecord(meta, other); keep || err != nil {
-		t.Errorf("an item whose sort key is no key of the table: kept %v, %v", keep, err)
+	counter := rec(stypes.OperationTypeModify, nil, nil, nil)
+	counter.Dynamodb.Keys = map[string]stypes.AttributeValue{attrShard: &stypes.AttributeValueMemberN{Value: "-1"}, attrKey: &stypes.AttributeValueMemberB{Value: codec.EncodeKey(key[:1])}}
+	if _, keep, err := decodeStreamRecord(meta, counter); keep || err != nil {
+		t.Errorf("an auto-increment counter's record: kept %v, %v; want left out", keep, err)
+	}
+	// A row's record whose key does not decode fails: never left out.
+	for name, keys := range map[string]map[string]stypes.AttributeValue{
+		"no key of the schema": {attrShard: &stypes.AttributeValueMemberN{Value: "0"}, attrKey: &stypes.AttributeValueMemberB{Value: []byte("#counter")}},
+		"no sort key":          {attrShard: &stypes.AttributeValueMemberN{Value: "0"}},
+		"a String sort key":    {attrShard: &stypes.AttributeValueMemberN{Value: "0"}, attrKey: &stypes.AttributeValueMemberS{Value: string(sk)}},
+	} {
+		bad := rec(stypes.OperationTypeInsert, nil, item("P1000", a1), nil)
+		bad.Dynamodb.Keys = keys
+		if _, keep, err := decodeStreamRecord(meta, bad); keep || !errors.Is(err, errCorrupt) {
+			t.Errorf("%s: kept %v, %v; want errCorrupt", name, keep, err)
+		}
+	}
+}
+
+// TestDecodeStreamRecordBase64Twice: a record whose Binary values arrive
+// base64-encoded a second time (moto 5.2.1) decodes as the one sent once,
+// and no key's encoding reads as base64 text of another.
+func TestDecodeStreamRecordBase64Twice(t *testing.T) {
+	meta := &tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "pk", Type: tablekit.TypeString}, {Name: "b", Type: tablekit.TypeBinary}, {Name: "n", Type: tablekit.TypeInteger}}, Options: tablekit.TableOptions{MaxVersions: 2, TTL: tablekit.NoExpiry}}
+	key := tablekit.PrimaryKey{{Name: "pk", Value: tablekit.String("a")}, {Name: "b", Value: tablekit.Binary([]byte{0, 1, 2})}, {Name: "n", Value: tablekit.Integer(-7)}}
+	sk := codec.EncodeKey(key)
+	cells := []tablekit.Column{{Name: "bin", Value: tablekit.Binary([]byte{9, 0, 255}), Version: 1000}, {Name: "s", Value: tablekit.String("x"), Version: 1000}}
+	r := rowmodel.Row{Cells: cells}
+	enc, err := encodeItem(meta, key, 0, sk, &r, "P1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := func(b []byte) []byte { return []byte(base64.StdEncoding.EncodeToString(b)) }
+	img := map[string]stypes.AttributeValue{}
+	for k, v := range enc.item {
+		sv := toStream(v)
+		if b, ok := sv.(*stypes.AttributeValueMemberB); ok {
+			sv = &stypes.AttributeValueMemberB{Value: b64(b.Value)}
+		}
+		img[k] = sv
+	}
+	if _, ok := img[attrBinary]; !ok {
+		t.Fatal("the item has no Binary cells attribute: the test checks nothing")
+	}
+	got, keep, err := decodeStreamRecord(meta, stypes.Record{EventName: stypes.OperationTypeInsert, Dynamodb: &stypes.StreamRecord{
+		Keys:     map[string]stypes.AttributeValue{attrShard: &stypes.AttributeValueMemberN{Value: "0"}, attrKey: &stypes.AttributeValueMemberB{Value: b64(sk)}},
+		NewImage: img, SequenceNumber: aws.String("1"),
+	}})
+	if err != nil || !keep || !got.Key.Equal(key) || fmt.Sprint(got.Changes) != fmt.Sprint([]tablekit.Change{tablekit.PutAt("bin", cells[0].Value, 1000), tablekit.PutAt("s", cells[1].Value, 1000)}) {
+		t.Fatalf("doubly encoded record: %v %v %v", got, keep, err)
+	}
+	// The key of base64 text decodes as is: it is taken as sent once.
+	for _, k := range []tablekit.PrimaryKey{key, {{Name: "pk", Value: tablekit.String("QUJD")}, {Name: "b", Value: tablekit.Binary(nil)}, {Name: "n", Value: tablekit.Integer(0)}}} {
+		if _, err := codec.DecodeKey(meta.Key, b64(codec.EncodeKey(k))); err == nil {
+			t.Errorf("the base64 text of key %v decodes as a key", k)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/wire"
 )
 
 // AppendValue appends the encoding of v to dst and returns the extended
@@ -14,14 +15,8 @@ import (
 func AppendValue(dst []byte, v tablekit.Value) []byte {
 	dst = append(dst, byte(v.Type()))
 	switch v.Type() {
-	case tablekit.TypeString:
-		s, _ := v.Str()
-		dst = binary.AppendUvarint(dst, uint64(len(s)))
-		dst = append(dst, s...)
-	case tablekit.TypeBinary:
-		s, _ := v.BytesString()
-		dst = binary.AppendUvarint(dst, uint64(len(s)))
-		dst = append(dst, s...)
+	case tablekit.TypeString, tablekit.TypeBinary:
+		dst = wire.AppendString(dst, Bytes(v))
 	case tablekit.TypeInteger:
 		n, _ := v.Int()
 		dst = binary.BigEndian.AppendUint64(dst, uint64(n))
@@ -81,33 +76,37 @@ func DecodeValue(s string) (v tablekit.Value, n int, err error) {
 		}
 		return tablekit.Boolean(s[1] == 1), 2, nil
 	case tablekit.TypeString, tablekit.TypeBinary:
-		l, k := uvarint(s[1:])
-		if k <= 0 || l > uint64(len(s)-1-k) {
+		b, k := wire.String(s[1:])
+		if k <= 0 {
 			return tablekit.Value{}, 0, errValueShort
 		}
-		end := 1 + k + int(l)
 		if t == tablekit.TypeString {
-			return tablekit.String(s[1+k : end]), end, nil
+			return tablekit.String(b), 1 + k, nil
 		}
-		return tablekit.BinaryString(s[1+k : end]), end, nil
+		return tablekit.BinaryString(b), 1 + k, nil
 	}
 	return tablekit.Value{}, 0, errValueType
 }
 
-// uvarint is binary.Uvarint over a string: the value and the number of
-// bytes read, or k <= 0 when s holds no complete, in-range uvarint.
-func uvarint(s string) (x uint64, k int) {
-	var shift uint
-	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
-		b := s[i]
-		if b < 0x80 {
-			if i == binary.MaxVarintLen64-1 && b > 1 {
-				return 0, -(i + 1)
-			}
-			return x | uint64(b)<<shift, i + 1
-		}
-		x |= uint64(b&0x7f) << shift
-		shift += 7
+// ValueSize returns the length of [AppendValue]'s encoding of v.
+func ValueSize(v tablekit.Value) int {
+	switch v.Type() {
+	case tablekit.TypeString, tablekit.TypeBinary:
+		return 1 + wire.StringLen(Bytes(v))
+	case tablekit.TypeInteger, tablekit.TypeDouble:
+		return 9
+	case tablekit.TypeBoolean:
+		return 2
 	}
-	return 0, 0
+	return 1
+}
+
+// Bytes returns the bytes of a String or Binary value, as a string that
+// shares v's memory; "" for a value of any other type.
+func Bytes(v tablekit.Value) string {
+	if s, ok := v.Str(); ok {
+		return s
+	}
+	s, _ := v.BytesString()
+	return s
 }

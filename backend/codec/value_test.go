@@ -138,3 +138,18 @@ func FuzzValueRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// TestValueSize checks ValueSize against AppendValue for every type, at the
+// lengths where the String and Binary length's uvarint grows a byte.
+func TestValueSize(t *testing.T) {
+	vals := []tablekit.Value{tablekit.Integer(-3), tablekit.Double(1.5), tablekit.Boolean(true), tablekit.Boolean(false)}
+	for _, n := range []int{0, 1, 127, 128, 16383, 16384} {
+		s := strings.Repeat("v", n)
+		vals = append(vals, tablekit.String(s), tablekit.Binary([]byte(s)))
+	}
+	for _, v := range vals {
+		if got, want := ValueSize(v), len(AppendValue(nil, v)); got != want {
+			t.Errorf("ValueSize(%v of %d bytes) = %d, AppendValue wrote %d", v.Type(), len(Bytes(v)), got, want)
+		}
+	}
+}

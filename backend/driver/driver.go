@@ -12,8 +12,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/tablekit/tablekit"
@@ -134,38 +132,4 @@ func sleep(ctx context.Context, d time.Duration) error {
 // the caller's goroutine.
 func Parallel(ctx context.Context, n, limit int, f func(ctx context.Context, i int) error) error {
 	return base.Parallel(ctx, n, limit, f)
-}
-
-// Implemented returns the capabilities b's optional interfaces show, the
-// start of a [tablekit.CapabilityDeclarer]'s answer (which then adds what
-// no interface shows, such as AutoIncrement).
-func Implemented(b tablekit.Backend) tablekit.Capabilities {
-	var c tablekit.Capabilities
-	_, c.BatchRead = b.(tablekit.BatchReader)
-	_, c.BatchWrite = b.(tablekit.BatchWriter)
-	_, c.LendingScan = b.(tablekit.RangeScanner)
-	_, c.AtomicWrite = b.(tablekit.AtomicWriter)
-	_, c.ChangeFeed = b.(tablekit.ChangeFeeder)
-	return c
-}
-
-// LockStripes locks the locks of stripes at the indexes held (any order,
-// repeats allowed) in ascending index order, so that writers of several
-// rows never deadlock, and returns their unlock, which does nothing when
-// called again. held is sorted and compacted in place.
-func LockStripes[S any, L interface {
-	*S
-	sync.Locker
-}](stripes []S, held []int) (unlock func()) {
-	slices.Sort(held)
-	held = slices.Compact(held)
-	for _, s := range held {
-		L(&stripes[s]).Lock()
-	}
-	return func() {
-		for _, s := range held {
-			L(&stripes[s]).Unlock()
-		}
-		held = nil
-	}
 }

@@ -277,13 +277,3 @@ func (b *Backend) batchValues(ctx context.Context, reqs []*tablekit.WriteRequest
 	})
 	return vals
 }
-
-// Capabilities implements tablekit.CapabilityDeclarer: batch reads and
-// writes, and auto-increment key columns. No atomic writes (Bigtable is
-// atomic within one row only, so the Client refuses them, SPEC §13) and no
-// change feed.
-func (b *Backend) Capabilities() tablekit.Capabilities {
-	c := driver.Implemented(b)
-	c.AutoIncrement = true
-	return c
-}

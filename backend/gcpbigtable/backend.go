@@ -107,14 +107,6 @@ type Backend struct {
 	closed   atomic.Bool
 }
 
-var (
-	_ tablekit.Backend     = (*Backend)(nil)
-	_ tablekit.BatchReader = (*Backend)(nil)
-	_ tablekit.BatchWriter = (*Backend)(nil)
-
-	_ tablekit.CapabilityDeclarer = (*Backend)(nil)
-)
-
 // maxMessage is the gRPC message size limit the Bigtable client sets for
 // its own connections (256 MiB, the service's limit), instead of gRPC's
 // default of 4 MiB.
@@ -328,24 +320,6 @@ func (b *Backend) Client() *bigtable.Client { return b.client }
 // AdminClient returns the native admin client (nil if none was given).
 func (b *Backend) AdminClient() *bigtable.AdminClient { return b.admin }
 
-// As offers the native clients to tablekit.Client.As: target may be a
-// **bigtable.Client (the data client) or a **bigtable.AdminClient (the
-// admin client, when there is one).
-func (b *Backend) As(target any) bool {
-	switch t := target.(type) {
-	case **bigtable.Client:
-		*t = b.client
-		return true
-	case **bigtable.AdminClient:
-		if b.admin == nil {
-			return false
-		}
-		*t = b.admin
-		return true
-	}
-	return false
-}
-
 // Table returns the native handle of the Bigtable table that holds the
 // rows of a tablekit table now: it reads the table's metadata row for its
 // incarnation (see [TableID]).
@@ -356,10 +330,6 @@ func (b *Backend) Table(ctx context.Context, name string) (*bigtable.Table, erro
 	}
 	return b.table(m.Name, m.Incarnation), nil
 }
-
-// SystemName is the store's OpenTelemetry db.system.name, "tablekit.bigtable"
-// (tablekit.SystemNamer).
-func (b *Backend) SystemName() string { return "tablekit.bigtable" }
 
 // Close closes the clients if Open created them. The Client calls it once
 // and makes no call after it; a call made anyway fails (with

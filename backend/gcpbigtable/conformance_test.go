@@ -10,7 +10,7 @@ import (
 )
 
 // TestConformance runs the whole SPEC suite, the differential test against
-// the local engine and the linearizability check on one in-process bttest.
+// the reference and the linearizability check on one in-process bttest.
 // GC is off: the suite's clocks are not the wall clock (its own starts in
 // 2031, some tests run in 2016) and bttest's GC loop collects by wall-clock
 // age (TestGC covers the policies).

@@ -13,7 +13,7 @@ package main
 // the two halves: reading the source (raw-read) and batch-writing the same
 // rows, prepared in advance, into the destination (raw-write).
 //
-// CopyEmulators does the same from the Tablestore emulator (tstest, in
+// CopyEmulators does the same from the Tablestore emulator (tsemu, in
 // process) to dynalite (the DynamoDB emulator, a Node.js process) with
 // TABLEKIT_BENCH_EMU_ROWS rows (default 5,000), and measures the raw
 // batch-write rate of both sides.
@@ -31,10 +31,10 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/internal/testkit/benchstat"
 	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
 func benchRows(name string, def int) int {
@@ -277,14 +277,14 @@ func BenchmarkCopyLocal(b *testing.B) {
 
 func BenchmarkCopyEmulators(b *testing.B) {
 	ctx := context.Background()
-	srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New(), Addr: "127.0.0.1:0"})
+	srv, err := tsemu.NewServer(tsemu.Options{Backend: localengine.New(), Addr: "127.0.0.1:0"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	b.Setenv(aliyuntablestore.EnvAccessKeyID, tstest.DefaultAccessKeyID)
-	b.Setenv(aliyuntablestore.EnvAccessKeySecret, tstest.DefaultAccessKeySecret)
-	src, err := tablekit.Open(ctx, "tablestore://"+tstest.DefaultInstanceName+"?endpoint="+srv.Endpoint())
+	b.Setenv(aliyuntablestore.EnvAccessKeyID, tsemu.DefaultAccessKeyID)
+	b.Setenv(aliyuntablestore.EnvAccessKeySecret, tsemu.DefaultAccessKeySecret)
+	src, err := tablekit.Open(ctx, "tablestore://"+tsemu.DefaultInstanceName+"?endpoint="+srv.Endpoint())
 	if err != nil {
 		b.Fatal(err)
 	}

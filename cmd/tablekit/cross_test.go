@@ -7,9 +7,9 @@ import (
 	"cloud.google.com/go/bigtable/bttest"
 
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
 // The seeded table travels file:// → tablestore:// (the Tablestore test
@@ -19,7 +19,7 @@ import (
 // each backend.
 func TestCopyAcrossBackends(t *testing.T) {
 	t.Parallel()
-	ts, err := tstest.NewServer(tstest.Options{Backend: localengine.New(), Addr: "127.0.0.1:0"})
+	ts, err := tsemu.NewServer(tsemu.Options{Backend: localengine.New(), Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,14 +31,14 @@ func TestCopyAcrossBackends(t *testing.T) {
 	defer bt.Close()
 	dynamo := dynalitetest.Start(t)
 	env := []string{
-		aliyuntablestore.EnvAccessKeyID + "=" + tstest.DefaultAccessKeyID,
-		aliyuntablestore.EnvAccessKeySecret + "=" + tstest.DefaultAccessKeySecret,
+		aliyuntablestore.EnvAccessKeyID + "=" + tsemu.DefaultAccessKeyID,
+		aliyuntablestore.EnvAccessKeySecret + "=" + tsemu.DefaultAccessKeySecret,
 		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1",
 		"BIGTABLE_EMULATOR_HOST=" + bt.Addr,
 	}
 	chain := []string{
 		seededURL(t),
-		"tablestore://" + tstest.DefaultInstanceName + "?endpoint=" + ts.Endpoint(),
+		"tablestore://" + tsemu.DefaultInstanceName + "?endpoint=" + ts.Endpoint(),
 		"dynamodb://?region=us-east-1&endpoint=" + dynamo,
 		"bigtable://proj/inst",
 		fileURL(t),

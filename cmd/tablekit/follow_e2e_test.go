@@ -18,8 +18,8 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/internal/testkit/mototest"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
 // copy --follow end to end, through the built binaries: a writer keeps
@@ -32,7 +32,7 @@ import (
 // A file store is open in one process at a time, so a writer cannot share
 // it with the follower: the source of a hop that a writer changes is a
 // store a server shares. The file store is served by the Tablestore
-// emulator (cmd/tablestore-emulator -backend file://DIR): the writer
+// emulator (tsemu/cmd/tablestore-emulator -backend file://DIR): the writer
 // writes through the emulator, and the follower reads the file store's
 // feed through the emulator's Stream API. DynamoDB is moto (with DynamoDB
 // Streams).
@@ -43,12 +43,12 @@ var (
 	emuErr  error
 )
 
-// emulatorBinary builds cmd/tablestore-emulator once.
+// emulatorBinary builds tsemu/cmd/tablestore-emulator once.
 func emulatorBinary(t *testing.T) string {
 	t.Helper()
 	emuOnce.Do(func() {
 		emuPath = filepath.Join(tmpRoot, "tablestore-emulator")
-		if out, err := exec.Command("go", "build", "-ldflags=-s -w", "-o", emuPath, "../tablestore-emulator").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-ldflags=-s -w", "-o", emuPath, "github.com/tablekit/tablekit/tsemu/cmd/tablestore-emulator").CombinedOutput(); err != nil {
 			emuErr = fmt.Errorf("building tablestore-emulator: %v\n%s", err, out)
 		}
 	})
@@ -86,7 +86,7 @@ func startEmulator(t *testing.T, backend string) string {
 		if !strings.HasPrefix(ep, "http://127.0.0.1:") {
 			t.Fatalf("tablestore-emulator printed %q", ep)
 		}
-		return "tablestore://" + tstest.DefaultInstanceName + "?endpoint=" + ep
+		return "tablestore://" + tsemu.DefaultInstanceName + "?endpoint=" + ep
 	case <-time.After(60 * time.Second):
 		t.Fatal("tablestore-emulator printed no endpoint")
 	}
@@ -96,8 +96,8 @@ func startEmulator(t *testing.T, backend string) string {
 // e2eEnv is the environment of every process: the emulator's and moto's
 // credentials.
 var e2eEnv = []string{
-	aliyuntablestore.EnvAccessKeyID + "=" + tstest.DefaultAccessKeyID,
-	aliyuntablestore.EnvAccessKeySecret + "=" + tstest.DefaultAccessKeySecret,
+	aliyuntablestore.EnvAccessKeyID + "=" + tsemu.DefaultAccessKeyID,
+	aliyuntablestore.EnvAccessKeySecret + "=" + tsemu.DefaultAccessKeySecret,
 	"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=" + mototest.Region,
 }
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
 // BenchmarkFollowLag measures copy --follow's lag, in process (the code
@@ -26,7 +26,7 @@ import (
 // to the end of its application to the destination (a local engine). It
 // reports the lag's p50, p99 and maximum in ms, and the write rate the
 // source sustained. Sources: the local engine (mem://), the file engine
-// (file://, nosync), and the Tablestore emulator (tstest over a local
+// (file://, nosync), and the Tablestore emulator (tsemu over a local
 // engine, in process, read through its Stream API).
 //
 //	go test -run '^$' -bench FollowLag -benchtime 1x -count 3 ./cmd/tablekit/
@@ -44,14 +44,14 @@ func BenchmarkFollowLag(b *testing.B) {
 	})
 	b.Run("emulator", func(b *testing.B) {
 		benchFollowLag(b, func(b *testing.B) *tablekit.Client {
-			srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New(), Addr: "127.0.0.1:0"})
+			srv, err := tsemu.NewServer(tsemu.Options{Backend: localengine.New(), Addr: "127.0.0.1:0"})
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { srv.Close() })
-			b.Setenv(aliyuntablestore.EnvAccessKeyID, tstest.DefaultAccessKeyID)
-			b.Setenv(aliyuntablestore.EnvAccessKeySecret, tstest.DefaultAccessKeySecret)
-			return mustOpen(b, "tablestore://"+tstest.DefaultInstanceName+"?endpoint="+srv.Endpoint())
+			b.Setenv(aliyuntablestore.EnvAccessKeyID, tsemu.DefaultAccessKeyID)
+			b.Setenv(aliyuntablestore.EnvAccessKeySecret, tsemu.DefaultAccessKeySecret)
+			return mustOpen(b, "tablestore://"+tsemu.DefaultInstanceName+"?endpoint="+srv.Endpoint())
 		})
 	})
 }

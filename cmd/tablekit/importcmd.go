@@ -133,7 +133,12 @@ func importCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 				}
 			}
 			q := &lineQueue{}
-			st, err := fillTable(ctx, db, &m, im.rows(ctx, rest, q), fillOptions{existing: true, final: im.final, done: func(_ tablekit.PrimaryKey, n int64) { q.written(n) }})
+			st, err := fillTable(ctx, db, &m, im.rows(ctx, rest, q), fillOptions{existing: true, final: im.final, done: func(_ tablekit.PrimaryKey, n int64) {
+				q.written(n)
+				if e.imported != nil {
+					e.imported(n)
+				}
+			}})
 			if err != nil {
 				return im.failed(ctx, e, err, st, q)
 			}

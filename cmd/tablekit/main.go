@@ -45,6 +45,12 @@ type env struct {
 	mayCreate bool
 	// argv is the command line, for the resume hint of an interrupted run.
 	argv []string
+	// client, if set, is the store every command uses instead of opening
+	// the URL, and is not closed by it (the console runs import on its own).
+	client *tablekit.Client
+	// imported, if set, is called with the rows an import has written so
+	// far (the console's progress bar).
+	imported func(rows int64)
 }
 
 // command is one subcommand.
@@ -272,6 +278,9 @@ func lockedHint(err error) error {
 
 // withClient opens the client, runs f and closes the client.
 func (e *env) withClient(ctx context.Context, f func(db *tablekit.Client) error) (err error) {
+	if e.client != nil {
+		return f(e.client)
+	}
 	db, err := e.open(ctx)
 	if err != nil {
 		return err
@@ -319,7 +328,7 @@ func shellQuote(s string) string {
 
 // commandLine is argv as a shell command: the program as "tablekit", the
 // arguments quoted. URLs in it hold no credentials: no backend opens a URL
-// that has one (driver.CheckURL).
+// that has one (tablekit.OpenBackend's credential rule).
 func commandLine(argv []string) string {
 	parts := []string{"tablekit"}
 	for _, a := range argv[1:] {

@@ -1,11 +1,11 @@
 // Package base is for tablekit's own packages, never for programs or
 // adapter authors (it is internal): it is the floor below the root package
-// tablekit, the little that the root, backend/driver, rowmodel and the
-// Tablestore emulator must share and that cannot live in the root without
-// an import cycle. It imports nothing of tablekit's (the root imports it,
+// tablekit, the little that the root, backend/driver, rowmodel, the
+// Tablestore emulator and the CLI must share and that cannot live in the
+// root without an import cycle (or, for the CLI, be exported by it). It imports nothing of tablekit's (the root imports it,
 // so the compiler refuses the other direction).
 //
-// It holds four things, one file each:
+// It holds five things, one file each:
 //
 //   - par.go: [Parallel], bounded parallel work (driver.Parallel and the
 //     Client's batch fallback).
@@ -14,6 +14,8 @@
 //   - rules.go: SPEC's arithmetic on plain integers ([ValidName],
 //     [Seconds], [Visible], [OldestVisible], [CheckVersion]), which the root
 //     validates with and rowmodel exports to adapters.
+//   - secret.go: [SecretName], the credential-name rule behind the root's
+//     refusal of credentials in URLs and the CLI's redaction of them.
 //   - stale.go: [ErrStaleMeta], which driver exports as ErrStaleMeta and
 //     the Client retries on.
 //

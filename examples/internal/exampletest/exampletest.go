@@ -1,6 +1,6 @@
 // Package exampletest is for the examples' tests only: it runs the examples
 // on every backend, each on its emulator: bttest in process, dynalite
-// (internal/testkit/dynalitetest), the Tablestore emulator (tstest), plus
+// (internal/testkit/dynalitetest), the Tablestore emulator (tsemu), plus
 // the in-memory and file engines. Only the examples' tests import it, so the
 // example programs link none of the emulators.
 package exampletest
@@ -12,11 +12,11 @@ import (
 	"cloud.google.com/go/bigtable/bttest"
 
 	"github.com/tablekit/tablekit/backend/aliyuntablestore"
-	"github.com/tablekit/tablekit/backend/aliyuntablestore/tstest"
 	"github.com/tablekit/tablekit/examples/internal/exampledb"
 	"github.com/tablekit/tablekit/internal/testkit/dynalitetest"
 	"github.com/tablekit/tablekit/internal/testkit/urltest"
 	"github.com/tablekit/tablekit/localengine"
+	"github.com/tablekit/tablekit/tsemu"
 )
 
 // Backend starts a fresh emulator (or store) for t and returns its URL.
@@ -44,9 +44,9 @@ var Backends = []Backend{
 		return "dynamodb://?region=" + dynalitetest.Region + "&endpoint=" + ep + "&shards=2"
 	}},
 	{"tablestore", func(t *testing.T) string {
-		srv, err := tstest.NewServer(tstest.Options{Backend: localengine.New()})
+		srv, err := tsemu.NewServer(tsemu.Options{Backend: localengine.New()})
 		if err != nil {
-			t.Fatalf("starting tstest: %v", err)
+			t.Fatalf("starting tsemu: %v", err)
 		}
 		t.Cleanup(srv.Close)
 		t.Setenv(aliyuntablestore.EnvAccessKeyID, srv.AccessKeyID())

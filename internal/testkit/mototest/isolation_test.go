@@ -5,12 +5,12 @@ package mototest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -19,13 +19,27 @@ import (
 // committed increments of another item; every increment must remain. On
 // moto_server as shipped (threaded, unserialized) a canceled transaction
 // restores the copy of the table it took when it began and erases the
-// increments committed meanwhile.
+// increments committed meanwhile (TestMotoBugTransactionIsolation).
 func TestTransactionsIsolated(t *testing.T) {
-	ctx := context.Background()
-	ep := Start(t)
-	c := dynamodb.NewFromConfig(aws.Config{Region: Region, Credentials: credentials.NewStaticCredentialsProvider("t", "t", "")},
-		func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(ep) })
-	_, err := c.CreateTable(ctx, &dynamodb.CreateTableInput{
+	c, _ := clients(Start(t))
+	isoTable(t, c)
+	got, other := isolationRace(t, c, "counter")
+	if other != nil {
+		t.Errorf("transaction with a failing ConditionCheck: %v, want TransactionCanceledException", other)
+	}
+	if want := strconv.Itoa(isoN); got != want {
+		t.Errorf("counter = %s after %s acknowledged increments beside canceled transactions, want %s", got, want, want)
+	}
+}
+
+// isoN is how many increments, and canceled transactions, one
+// isolationRace runs.
+const isoN = 150
+
+// isoTable creates table "iso" (key k String).
+func isoTable(t *testing.T, c *dynamodb.Client) {
+	t.Helper()
+	_, err := c.CreateTable(context.Background(), &dynamodb.CreateTableInput{
 		TableName:            aws.String("iso"),
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("k"), AttributeType: types.ScalarAttributeTypeS}},
 		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("k"), KeyType: types.KeyTypeHash}},
@@ -34,17 +48,25 @@ func TestTransactionsIsolated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// isolationRace runs isoN acknowledged increments of item counter of
+// table "iso" beside isoN transactions whose ConditionCheck fails, and
+// returns the counter's value after them ("absent" when there is none)
+// and the first answer to a transaction that was not its cancellation.
+func isolationRace(t *testing.T, c *dynamodb.Client, counter string) (value string, other error) {
+	t.Helper()
+	ctx := context.Background()
 	key := func(k string) map[string]types.AttributeValue {
 		return map[string]types.AttributeValue{"k": &types.AttributeValueMemberS{Value: k}}
 	}
-	const n = 150
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { // increments, each acknowledged
 		defer wg.Done()
-		for range n {
+		for range isoN {
 			if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName: aws.String("iso"), Key: key("counter"),
+				TableName: aws.String("iso"), Key: key(counter),
 				UpdateExpression:          aws.String("ADD n :one"),
 				ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
 			}); err != nil {
@@ -55,31 +77,25 @@ func TestTransactionsIsolated(t *testing.T) {
 	}()
 	go func() { // transactions whose condition fails
 		defer wg.Done()
-		for i := range n {
+		for i := range isoN {
 			_, err := c.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-				{Put: &types.Put{TableName: aws.String("iso"), Item: map[string]types.AttributeValue{
-					"k": &types.AttributeValueMemberS{Value: "x" + strconv.Itoa(i)},
-				}}},
+				{Put: &types.Put{TableName: aws.String("iso"), Item: key(fmt.Sprintf("x_%s_%d", counter, i))}},
 				{ConditionCheck: &types.ConditionCheck{TableName: aws.String("iso"), Key: key("absent"),
 					ConditionExpression: aws.String("attribute_exists(k)")}},
 			}})
 			var tce *types.TransactionCanceledException
-			if !errors.As(err, &tce) {
-				t.Errorf("transaction with a failing ConditionCheck: %v, want TransactionCanceledException", err)
-				return
+			if !errors.As(err, &tce) && other == nil {
+				other = fmt.Errorf("transaction %d: %w", i, err)
 			}
 		}
 	}()
 	wg.Wait()
-	out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("iso"), Key: key("counter"), ConsistentRead: aws.Bool(true)})
+	out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("iso"), Key: key(counter), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := "absent"
 	if v, ok := out.Item["n"].(*types.AttributeValueMemberN); ok {
-		got = v.Value
+		return v.Value, other
 	}
-	if got != strconv.Itoa(n) {
-		t.Errorf("counter = %s after %d acknowledged increments beside canceled transactions, want %d", got, n, n)
-	}
+	return "absent", other
 }

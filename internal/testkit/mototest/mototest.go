@@ -9,9 +9,11 @@
 // mototest runs moto's server (what moto_server serves) with the Python
 // that has moto: python3 from PATH, or the interpreter of moto_server's
 // script. It serves in memory, bound to 127.0.0.1 on a free port, in a
-// process group of its own that the cleanup kills whole, and one request
-// at a time, because moto isolates transactions only then (see serve). Clients use static credentials (any
-// values), region [Region], and the endpoint as BaseEndpoint.
+// process group of its own that the cleanup kills whole, with the
+// patches of moto 5.2.1's bugs listed at [Patch] (among them one request
+// at a time, because moto isolates transactions only then); [Options]
+// and [WithoutEnv] leave patches out. Clients use static credentials
+// (any values), region [Region], and the endpoint as BaseEndpoint.
 //
 // One server per test:
 //
@@ -34,6 +36,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,46 +64,133 @@ var ErrNotInstalled = errors.New("mototest: moto's server is not installed")
 // process handling is not implemented (non-Unix).
 var ErrUnsupported = errors.New("mototest: not supported on " + runtime.GOOS)
 
-// serve is the Python program mototest runs: moto's server (the WSGI
-// application moto_server serves, on werkzeug, threaded) with its requests
-// serialized. moto applies a TransactWriteItems item by item and undoes a
-// canceled one by restoring a copy of each table taken when it began
-// (moto/dynamodb/models: transact_write_items), so with requests running
-// concurrently a canceled transaction erases what other requests wrote
-// meanwhile and a reader can see half a transaction: DynamoDB isolates
-// transactions, and so does moto once no two requests overlap.
+// Patch names one of the mends of moto 5.2.1 the harness applies. Each
+// one is moto's bug, shown with the AWS SDK alone (no tablekit) by a test
+// of this package (bugs_test.go) that fails once moto fixes it.
+type Patch string
+
+const (
+	// PatchSerialize serves one request at a time. moto applies a
+	// TransactWriteItems item by item and undoes a canceled one by
+	// restoring a copy of each table taken when it began
+	// (moto/dynamodb/models: transact_write_items), so with requests
+	// running concurrently a canceled transaction erases what other
+	// requests wrote meanwhile and a reader can see half a transaction:
+	// DynamoDB isolates transactions, and so does moto once no two
+	// requests overlap. Concurrent UpdateItem ADDs also answer one value
+	// twice. Without it the conformance suite fails S13_AtomicWrite/
+	// ConcurrentReader and Linearizable, and S14_AutoIncrement/
+	// UniqueIncreasing16Writers (duplicate counter values).
+	PatchSerialize Patch = "serialize"
+	// PatchStreamDisable makes moto disable a DynamoDB stream as DynamoDB
+	// does: the stream stops recording and stays readable (DISABLED, its
+	// shard ending where its records end: GetRecords then answers no
+	// NextShardIterator), and enabling again makes a new stream. moto
+	// 5.2.1 instead keeps the disabled stream's shard, so that every later
+	// write to the table fails with a 500 (KeyError 'StreamViewType' in
+	// StreamShard.add), as does DescribeStream, and UpdateTable refuses to
+	// enable a stream again (ResourceInUseException "Cannot enable
+	// stream": latest_stream_label is never cleared); it serves one stream
+	// per table, so a disabled one's records were gone. Without it the
+	// suite fails S15_ChangeFeed/DisableEndsTheFeed.
+	PatchStreamDisable Patch = "stream-disable"
+	// PatchStreamBinary: moto sends Binary values of stream records (B,
+	// BS) base64-encoded twice: its serializer encodes the base64 text it
+	// stores (GetItem's are right), so they are decoded once first. (The
+	// adapter also reads moto's doubly encoded records: see
+	// backend/awsdynamodb's streamKey.) Before the adapter read them,
+	// every record was dropped: 8 failures of moto as it shipped
+	// (S15_ChangeFeed's EveryKindOfWrite, AtomicWrite,
+	// PerRowOrder16Writers, ResumeFromEveryCheckpoint,
+	// ReaderDuringWrites, Retention; S14_AutoIncrement/ChangeFeed;
+	// Differential); now none.
+	PatchStreamBinary Patch = "stream-binary"
+	// PatchStreamUpdateInsert: an UpdateItem that creates an item makes
+	// two INSERT records in moto, the first of an item holding only the
+	// key (it puts that item, then updates it), the second of the whole
+	// item with no old image: the put is not recorded. Without it the
+	// first record, of an item that is no row (no revision), fails the
+	// read: S15_ChangeFeed/EveryKindOfWrite and AtomicWrite, and
+	// Differential.
+	PatchStreamUpdateInsert Patch = "stream-update-insert"
+)
+
+// Patches lists every patch, in the order the harness applies them.
+var Patches = []Patch{PatchSerialize, PatchStreamDisable, PatchStreamBinary, PatchStreamUpdateInsert}
+
+// Options choose what Start and Launch serve.
+type Options struct {
+	// Without lists the patches not to apply; every other one is. All of
+	// Patches: moto_server as it ships.
+	Without []Patch
+}
+
+// WithoutEnv is the environment variable Launch and Start read when
+// their Options are nil: a comma-separated list of patches to leave out,
+// or "all" (moto as it ships). It lets a developer run the conformance
+// suite on an unpatched moto, e.g.
 //
-// It also mends how moto 5.2.1 disables a table's stream (streamFix).
-const serve = `
-import sys, threading
-` + streamFix + `
+//	TABLEKIT_MOTO_WITHOUT=all go test -run TestConformanceMoto ./backend/awsdynamodb
+const WithoutEnv = "TABLEKIT_MOTO_WITHOUT"
+
+// envOptions reads WithoutEnv.
+func envOptions() (Options, error) {
+	v := strings.TrimSpace(os.Getenv(WithoutEnv))
+	if v == "" {
+		return Options{}, nil
+	}
+	if v == "all" {
+		return Options{Without: Patches}, nil
+	}
+	var o Options
+	for _, name := range strings.Split(v, ",") {
+		p := Patch(strings.TrimSpace(name))
+		if !slices.Contains(Patches, p) {
+			return o, fmt.Errorf("mototest: %s names %q, not a patch (want \"all\" or some of %v)", WithoutEnv, p, Patches)
+		}
+		o.Without = append(o.Without, p)
+	}
+	return o, nil
+}
+
+// program is the Python program that serves moto's server (the WSGI
+// application moto_server serves, on werkzeug, threaded) with the patches
+// o does not leave out.
+func program(o Options) string {
+	var b strings.Builder
+	b.WriteString("import sys, threading, base64\n")
+	on := func(p Patch) bool { return !slices.Contains(o.Without, p) }
+	if on(PatchStreamDisable) {
+		b.WriteString(streamDisableFix)
+	}
+	if on(PatchStreamBinary) {
+		b.WriteString(streamBinaryFix)
+	}
+	if on(PatchStreamUpdateInsert) {
+		b.WriteString(streamUpdateInsertFix)
+	}
+	b.WriteString(`
 from werkzeug.serving import run_simple
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 app = DomainDispatcherApplication(create_backend_app)
+`)
+	if on(PatchSerialize) {
+		b.WriteString(`
 lock = threading.Lock()
-def serialized(environ, start_response):
+def serialized(environ, start_response, app=app):
     with lock:
         return list(app(environ, start_response))
-run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True)
-`
+app = serialized
+`)
+	}
+	b.WriteString("run_simple(sys.argv[1], int(sys.argv[2]), app, threaded=True)\n")
+	return b.String()
+}
 
-// streamFix makes moto disable a DynamoDB stream as DynamoDB does: the
-// stream stops recording and stays readable (DISABLED, its shard ending
-// where its records end: GetRecords then answers no NextShardIterator),
-// and enabling again makes a new stream. moto 5.2.1 instead keeps the
-// disabled stream's shard, so that every later write to the table fails
-// with a 500 (KeyError 'StreamViewType' in StreamShard.add), as does
-// DescribeStream, and UpdateTable refuses to enable a stream again
-// (ResourceInUseException "Cannot enable stream": latest_stream_label is
-// never cleared); it serves one stream per table, so a disabled one's
-// records were gone. And it sends Binary values of stream records (B,
-// BS) base64-encoded twice: its serializer encodes the base64 text it
-// stores (GetItem's are right), so they are decoded once first. An
-// UpdateItem that creates an item makes two records in moto, the first
-// of an item holding only the key (it puts that item, then updates it):
-// the put is not recorded. Every other part of its DynamoDB Streams is moto's
-// own: one shard per stream, no shard ends or splits, no trimming.
-const streamFix = `
+// streamDisableFix is PatchStreamDisable. Every other part of moto's
+// DynamoDB Streams is moto's own: one shard per stream, no shard ends or
+// splits, no trimming.
+const streamDisableFix = `
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.table import Table
 from moto.dynamodb.exceptions import StreamAlreadyEnabledException
@@ -155,7 +245,38 @@ def get_shard_iterator(self, arn, shard_id, shard_iterator_type, sequence_number
     self.shard_iterators[it.arn] = it
     return it
 sm.DynamoDBStreamsBackend.get_shard_iterator = get_shard_iterator
-import base64
+_get_d = sm.ShardIterator.get
+def get_d(self, limit=1000):
+    out = _get_d(self, limit)
+    shard = self.stream_shard
+    if getattr(shard, "disabled", False) and not out["Records"] and self.sequence_number >= shard.starting_sequence_number + len(shard.items):
+        out["NextShardIterator"] = None
+    return out
+sm.ShardIterator.get = get_d
+`
+
+// streamBinaryFix is PatchStreamBinary.
+const streamBinaryFix = `
+from moto.dynamodbstreams import models as sm
+def raw(v):
+    if isinstance(v, dict):
+        return {k: (base64.b64decode(x) if k == "B" and isinstance(x, str) else
+                    [base64.b64decode(y) for y in x] if k == "BS" else raw(x)) for k, x in v.items()}
+    if isinstance(v, list):
+        return [raw(x) for x in v]
+    return v
+_get_b = sm.ShardIterator.get
+def get_b(self, limit=1000):
+    out = _get_b(self, limit)
+    out["Records"] = [dict(r, dynamodb={k: raw(x) if k in ("Keys", "NewImage", "OldImage") else x for k, x in r["dynamodb"].items()}) for r in out["Records"]]
+    return out
+sm.ShardIterator.get = get_b
+`
+
+// streamUpdateInsertFix is PatchStreamUpdateInsert.
+const streamUpdateInsertFix = `
+from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.models.table import Table
 _tl = threading.local()
 _put = Table.put_item
 def put_item(self, *a, **k):
@@ -175,22 +296,6 @@ def update_item(self, *a, **k):
     finally:
         _tl.updating = False
 DynamoDBBackend.update_item = update_item
-def raw(v):
-    if isinstance(v, dict):
-        return {k: (base64.b64decode(x) if k == "B" and isinstance(x, str) else
-                    [base64.b64decode(y) for y in x] if k == "BS" else raw(x)) for k, x in v.items()}
-    if isinstance(v, list):
-        return [raw(x) for x in v]
-    return v
-_get = sm.ShardIterator.get
-def get(self, limit=1000):
-    out = _get(self, limit)
-    out["Records"] = [dict(r, dynamodb={k: raw(x) if k in ("Keys", "NewImage", "OldImage") else x for k, x in r["dynamodb"].items()}) for r in out["Records"]]
-    shard = self.stream_shard
-    if getattr(shard, "disabled", False) and not out["Records"] and self.sequence_number >= shard.starting_sequence_number + len(shard.items):
-        out["NextShardIterator"] = None
-    return out
-sm.ShardIterator.get = get
 `
 
 // command finds a Python that has moto's server: python3 on PATH, or the
@@ -239,12 +344,13 @@ func shebang(script string) string {
 	return fields[0]
 }
 
-// spec is how moto is started with the Python py.
-func spec(py string) emuproc.Spec {
+// spec is how moto is started with the Python py and options o.
+func spec(py string, o Options) emuproc.Spec {
+	prog := program(o)
 	return emuproc.Spec{
 		Name: "mototest: moto",
 		Command: func(port int) *exec.Cmd {
-			cmd := exec.Command(py, "-c", serve, "127.0.0.1", strconv.Itoa(port))
+			cmd := exec.Command(py, "-c", prog, "127.0.0.1", strconv.Itoa(port))
 			cmd.Env = append(os.Environ(), "AWS_DEFAULT_REGION="+Region, "AWS_REGION="+Region, "MOTO_PORT="+strconv.Itoa(port))
 			return cmd
 		},
@@ -256,9 +362,16 @@ func spec(py string) emuproc.Spec {
 	}
 }
 
-func launch() (*emuproc.Process, error) {
+func launch(o *Options) (*emuproc.Process, error) {
 	if !emuproc.Supported {
 		return nil, ErrUnsupported
+	}
+	if o == nil {
+		eo, err := envOptions()
+		if err != nil {
+			return nil, err
+		}
+		o = &eo
 	}
 	py, err := command()
 	if err != nil {
@@ -266,16 +379,23 @@ func launch() (*emuproc.Process, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), StartupTimeout)
 	defer cancel()
-	return emuproc.Launch(ctx, spec(py))
+	return emuproc.Launch(ctx, spec(py, *o))
 }
 
 // Start launches an in-memory moto server for tb on a free 127.0.0.1 port
-// and returns its endpoint ("http://127.0.0.1:<port>"). The server is
-// killed with its process group when tb's cleanups run; its output is
-// logged if tb fails. A missing moto skips tb, or fails it under CI=true.
+// and returns its endpoint ("http://127.0.0.1:<port>"), every patch
+// applied but those WithoutEnv names. The server is killed with its
+// process group when tb's cleanups run; its output is logged if tb fails.
+// A missing moto skips tb, or fails it under CI=true.
 func Start(tb testing.TB) (endpoint string) {
 	tb.Helper()
-	p, err := launch()
+	return StartWith(tb, nil)
+}
+
+// StartWith is Start with options o (nil: read WithoutEnv).
+func StartWith(tb testing.TB, o *Options) (endpoint string) {
+	tb.Helper()
+	p, err := launch(o)
 	switch {
 	case errors.Is(err, ErrNotInstalled), errors.Is(err, ErrUnsupported):
 		missing(tb, err)
@@ -288,11 +408,17 @@ func Start(tb testing.TB) (endpoint string) {
 	return p.Endpoint
 }
 
-// Launch starts an in-memory moto server not tied to a test, for TestMain.
-// stop kills it and waits for it to exit; it is safe to call more than
-// once. If moto is not installed, err wraps ErrNotInstalled.
+// Launch starts an in-memory moto server not tied to a test, for TestMain,
+// every patch applied but those WithoutEnv names. stop kills it and
+// waits for it to exit; it is safe to call more than once. If moto is not
+// installed, err wraps ErrNotInstalled.
 func Launch() (endpoint string, stop func(), err error) {
-	p, err := launch()
+	return LaunchWith(nil)
+}
+
+// LaunchWith is Launch with options o (nil: read WithoutEnv).
+func LaunchWith(o *Options) (endpoint string, stop func(), err error) {
+	p, err := launch(o)
 	if err != nil {
 		return "", nil, err
 	}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package tstest
-
-const raceEnabled = false

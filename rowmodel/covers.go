@@ -1,0 +1,37 @@
+package rowmodel
+
+import (
+	"slices"
+
+	"github.com/tablekit/tablekit"
+)
+
+// Covers reports whether names (a ReadSpec.Columns) names the column of
+// every one of cells, in stored order: then Project keeps them all, and a
+// read of the row returns what the same read without its projection
+// returns. An engine that reads a row whole when its shape allows (a
+// [WholeRead] of the spec without Columns) can so serve a read naming every
+// column, as YCSB's reads do, without evaluating it cell by cell.
+func Covers(names []string, cells []tablekit.Column) bool {
+	if names == nil { // no projection: every column
+		return true
+	}
+	if !slices.IsSorted(names) { // not from a Client
+		for i := range cells {
+			if !slices.Contains(names, cells[i].Name) {
+				return false
+			}
+		}
+		return true
+	}
+	j := 0
+	for i := range cells {
+		for j < len(names) && names[j] < cells[i].Name {
+			j++
+		}
+		if j == len(names) || names[j] != cells[i].Name {
+			return false
+		}
+	}
+	return true
+}

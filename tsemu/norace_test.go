@@ -1,0 +1,5 @@
+//go:build !race
+
+package tsemu
+
+const raceEnabled = false
