@@ -274,7 +274,7 @@ func (t *Table) FollowChangeFeed(ctx context.Context, pos FeedPosition, opts Fol
 			}
 		}
 	}
-	waiter, _ := t.c.b.(FeedWaiter) // feedwaiter.go
+	waiter, _ := optional[FeedWaiter](t.c, t.c.caps.ChangeFeed) // feedwaiter.go; no capability of its own
 	for {
 		// The backend's signal is taken before the shards are read, so a
 		// record committed after their reads wakes the wait below.

@@ -2,6 +2,7 @@ package tablekit
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -17,7 +18,8 @@ type createOptions struct {
 // "a table created with a change feed"), kept for retention (0: the
 // default), so that no write is committed unrecorded: on the local and file
 // engines the feed is on in the same step as the creation; on a backend
-// without that step ([FeedCreator]) the Client enables it right after the
+// without that step ([Capabilities.CreateWithFeed], [FeedCreator]) the
+// Client enables it right after the
 // creation, and a writer in another process that writes into the new table
 // before that is not recorded (the backend's package doc says which). No
 // feed on the backend: ErrUnimplemented, before anything is created.
@@ -25,10 +27,15 @@ func WithChangeFeed(retention time.Duration) CreateOption {
 	return func(o *createOptions) { o.feed, o.retention = true, retention }
 }
 
-// FeedCreator is a backend that creates a table with its change feed
-// enabled in one step, atomically: no write can come between the two.
-// ErrSkip: the Client creates the table, then enables the feed.
+// FeedCreator is [Capabilities.CreateWithFeed] (SPEC §15, "a table
+// created with a change feed"), a refinement of a [ChangeFeeder]: a
+// backend that creates a table with its change feed enabled in one step,
+// atomically, so no write can come between the two.
 type FeedCreator interface {
+	// CreateTableWithFeed is CreateTable with feed (a checked, enabling
+	// SetChangeFeed request of meta) applied in the same step. It may
+	// answer ErrSkip, nothing created: the Client then creates the table
+	// and enables its feed, as without a FeedCreator.
 	CreateTableWithFeed(ctx context.Context, meta *TableMeta, feed *SetChangeFeedRequest) error
 }
 
@@ -49,17 +56,17 @@ func checkFeedRetention(op, table string, retention time.Duration) (time.Duratio
 // one step where the backend can, else CreateTable then SetChangeFeed,
 // deleting the table again if the feed cannot be enabled.
 func (c *Client) createWithFeed(ctx context.Context, op string, m *TableMeta, o createOptions) error {
-	f, ok := c.b.(ChangeFeeder)
-	if !ok || !c.caps.ChangeFeed {
-		return &Error{Op: op, Table: m.Name, Code: ErrUnimplemented, Msg: "the backend has no change feed (Capabilities.ChangeFeed is false)"}
+	f, ok := optional[ChangeFeeder](c, c.caps.ChangeFeed)
+	if !ok {
+		return refuse(op, m.Name, "the backend has no change feed (Capabilities.ChangeFeed is false)")
 	}
 	retention, err := checkFeedRetention(op, m.Name, o.retention)
 	if err != nil {
 		return err
 	}
 	req := &SetChangeFeedRequest{Meta: m, Enabled: true, Retention: retention, Now: c.now()}
-	if fc, ok := c.b.(FeedCreator); ok {
-		if err := fc.CreateTableWithFeed(ctx, m, req); err != ErrSkip {
+	if fc, ok := optional[FeedCreator](c, c.caps.CreateWithFeed); ok {
+		if err := fc.CreateTableWithFeed(ctx, m, req); !errors.Is(err, ErrSkip) {
 			return annotate(err, op, m.Name)
 		}
 	}

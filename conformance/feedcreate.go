@@ -13,7 +13,7 @@ import (
 // enabled with one shard, the first write recorded. A bad retention is
 // ErrInvalidArgument and a backend without a feed ErrUnimplemented, both
 // before anything is created. On a backend that creates the table and its
-// feed in one step (tablekit.FeedCreator), a writer in another client that
+// feed in one step (Capabilities.CreateWithFeed), a writer in another client that
 // writes as soon as the table exists has every acknowledged write
 // recorded.
 func testFeedAtCreate(e *env) {
@@ -42,8 +42,8 @@ func testFeedAtCreate(e *env) {
 		acked []int64
 		stop  = make(chan struct{})
 	)
-	_, atomicCreate := e.b.(tk.FeedCreator)
-	if atomicCreate {
+	caps := tk.CapabilitiesOf(e.b)
+	if caps.CreateWithFeed {
 		wg.Add(1)
 		go func() { // writes from another client as soon as the table exists
 			defer wg.Done()

@@ -409,8 +409,6 @@ func (f *fileFeed) enable(retention time.Duration) {
 	f.st.Enabled, f.st.Retention, f.seq = true, int64(retention/time.Second), 1
 }
 
-var _ tablekit.FeedCreator = (*Engine)(nil)
-
 // CreateTableWithFeed implements tablekit.FeedCreator: the table's
 // metadata and its feed's state are in one pebble batch, so no write comes
 // before the feed, also across a crash.

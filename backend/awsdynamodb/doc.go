@@ -285,9 +285,10 @@
 // other with ErrInvalidArgument. A store without DynamoDB Streams
 // (dynalite) needs [Options.NoStreams] (?streams=false): the backend then
 // declares no feed. A table created WithChangeFeed is created, then its
-// feed enabled (this adapter is no tablekit.FeedCreator): a writer in
-// another process that writes into the new table between the two calls is
-// not recorded. The feed's tests run on moto (mended as
+// feed enabled (this adapter is no tablekit.FeedCreator, so
+// Capabilities.CreateWithFeed is false): a writer in another process that
+// writes into the new table between the two calls is not recorded. The
+// feed's tests run on moto (mended as
 // internal/testkit/mototest says: moto 5.2.1 breaks a table whose stream
 // is disabled).
 //
