@@ -44,23 +44,7 @@ func TestWrapChangeFeed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := tbl.PutRow(ctx, tablekit.Key("id", tablekit.Integer(1)), nil); err != nil {
-				t.Fatal(err)
-			}
-			shards, err := tbl.ListShards(ctx)
-			if err != nil || len(shards) != 1 {
-				t.Fatalf("ListShards: %v, %v", shards, err)
-			}
-			n := 0
-			for _, err := range tbl.ReadShard(ctx, shards[0].ID, "") {
-				if err != nil {
-					t.Fatal(err)
-				}
-				n++
-			}
-			if n != 1 {
-				t.Fatalf("%d records through the wrapper, want 1", n)
-			}
+			putOneRecorded(ctx, t, tbl)
 		})
 	}
 }
@@ -106,23 +90,30 @@ func TestWrapCreateWithFeed(t *testing.T) {
 				t.Fatal(err)
 			}
 			tbl := db.Table("t")
-			if err := tbl.PutRow(ctx, tablekit.Key("id", tablekit.Integer(1)), nil); err != nil {
-				t.Fatal(err)
-			}
-			shards, err := tbl.ListShards(ctx)
-			if err != nil || len(shards) != 1 {
-				t.Fatalf("ListShards of a table created WithChangeFeed: %v, %v", shards, err)
-			}
-			n := 0
-			for _, err := range tbl.ReadShard(ctx, shards[0].ID, "") {
-				if err != nil {
-					t.Fatal(err)
-				}
-				n++
-			}
-			if n != 1 {
-				t.Fatalf("%d records of the first write, want 1", n)
-			}
+			putOneRecorded(ctx, t, tbl)
 		})
+	}
+}
+
+// putOneRecorded writes row 1 into tbl, whose feed is on, and requires
+// the feed to hold one shard with that one record.
+func putOneRecorded(ctx context.Context, t *testing.T, tbl *tablekit.Table) {
+	t.Helper()
+	if err := tbl.PutRow(ctx, tablekit.Key("id", tablekit.Integer(1)), nil); err != nil {
+		t.Fatal(err)
+	}
+	shards, err := tbl.ListShards(ctx)
+	if err != nil || len(shards) != 1 {
+		t.Fatalf("ListShards: %v, %v", shards, err)
+	}
+	n := 0
+	for _, err := range tbl.ReadShard(ctx, shards[0].ID, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 1 {
+		t.Fatalf("%d records of one write through the wrapper, want 1", n)
 	}
 }
