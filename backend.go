@@ -26,10 +26,11 @@ import (
 //
 // Beyond these methods a backend may implement optional interfaces
 // ([BatchReader], [BatchWriter], [RangeScanner], [AtomicWriter],
-// [ChangeFeeder], [NativeAccessor], [SystemNamer], [Wrapper],
-// [CapabilityDeclarer]): implementing one is having its capability
-// ([CapabilitiesOf]); each says whether it may answer [ErrSkip] and what
-// the Client does then.
+// [ChangeFeeder], [FeedCreator], [FeedWaiter], [NativeAccessor],
+// [SystemNamer], [Wrapper], [CapabilityDeclarer]): implementing one is
+// having its capability ([CapabilitiesOf]; FeedWaiter, which changes only
+// how soon a follower reads, has none); each says whether it may answer
+// [ErrSkip] and what the Client does then.
 type Backend interface {
 	// CreateTable stores meta, with its Incarnation and Generation, or
 	// fails with ErrAlreadyExists. A store keeping schema and options
@@ -191,6 +192,11 @@ type Capabilities struct {
 	// Client keeps them over the required calls (index.go), so it is true
 	// on every backend.
 	SecondaryIndex bool
+	// CreateWithFeed: CreateTable [WithChangeFeed] creates the table and
+	// its feed in one step, so no write goes unrecorded ([FeedCreator]);
+	// without it the Client enables the feed right after the creation.
+	// Never without ChangeFeed.
+	CreateWithFeed bool
 }
 
 // optionals lists each optional interface with its Capabilities field:
@@ -205,6 +211,7 @@ var optionals = [...]struct {
 	{implements[RangeScanner], func(c *Capabilities) *bool { return &c.LendingScan }},
 	{implements[AtomicWriter], func(c *Capabilities) *bool { return &c.AtomicWrite }},
 	{implements[ChangeFeeder], func(c *Capabilities) *bool { return &c.ChangeFeed }},
+	{implements[FeedCreator], func(c *Capabilities) *bool { return &c.CreateWithFeed }},
 }
 
 func implements[I any](b Backend) bool {
@@ -235,7 +242,8 @@ func CapabilitiesOf(b Backend) Capabilities {
 			*o.field(&c) = *o.field(&c) && *o.field(&shown)
 		}
 	}
-	c.SecondaryIndex = true // kept by the Client on every backend (index.go)
+	c.SecondaryIndex = true                             // kept by the Client on every backend (index.go)
+	c.CreateWithFeed = c.CreateWithFeed && c.ChangeFeed // a feed withheld is not created either
 	return c
 }
 

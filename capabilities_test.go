@@ -47,6 +47,11 @@ func (w *withholding) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteReq
 	return w.Engine.AtomicWrite(ctx, reqs)
 }
 
+func (w *withholding) CreateTableWithFeed(ctx context.Context, meta *tablekit.TableMeta, feed *tablekit.SetChangeFeedRequest) error {
+	w.optionalCalls.Add(1)
+	return w.Engine.CreateTableWithFeed(ctx, meta, feed)
+}
+
 func (w *withholding) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedRequest) (*tablekit.ChangeFeedStatus, error) {
 	w.optionalCalls.Add(1)
 	return w.Engine.SetChangeFeed(ctx, req)
@@ -93,6 +98,15 @@ func TestCapabilitiesWithheldAreNotUsed(t *testing.T) {
 	}
 	if _, err := tbl.EnableChangeFeed(ctx, 0); !errors.Is(err, tablekit.ErrUnimplemented) {
 		t.Errorf("EnableChangeFeed withheld = %v, want ErrUnimplemented", err)
+	}
+	// CreateWithFeed goes with ChangeFeed: withheld too, though the
+	// engine has CreateTableWithFeed.
+	err = db.CreateTable(ctx, tablekit.TableMeta{Name: "f", Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeInteger}}}, tablekit.WithChangeFeed(0))
+	if !errors.Is(err, tablekit.ErrUnimplemented) {
+		t.Errorf("CreateTable WithChangeFeed, the feed withheld = %v, want ErrUnimplemented", err)
+	}
+	if _, err := db.DescribeTable(ctx, "f"); !errors.Is(err, tablekit.ErrTableNotFound) {
+		t.Errorf("DescribeTable of the refused table = %v, want ErrTableNotFound", err)
 	}
 	if c := b.optionalCalls.Load(); c != 0 {
 		t.Errorf("the Client called a withheld optional method %d times", c)

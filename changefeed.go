@@ -3,6 +3,7 @@ package tablekit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"sync"
 	"time"
@@ -68,6 +69,12 @@ type ChangeFeedStatus struct {
 // ErrTrimmed: records were missed (OTSTrimmedDataAccess); start from a copy.
 var ErrTrimmed = errors.New("change feed: records after the checkpoint are no longer retained")
 
+// ErrNoChangeFeed is the [ErrInvalidArgument] of reading the feed of a
+// table that has none: its feed was never enabled (or nothing of a disabled
+// one is retained). [Table.ListShards] and [Table.FollowChangeFeed] answer
+// it, naming the table, rather than an empty list or a silent wait.
+var ErrNoChangeFeed = fmt.Errorf("%w: the table has no change feed (enable one with EnableChangeFeed, or create the table WithChangeFeed)", ErrInvalidArgument)
+
 // MaxFeedPage is the most records one ReadShard page returns.
 const MaxFeedPage = 1000
 
@@ -88,12 +95,9 @@ func (t *Table) feeder(op string) (ChangeFeeder, error) {
 // default), or sets an enabled feed's retention. No feed: ErrUnimplemented.
 func (t *Table) EnableChangeFeed(ctx context.Context, retention time.Duration) (ChangeFeedStatus, error) {
 	const op = "EnableChangeFeed"
-	if retention == 0 {
-		retention = DefaultFeedRetention
-	}
-	if retention < MinFeedRetention || retention > MaxFeedRetention || retention%time.Hour != 0 {
-		return ChangeFeedStatus{}, &Error{Op: op, Table: t.name, Code: ErrInvalidArgument,
-			Msg: "change feed retention " + retention.String() + ": must be whole hours from 24h to 168h"}
+	retention, err := checkFeedRetention(op, t.name, retention)
+	if err != nil {
+		return ChangeFeedStatus{}, err
 	}
 	return t.setFeed(ctx, op, true, retention)
 }
@@ -150,10 +154,18 @@ func feedCall[T any](ctx context.Context, t *Table, op string, call func(context
 	return out, nil
 }
 
-// ListShards returns the feed's retained shards, oldest first.
+// ListShards returns the feed's retained shards, oldest first;
+// [ErrNoChangeFeed] if the table has no feed (never enabled, or disabled
+// with nothing retained).
 func (t *Table) ListShards(ctx context.Context) ([]Shard, error) {
 	st, err := t.ChangeFeed(ctx)
-	return st.Shards, err
+	if err != nil {
+		return nil, err
+	}
+	if !st.Enabled && len(st.Shards) == 0 {
+		return nil, &Error{Op: "ListShards", Table: t.name, Code: ErrNoChangeFeed}
+	}
+	return st.Shards, nil
 }
 
 // ReadShard yields shard's records after from, in commit order, to the
@@ -204,7 +216,8 @@ type FeedPosition map[string]Checkpoint
 
 // FollowChangeFeed calls fn with each record after pos, shards after their
 // parents, in order one at a time per shard (shards concurrently), at least
-// once; it returns ctx's or fn's error, or nil when UntilCaughtUp.
+// once; it returns ctx's or fn's error, or nil when UntilCaughtUp;
+// [ErrNoChangeFeed] at once if the table has no feed.
 func (t *Table) FollowChangeFeed(ctx context.Context, pos FeedPosition, opts FollowOptions, fn func(ChangeRecord) error) error {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 4
@@ -261,7 +274,7 @@ func (t *Table) FollowChangeFeed(ctx context.Context, pos FeedPosition, opts Fol
 			}
 		}
 	}
-	waiter, _ := t.c.b.(FeedWaiter) // feedwaiter.go
+	waiter, _ := optional[FeedWaiter](t.c, t.c.caps.ChangeFeed) // feedwaiter.go; no capability of its own
 	for {
 		// The backend's signal is taken before the shards are read, so a
 		// record committed after their reads wakes the wait below.

@@ -85,7 +85,8 @@ func (c *Client) checkOpen(op, table string) error {
 func (c *Client) now() int64 { return c.clock.Now().UnixMilli() }
 
 // CreateTable creates a table; zero options take their defaults.
-func (c *Client) CreateTable(ctx context.Context, meta TableMeta) (err error) {
+// [WithChangeFeed] creates it with its change feed on.
+func (c *Client) CreateTable(ctx context.Context, meta TableMeta, opts ...CreateOption) (err error) {
 	const op = "CreateTable"
 	ctx, st := c.begin(ctx, op, meta.Name)
 	defer func() { st.end(observe.Outcome{Err: err}) }()
@@ -106,11 +107,22 @@ func (c *Client) CreateTable(ctx context.Context, meta TableMeta) (err error) {
 	if hasAutoIncrement(&m) && !c.caps.AutoIncrement {
 		return refuse(op, m.Name, "the backend has no auto-increment key columns (SPEC §14; Capabilities.AutoIncrement is false)")
 	}
-	create := c.b.CreateTable
-	if len(m.Indexes) > 0 {
-		create = c.createIndexed
+	var o createOptions
+	for _, opt := range opts {
+		opt(&o)
 	}
-	if err := create(ctx, &m); err != nil {
+	// create makes the table itself: with its feed when asked; indexes
+	// wrap it (their storage first, index.go).
+	create := func(ctx context.Context, m *TableMeta) error { return c.b.CreateTable(ctx, m) }
+	if o.feed {
+		create = func(ctx context.Context, m *TableMeta) error { return c.createWithFeed(ctx, op, m, o) }
+	}
+	if len(m.Indexes) > 0 {
+		err = c.createIndexed(ctx, &m, create)
+	} else {
+		err = create(ctx, &m)
+	}
+	if err != nil {
 		return annotate(err, op, m.Name)
 	}
 	c.remember(&m)

@@ -22,6 +22,14 @@
 // emulator the same clock: tsemu.Options.Clock; on the real service a
 // ManualClock only stamps the versions written).
 //
+// Auto-increment keys (SPEC §14): a put whose key holds [AutoIncrement]
+// gets its value from the store ([ReturnKey] says which). Each such write
+// gets its own value, also within one [Table.AtomicWrite], so an order and
+// its lines that must share one number are written in two steps: the
+// order alone with AutoIncrement (a draft), then one AtomicWrite that
+// marks it placed and puts the lines under the returned key (the example
+// of [Table.AtomicWrite]).
+//
 // A change feed (SPEC §15, [Table.EnableChangeFeed], on backends whose
 // [Capabilities] say ChangeFeed) yields every committed write as a
 // [ChangeRecord] ([Table.ReadShard], [Table.FollowChangeFeed]).

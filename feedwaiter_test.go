@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/fileengine"
 	"github.com/tablekit/tablekit/localengine"
 )
@@ -15,10 +16,14 @@ import (
 // A caught-up follower of an engine that is a FeedWaiter gets a record
 // when it commits, not after its poll: with a poll of an hour, each of
 // three writes made after the follower caught up reaches it within
-// seconds (were it polling, none would). Both embedded engines.
+// seconds (were it polling, none would). Both embedded engines, and the
+// local one wrapped by package faults, which forwards FeedChanged.
 func TestFollowWakesOnCommit(t *testing.T) {
 	for name, open := range map[string]func(t *testing.T) tablekit.Backend{
 		"local": func(t *testing.T) tablekit.Backend { return localengine.New() },
+		"local through faults": func(t *testing.T) tablekit.Backend {
+			return faults.New(1).Wrap(localengine.New())
+		},
 		"file": func(t *testing.T) tablekit.Backend {
 			e, err := fileengine.Open(filepath.Join(t.TempDir(), "db"), &fileengine.Options{NoSync: true})
 			if err != nil {

@@ -405,7 +405,7 @@ func (c *Client) dropIndexStorage(ctx context.Context, specs []IndexSpec) error 
 // createIndexed is CreateTable's part for a table created with indexes:
 // the catalog row and entry tables first, so that no client can see the
 // table without its indexes, then the table.
-func (c *Client) createIndexed(ctx context.Context, m *TableMeta) error {
+func (c *Client) createIndexed(ctx context.Context, m *TableMeta, create func(context.Context, *TableMeta) error) error {
 	cr, err := c.readCatalog(ctx, m.Name)
 	if err != nil {
 		return err
@@ -429,7 +429,7 @@ func (c *Client) createIndexed(ctx context.Context, m *TableMeta) error {
 		_ = c.dropIndexStorage(ctx, specs)
 		return err
 	}
-	if err := c.b.CreateTable(ctx, m); err != nil {
+	if err := create(ctx, m); err != nil {
 		if !errors.Is(err, ErrAlreadyExists) {
 			_ = c.deleteCatalog(ctx, m.Name)
 		}

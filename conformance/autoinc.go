@@ -1,7 +1,9 @@
 package conformance
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -20,6 +22,8 @@ func autoIncCases() []testCase {
 		{"UniqueIncreasing16Writers", testAutoIncConcurrent},
 		{"PartitionKeys", testAutoIncPartitions},
 		{"RealKey", testAutoIncRealKey},
+		{"AboveRealValues", testAutoIncAboveReal},
+		{"BesideMaxInt64", testAutoIncMaxInt64},
 		{"Refused", testAutoIncRefused},
 		{"ChangeFeed", testAutoIncFeed},
 	}
@@ -358,6 +362,79 @@ func testAutoIncRealKey(e *env) {
 	}
 	if got := len(e.scan("scan", t)); got != 6 {
 		e.t.Errorf("%d rows after 3 real and 3 assigned puts (and one deleted), want 6", got)
+	}
+}
+
+// testAutoIncAboveReal: a value written into the auto-increment column
+// (a migrated row keeps its key) bounds later assignments from below, also
+// after that row is deleted (SPEC §14: later assigned values are greater
+// than it), and only in its own partition key.
+func testAutoIncAboveReal(e *env) {
+	t, ok := e.autoIncTable("aiabove")
+	if !ok {
+		return
+	}
+	e.put(t, aiKey("a", iv(1000), 1), col("c", iv(1), 0))
+	ph := aiKey("a", tk.AutoIncrement, 1)
+	var k tk.PrimaryKey
+	if e.ok("PutRow with AutoIncrement after a real 1000", t.PutRow(e.ctx, ph, nil, tk.ReturnKey(&k))) {
+		if s := e.assigned("PutRow's ReturnKey", k, ph); s != 0 && s <= 1000 {
+			e.t.Errorf("assigned %d after a row was put with the real value 1000, want above 1000", s)
+		}
+	}
+	// An update that creates a row counts as a put.
+	_, err := t.UpdateRow(e.ctx, aiKey("a", iv(5000), 1), []tk.Change{tk.Put("c", iv(2))})
+	e.must("UpdateRow of a real 5000", err)
+	e.must("DeleteRow of 5000", t.DeleteRow(e.ctx, aiKey("a", iv(5000), 1)))
+	if e.ok("PutRow with AutoIncrement after 5000 was deleted", t.PutRow(e.ctx, ph, nil, tk.ReturnKey(&k))) {
+		if s := e.assigned("PutRow's ReturnKey", k, ph); s != 0 && s <= 5000 {
+			e.t.Errorf("assigned %d after a row with the real value 5000 was written and deleted, want above 5000", s)
+		}
+	}
+	if e.ok("PutRow with AutoIncrement in another partition key", t.PutRow(e.ctx, aiKey("b", tk.AutoIncrement, 1), nil, tk.ReturnKey(&k))) {
+		if s := e.assigned("PutRow's ReturnKey", k, aiKey("b", tk.AutoIncrement, 1)); s >= 1000 {
+			e.t.Errorf("partition key b was assigned %d: a's real values leaked into it", s)
+		}
+	}
+}
+
+// testAutoIncMaxInt64: once the auto-increment column held the largest
+// Integer in a partition key, every AutoIncrement write there is
+// ErrInvalidArgument (no value above it is left; a retry cannot help, so
+// never ErrUnavailable), writes nothing, and stays refused after that row
+// is deleted; other partition keys are unaffected.
+func testAutoIncMaxInt64(e *env) {
+	t, ok := e.autoIncTable("aimax")
+	if !ok {
+		return
+	}
+	ph := aiKey("a", tk.AutoIncrement, 1)
+	stored := map[string]bool{fmtKey(aiKey("a", iv(1), 1)): true, fmtKey(aiKey("a", iv(math.MaxInt64), 1)): true}
+	refused := func(what string) {
+		e.t.Helper()
+		for range 2 {
+			var k tk.PrimaryKey
+			err := t.PutRow(e.ctx, ph, []tk.Column{col("c", iv(7), 0)}, tk.ReturnKey(&k))
+			e.wantErr(what, err, tk.ErrInvalidArgument, "auto-increment")
+			if errors.Is(err, tk.ErrUnavailable) {
+				e.t.Errorf("%s: %v is retryable (ErrUnavailable)", what, err)
+			}
+		}
+		for _, r := range e.scan("scan", t) {
+			if !stored[r.Key] {
+				e.t.Errorf("%s: a refused write left row %s", what, r.Key)
+			}
+		}
+	}
+	e.put(t, aiKey("a", iv(math.MaxInt64), 1), col("c", iv(1), 0))
+	refused("AutoIncrement beside a row at MaxInt64")
+	e.put(t, aiKey("a", iv(1), 1), col("c", iv(1), 0))
+	refused("AutoIncrement beside rows at 1 and MaxInt64")
+	e.must("DeleteRow of MaxInt64", t.DeleteRow(e.ctx, aiKey("a", iv(math.MaxInt64), 1)))
+	refused("AutoIncrement after the MaxInt64 row was deleted")
+	var k tk.PrimaryKey
+	if e.ok("AutoIncrement in another partition key", t.PutRow(e.ctx, aiKey("b", tk.AutoIncrement, 1), nil, tk.ReturnKey(&k))) {
+		e.assigned("PutRow's ReturnKey", k, aiKey("b", tk.AutoIncrement, 1))
 	}
 }
 

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -18,6 +19,8 @@ import (
 func changeFeedCases() []testCase {
 	return []testCase{
 		{"Refused", testFeedRefused},
+		{"NoFeedOnTheTable", testFeedNotEnabled},
+		{"CreatedWithTheFeed", testFeedAtCreate},
 		{"EveryKindOfWrite", testFeedKinds},
 		{"AtomicWrite", testFeedAtomic},
 		{"PerRowOrder16Writers", testFeedOrder},
@@ -91,6 +94,39 @@ func testFeedRefused(e *env) {
 	// The table still works.
 	e.put(t, intKey(1), col("c", iv(1), 0))
 	e.expectRow("row after the refusal", t, intKey(1), ptr(e.want(intKey(1), col("c", iv(1), 0))))
+}
+
+// testFeedNotEnabled: on a backend with a feed, reading the feed of a table
+// that never had one enabled is an error naming the table (ErrNoChangeFeed,
+// an ErrInvalidArgument): ListShards does not answer an empty list,
+// FollowChangeFeed neither returns nil at once (UntilCaughtUp) nor waits
+// silently for the context's end.
+func testFeedNotEnabled(e *env) {
+	if !tk.CapabilitiesOf(e.b).ChangeFeed {
+		e.t.Skip("the backend has no change feed; S15_ChangeFeed/Refused checks that it refuses one")
+		return
+	}
+	t := e.create("feednone", schemaI, tk.TableOptions{})
+	e.put(t, intKey(1), col("c", iv(1), 0))
+	shards, err := t.ListShards(e.ctx)
+	if e.wantErr("ListShards of a table without a feed", err, tk.ErrNoChangeFeed, t.Name()) && shards != nil {
+		e.t.Errorf("ListShards of a table without a feed: %v beside the error, want none", shards)
+	}
+	e.wantErr("ListShards of a table without a feed", err, tk.ErrInvalidArgument)
+	called := 0
+	fn := func(tk.ChangeRecord) error { called++; return nil }
+	err = t.FollowChangeFeed(e.ctx, nil, tk.FollowOptions{UntilCaughtUp: true}, fn)
+	e.wantErr("FollowChangeFeed(UntilCaughtUp) of a table without a feed", err, tk.ErrNoChangeFeed, t.Name())
+	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	defer cancel()
+	err = t.FollowChangeFeed(ctx, nil, tk.FollowOptions{}, fn)
+	if errors.Is(err, context.DeadlineExceeded) {
+		e.t.Errorf("FollowChangeFeed of a table without a feed waited for the context's end")
+	}
+	e.wantErr("FollowChangeFeed of a table without a feed", err, tk.ErrNoChangeFeed, t.Name())
+	if called != 0 {
+		e.t.Errorf("FollowChangeFeed of a table without a feed called fn %d times", called)
+	}
 }
 
 // testFeedKinds: put, update with each change kind, increment, delete and

@@ -333,6 +333,8 @@ var (
 	_ tablekit.RangeScanner   = (*backend)(nil)
 	_ tablekit.AtomicWriter   = (*backend)(nil)
 	_ tablekit.ChangeFeeder   = (*backend)(nil) // feed.go
+	_ tablekit.FeedCreator    = (*backend)(nil) // feed.go
+	_ tablekit.FeedWaiter     = (*backend)(nil) // feed.go
 	_ tablekit.NativeAccessor = (*backend)(nil)
 )
 

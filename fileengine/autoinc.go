@@ -11,6 +11,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // Auto-increment key columns (SPEC §14). A put or update of a table with
@@ -103,7 +104,7 @@ func (e *Engine) assign(t *table, w *tablekit.WriteRequest) (*tablekit.WriteRequ
 		return nil, err
 	}
 	if last+1 <= 0 {
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: partition key %v has used every auto-increment value", w.Meta.Name, w.Key[:1])
+		return nil, driver.AutoIncrementExhausted(w.Meta.Name, w.Key)
 	}
 	a.last[string(pk)] = last + 1
 	c := *w

@@ -15,6 +15,7 @@ var (
 	_ tablekit.RangeScanner       = (*Engine)(nil) // range.go
 	_ tablekit.AtomicWriter       = (*Engine)(nil) // atomic.go
 	_ tablekit.ChangeFeeder       = (*Engine)(nil) // feed.go
+	_ tablekit.FeedCreator        = (*Engine)(nil) // feed.go
 	_ tablekit.FeedWaiter         = (*Engine)(nil) // feed.go
 	_ tablekit.NativeAccessor     = (*Engine)(nil)
 	_ tablekit.SystemNamer        = (*Engine)(nil)

@@ -398,6 +398,12 @@ func (t *table) current(m *tablekit.TableMeta) error {
 // codec.go for where such a table's rows live). An Incarnation another
 // table has is refused: the Client makes a new random one for each table.
 func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) error {
+	return e.createTable(ctx, meta, nil)
+}
+
+// createTable creates the table, its change feed on if feed is set (in the
+// same batch).
+func (e *Engine) createTable(ctx context.Context, meta *tablekit.TableMeta, feed *tablekit.SetChangeFeedRequest) error {
 	if err := e.begin(ctx); err != nil {
 		return err
 	}
@@ -435,6 +441,11 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 	_ = b.DeleteRange(t.prefix, t.top, nil)
 	_ = b.DeleteRange(aiTablePrefix(rows), codec.PrefixSuccessor(aiTablePrefix(rows)), nil)
 	_ = b.Set(metaKey(m.Name), val, nil)
+	if feed != nil {
+		t.feed = t.newFeed()
+		t.feed.enable(feed.Retention)
+		t.saveFeed(b)
+	}
 	if err := e.commit(b); err != nil {
 		return storeError(err, "table %q: create", m.Name)
 	}

@@ -108,7 +108,8 @@ func (e *Engine) loadFeed(t *table) error {
 	if err != nil || st.V != feedFormat {
 		return fmt.Errorf("%w: change feed state of table %q", ErrCorrupt, t.meta.Name)
 	}
-	f := &fileFeed{st: st, seq: 1, inflight: map[uint64]int{}, wake: &t.wake}
+	f := t.newFeed()
+	f.st = st
 	if n := len(st.Shards); n > 0 && !st.Shards[n-1].Ended {
 		// The next number follows the last record stored.
 		last := st.Shards[n-1].N
@@ -358,7 +359,7 @@ func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedR
 	defer e.end()
 	defer t.mu.Unlock()
 	old := t.feed
-	f := &fileFeed{st: feedRecord{V: feedFormat}, seq: 1, inflight: map[uint64]int{}, wake: &t.wake}
+	f := t.newFeed()
 	if old != nil {
 		f.st = old.st
 		f.st.Shards = slices.Clone(old.st.Shards)
@@ -366,13 +367,7 @@ func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedR
 	}
 	switch {
 	case req.Enabled && !f.st.Enabled:
-		var parents []uint32
-		if n := len(f.st.Shards); n > 0 {
-			parents = []uint32{f.st.Shards[n-1].N}
-		}
-		f.st.Shards = append(f.st.Shards, shardState{N: f.st.Next, Parents: parents})
-		f.st.Next++
-		f.st.Enabled, f.st.Retention, f.seq = true, int64(req.Retention/time.Second), 1
+		f.enable(req.Retention)
 	case req.Enabled:
 		f.st.Retention = int64(req.Retention / time.Second)
 	case f.st.Enabled:
@@ -394,6 +389,31 @@ func (e *Engine) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedR
 	}
 	t.wake.Notify() // a shard opened or ended
 	return t.feedStatus(), nil
+}
+
+// newFeed returns a disabled feed of t, no shard yet, waking t's
+// followers.
+func (t *table) newFeed() *fileFeed {
+	return &fileFeed{st: feedRecord{V: feedFormat}, seq: 1, inflight: map[uint64]int{}, wake: &t.wake}
+}
+
+// enable opens a new shard, the child of the last one, and records from
+// now on, for retention.
+func (f *fileFeed) enable(retention time.Duration) {
+	var parents []uint32
+	if n := len(f.st.Shards); n > 0 {
+		parents = []uint32{f.st.Shards[n-1].N}
+	}
+	f.st.Shards = append(f.st.Shards, shardState{N: f.st.Next, Parents: parents})
+	f.st.Next++
+	f.st.Enabled, f.st.Retention, f.seq = true, int64(retention/time.Second), 1
+}
+
+// CreateTableWithFeed implements tablekit.FeedCreator: the table's
+// metadata and its feed's state are in one pebble batch, so no write comes
+// before the feed, also across a crash.
+func (e *Engine) CreateTableWithFeed(ctx context.Context, meta *tablekit.TableMeta, feed *tablekit.SetChangeFeedRequest) error {
+	return e.createTable(ctx, meta, feed)
 }
 
 // DescribeChangeFeed implements tablekit.ChangeFeeder.

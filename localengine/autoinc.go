@@ -6,6 +6,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // Auto-increment key columns (SPEC §14). A table with one keeps, per
@@ -83,7 +84,7 @@ func (a *autoInc) assign(w *tablekit.WriteRequest) (*tablekit.WriteRequest, erro
 	v := a.last[string(pk)] + 1
 	if v <= 0 {
 		a.mu.Unlock()
-		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "table %q: partition key %v has used every auto-increment value", w.Meta.Name, w.Key[:1])
+		return nil, driver.AutoIncrementExhausted(w.Meta.Name, w.Key)
 	}
 	a.last[string(pk)] = v
 	a.mu.Unlock()

@@ -10,6 +10,7 @@ var (
 	_ tablekit.RangeScanner       = (*Engine)(nil) // walk.go
 	_ tablekit.AtomicWriter       = (*Engine)(nil) // atomic.go
 	_ tablekit.ChangeFeeder       = (*Engine)(nil) // feed.go
+	_ tablekit.FeedCreator        = (*Engine)(nil) // feed.go
 	_ tablekit.FeedWaiter         = (*Engine)(nil) // feed.go
 	_ tablekit.SystemNamer        = (*Engine)(nil)
 	_ tablekit.CapabilityDeclarer = (*Engine)(nil)

@@ -40,8 +40,9 @@ type table struct {
 	// the writer slots: readers share mu, and a single-row writer shares
 	// one slot, picked at random (so writers of different slots write no
 	// common word); UpdateTable, atomic writes' stores, splits and merges
-	// of spans, and the feed's settings and reads take mu and every slot
-	// alone (lock; see Write, span.go).
+	// of spans, and the feed's settings take mu and every slot alone
+	// (lock; see Write, span.go); the feed's reads share mu and take
+	// feedMu (feed.go).
 	mu       sync.RWMutex
 	slots    [writerSlots]slot
 	meta     tablekit.TableMeta
@@ -151,6 +152,12 @@ func (e *Engine) table(ctx context.Context, name string) (*table, error) {
 
 // CreateTable implements tablekit.Backend.
 func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) error {
+	return e.createTable(ctx, meta, nil)
+}
+
+// createTable creates the table, its change feed on if feed is set (in the
+// same step: no write can come before the feed).
+func (e *Engine) createTable(ctx context.Context, meta *tablekit.TableMeta, feed *tablekit.SetChangeFeedRequest) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -169,7 +176,12 @@ func (e *Engine) CreateTable(ctx context.Context, meta *tablekit.TableMeta) erro
 		n = spanRows
 	}
 	tables := maps.Clone(e.tables)
-	tables[meta.Name] = &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows())}, spanRows: n, general: e.general, ai: newAutoInc(&m)}
+	t := &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows())}, spanRows: n, general: e.general, ai: newAutoInc(&m)}
+	if feed != nil {
+		t.feed = &feedLog{}
+		t.feed.enable(m.Incarnation, feed.Retention)
+	}
+	tables[meta.Name] = t
 	e.publish(tables)
 	return nil
 }

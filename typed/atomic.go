@@ -17,7 +17,9 @@ import (
 //	_, err := db.AtomicWrite(ctx, []tablekit.BatchWrite{o, l})
 //
 // A zero autoincrement field is left to the store: [Table.SetKey] fills
-// it in from the write's result.
+// it in from the write's result. PutWrite takes no context, so it does not
+// read the schema: unlike the writes that do, it does not refuse a field
+// that maps to the table's auto-increment column without the tag.
 func (t *Table[T]) PutWrite(v *T, opts ...tablekit.WriteOption) (tablekit.BatchWrite, error) {
 	if t.si.err != nil {
 		return tablekit.BatchWrite{}, t.si.err
@@ -38,6 +40,9 @@ func (t *Table[T]) PutWrite(v *T, opts ...tablekit.WriteOption) (tablekit.BatchW
 // [*tablekit.AtomicWriteError] whose Index is the value's in vs, and
 // nothing is written.
 func (t *Table[T]) PutAtomic(ctx context.Context, vs []T, opts ...tablekit.WriteOption) error {
+	if err := t.checkAutoInc(ctx); err != nil {
+		return err
+	}
 	ws := make([]tablekit.BatchWrite, len(vs))
 	for i := range vs {
 		w, err := t.PutWrite(&vs[i], opts...)

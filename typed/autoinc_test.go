@@ -3,6 +3,7 @@ package typed_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/tablekit/tablekit"
@@ -102,5 +103,65 @@ func TestAutoIncrementTagRefused(t *testing.T) {
 		if !errors.Is(err, tablekit.ErrInvalidArgument) {
 			t.Errorf("%s: Marshal: %v, want ErrInvalidArgument", name, err)
 		}
+	}
+}
+
+// plainMessage maps seq, the table's auto-increment column, without the
+// autoincrement tag: its zero would be a real key.
+type plainMessage struct {
+	Conversation string `tablekit:"conversation,key"`
+	Seq          int64  `tablekit:"seq,key"`
+	Text         string `tablekit:"text"`
+}
+
+// A struct field that maps to the table's auto-increment column without
+// the autoincrement tag is refused by every write, naming the field, the
+// column and the table, before anything is written: its zero would be
+// written as the real key 0, silently, and the next Put would replace it.
+func TestAutoIncrementColumnNeedsTheTag(t *testing.T) {
+	ctx := context.Background()
+	db, _ := messages(t)
+	plain := typed.Of[plainMessage](db.Table("messages"))
+	v := plainMessage{Conversation: "c", Text: "one"}
+	vs := []plainMessage{v}
+	writes := map[string]func() error{
+		"Put":          func() error { return plain.Put(ctx, &v) },
+		"Update":       func() error { return plain.Update(ctx, &v) },
+		"UpdateFields": func() error { return plain.UpdateFields(ctx, &v, []string{"Text"}) },
+		"PutAtomic":    func() error { return plain.PutAtomic(ctx, vs) },
+		"PutAll":       func() error { _, err := typed.PutAll(ctx, db, plain, vs); return err },
+	}
+	for name, write := range writes {
+		err := write()
+		var te *tablekit.Error
+		if !errors.Is(err, tablekit.ErrInvalidArgument) || !errors.As(err, &te) {
+			t.Errorf("%s of a struct whose seq lacks the autoincrement tag: %v, want ErrInvalidArgument", name, err)
+			continue
+		}
+		for _, want := range []string{"field Seq", `column "seq"`, `"messages"`, "autoincrement"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %q does not say %s", name, err, want)
+			}
+		}
+	}
+	if _, found, err := db.Table("messages").GetRow(ctx, tablekit.Key("conversation", tablekit.String("c")).Add("seq", tablekit.Integer(0))); found || err != nil {
+		t.Errorf("a refused write wrote the row of seq 0 (%v)", err)
+	}
+	// Reads need no tag; a real key written with the tag reads back.
+	tagged := typed.Of[Message](db.Table("messages"))
+	if err := tagged.Put(ctx, &Message{Conversation: "c", Text: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	got, found, err := plain.Get(ctx, tablekit.Key("conversation", tablekit.String("c")).Add("seq", tablekit.Integer(1)))
+	if err != nil || !found || got.Text != "one" {
+		t.Errorf("Get through the untagged struct: %+v %v %v", got, found, err)
+	}
+	// A table whose seq is a plain key column takes the untagged struct.
+	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "plain", Key: tablekit.KeySchema{
+		{Name: "conversation", Type: tablekit.TypeString}, {Name: "seq", Type: tablekit.TypeInteger}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := typed.Of[plainMessage](db.Table("plain")).Put(ctx, &v); err != nil {
+		t.Errorf("Put into a table without auto-increment: %v", err)
 	}
 }

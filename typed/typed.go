@@ -34,7 +34,10 @@
 // `tablekit:"seq,key,autoincrement"` (an integer, the table's
 // auto-increment column) that is zero in a write asks the store for its
 // value, and Put, Update, UpdateFields, PutAtomic and PutAll fill the
-// field in with it; after a [Table.PutWrite], [Table.SetKey] does.
+// field in with it; after a [Table.PutWrite], [Table.SetKey] does. A key
+// field that maps to the table's auto-increment column without the tag is
+// refused by those writes (ErrInvalidArgument naming the field, the column
+// and the table): its zero would otherwise be written as the real key 0.
 //
 // Indexes (SPEC §16): a field tagged `tablekit:"status,index=by_status"`
 // is a column of index by_status (in field order), one tagged
@@ -110,7 +113,11 @@ type structInfo struct {
 	keys    []field
 	attrs   []field // in ascending column order, as a Row's columns are
 	autoInc bool    // a key field is tagged autoincrement
-	err     error
+	// untagged: no key field is tagged autoincrement, and one after the
+	// first is an integer: it may map to the table's auto-increment
+	// column, which writes check (checkAutoInc).
+	untagged bool
+	err      error
 }
 
 var cache sync.Map // reflect.Type -> *structInfo
@@ -138,6 +145,11 @@ func infoOf(t reflect.Type) *structInfo {
 	for i := 1; i < len(si.attrs) && si.err == nil; i++ {
 		if si.attrs[i].column == si.attrs[i-1].column {
 			si.err = invalid("typed: fields %s and %s of %v map to the same column %q", si.attrs[i-1].name, si.attrs[i].name, t, si.attrs[i].column)
+		}
+	}
+	for i := 1; i < len(si.keys) && !si.autoInc; i++ {
+		if k := si.keys[i].kind; k == kindInt || k == kindUint {
+			si.untagged = true
 		}
 	}
 	v, _ := cache.LoadOrStore(t, si)
@@ -603,6 +615,9 @@ func Of[T any](t *tablekit.Table) *Table[T] {
 // a history, give each step its own key or version (see the package
 // example "history").
 func (t *Table[T]) Put(ctx context.Context, v *T, opts ...tablekit.WriteOption) error {
+	if err := t.checkAutoInc(ctx); err != nil {
+		return err
+	}
 	w, err := t.PutWrite(v)
 	if err != nil {
 		return err
@@ -615,6 +630,40 @@ func (t *Table[T]) Put(ctx context.Context, v *T, opts ...tablekit.WriteOption) 
 		return err
 	}
 	return t.SetKey(v, k)
+}
+
+// checkAutoInc refuses a write of a T whose key field maps to the table's
+// auto-increment column without the autoincrement tag: its zero would be
+// written as the real key 0, silently, and the next Put would replace that
+// row. Refusing, rather than letting the schema turn the field into an
+// autoincrement one, keeps what a struct's write does readable in its
+// type: the same struct writes the same keys into every table, and a
+// field the write fills in says so in its tag. A table whose metadata
+// cannot be read is left to the write, which reports it.
+func (t *Table[T]) checkAutoInc(ctx context.Context) error {
+	if t.si.err != nil {
+		return t.si.err
+	}
+	if !t.si.untagged {
+		return nil
+	}
+	m, err := t.t.Meta(ctx)
+	if err != nil {
+		return nil
+	}
+	for _, k := range m.Key {
+		if !k.AutoIncrement {
+			continue
+		}
+		for i := range t.si.keys {
+			if f := &t.si.keys[i]; f.column == k.Name {
+				return &tablekit.Error{Op: "typed", Table: m.Name, Code: tablekit.ErrInvalidArgument,
+					Msg: fmt.Sprintf("field %s of %v maps to column %q, the table's auto-increment column (SPEC §14), without the autoincrement tag: its zero would be written as the real key 0 and the next write of a zero would replace that row; tag it `tablekit:\"%s,key,autoincrement\"`",
+						f.name, reflect.TypeFor[T](), f.column, f.column)}
+			}
+		}
+	}
+	return nil
 }
 
 // SetKey sets v's key fields from key: after a write of v whose
@@ -639,8 +688,8 @@ func (t *Table[T]) SetKey(v *T, key tablekit.PrimaryKey) error {
 // kept. To change some columns from a partly filled struct, use
 // [Table.UpdateFields].
 func (t *Table[T]) Update(ctx context.Context, v *T, opts ...tablekit.WriteOption) error {
-	if t.si.err != nil {
-		return t.si.err
+	if err := t.checkAutoInc(ctx); err != nil {
+		return err
 	}
 	if v == nil {
 		return invalid("typed: Update of a nil *%v", reflect.TypeFor[T]())
@@ -680,8 +729,8 @@ func (t *Table[T]) Update(ctx context.Context, v *T, opts ...tablekit.WriteOptio
 // attributevalue omitempty cannot write a zero, and gocloud's docstore
 // Update also takes the fields to change (Mods) from the caller.
 func (t *Table[T]) UpdateFields(ctx context.Context, v *T, fields []string, opts ...tablekit.WriteOption) error {
-	if t.si.err != nil {
-		return t.si.err
+	if err := t.checkAutoInc(ctx); err != nil {
+		return err
 	}
 	if v == nil {
 		return invalid("typed: UpdateFields of a nil *%v", reflect.TypeFor[T]())
@@ -818,8 +867,8 @@ func (t *Table[T]) values(rows iter.Seq2[tablekit.Row, error]) iter.Seq2[T, erro
 // (say a uint64 above MaxInt64) gets its error, naming the field, and is
 // not sent; the others are written.
 func PutAll[T any](ctx context.Context, db *tablekit.Client, t *Table[T], vs []T) ([]error, error) {
-	if t.si.err != nil {
-		return nil, t.si.err
+	if err := t.checkAutoInc(ctx); err != nil {
+		return nil, err
 	}
 	errs := make([]error, len(vs))
 	ws := make([]tablekit.BatchWrite, 0, len(vs))

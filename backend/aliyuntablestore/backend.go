@@ -265,6 +265,16 @@ func newBaseTransport(cfg *tablestore.TableStoreConfig) *http.Transport {
 // CreateTable implements tablekit.Backend. Tablestore keeps the table's
 // schema and options; meta's Incarnation and Generation are not stored.
 func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) error {
+	return b.createTable(ctx, meta, nil)
+}
+
+// CreateTableWithFeed implements tablekit.FeedCreator: CreateTable with
+// its StreamSpecification, so the stream is on from the table's creation.
+func (b *Backend) CreateTableWithFeed(ctx context.Context, meta *tablekit.TableMeta, feed *tablekit.SetChangeFeedRequest) error {
+	return b.createTable(ctx, meta, &tablestore.StreamSpecification{EnableStream: true, ExpirationTime: int32(feed.Retention / time.Hour)})
+}
+
+func (b *Backend) createTable(ctx context.Context, meta *tablekit.TableMeta, stream *tablestore.StreamSpecification) error {
 	opt, err := tableOption(meta.Options)
 	if err != nil {
 		return err
@@ -273,6 +283,7 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 		TableMeta:          &tablestore.TableMeta{TableName: meta.Name},
 		TableOption:        opt,
 		ReservedThroughput: &tablestore.ReservedThroughput{},
+		StreamSpec:         stream,
 	}
 	for _, kc := range meta.Key {
 		t, err := keyType(kc.Type)

@@ -15,14 +15,15 @@ var (
 	_ tablekit.BatchWriter        = (*Backend)(nil) // batch.go
 	_ tablekit.AtomicWriter       = (*Backend)(nil) // atomic.go
 	_ tablekit.ChangeFeeder       = (*Backend)(nil) // feed.go
+	_ tablekit.FeedCreator        = (*Backend)(nil) // backend.go
 	_ tablekit.NativeAccessor     = (*Backend)(nil)
 	_ tablekit.SystemNamer        = (*Backend)(nil)
 	_ tablekit.CapabilityDeclarer = (*Backend)(nil)
 )
 
 // Capabilities implements tablekit.CapabilityDeclarer: what the methods
-// show (batches, atomic writes, the change feed), and Tablestore's
-// auto-increment key columns (autoinc.go).
+// show (batches, atomic writes, the change feed, also created with its
+// table), and Tablestore's auto-increment key columns (autoinc.go).
 func (b *Backend) Capabilities(shown tablekit.Capabilities) tablekit.Capabilities {
 	shown.AutoIncrement = true
 	return shown

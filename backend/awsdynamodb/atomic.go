@@ -79,6 +79,11 @@ func (b *Backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest
 		}
 		ts[i] = t
 	}
+	for i, w := range reqs { // real auto-increment values first (SPEC §14)
+		if err := b.raiseCounter(ctx, w, ts[i]); err != nil {
+			return nil, &tablekit.AtomicWriteError{Index: i, Err: err}
+		}
+	}
 	reqs, fresh, err := b.assignAtomic(ctx, reqs, ts)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,9 @@ package awsdynamodb
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -34,7 +36,11 @@ import (
 // tries again, at most maxAutoAttempts values in all (then
 // driver.AutoIncrementTaken, nothing written). A write that fails after
 // taking a value leaves a gap, never a duplicate. The counter item goes
-// with the table (DeleteTable drops the DynamoDB table).
+// with the table (DeleteTable drops the DynamoDB table). A put or update
+// giving the column a real value v first raises the counter to at least v
+// (raiseCounter), so later values are above it even once that row is
+// deleted (SPEC §14); a counter past MaxInt64 makes every AutoIncrement
+// write of the partition key driver.AutoIncrementExhausted.
 //
 // The write's SPEC condition is evaluated on an absent row (the row is
 // new) before a value is taken, so a failed condition costs no value.
@@ -79,10 +85,48 @@ func (b *Backend) takeValues(ctx context.Context, meta *tablekit.TableMeta, ti *
 		return 0, tablekit.Errorf(tablekit.ErrUnavailable, "auto-increment counter of partition %v: UpdateItem returned no value", pk)
 	}
 	last, err := strconv.ParseInt(v.Value, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v.Value, "-") {
+		// ADD went past MaxInt64 (a DynamoDB number has 38 digits): the
+		// partition key has used every value, and the counter stays past
+		// it, so every later write is refused the same way.
+		return 0, driver.AutoIncrementExhausted(meta.Name, tablekit.PrimaryKey{{Value: pk}})
+	}
 	if err != nil || last < n {
 		return 0, tablekit.Errorf(tablekit.ErrUnavailable, "auto-increment counter of partition %v holds %q, not a count", pk, v.Value)
 	}
+	b.floors.Saw(floorID(ti, pk), last)
 	return last - n + 1, nil
+}
+
+// floorID names the counter of partition-key value pk of ti in
+// Backend.floors.
+func floorID(ti *tableInfo, pk tablekit.Value) string {
+	return ti.native + "\x00" + string(codec.EncodeKey(tablekit.PrimaryKey{{Value: pk}}))
+}
+
+// raiseCounter makes the counter of w's partition key at least the real
+// value w gives the auto-increment column, if it does (SPEC §14: later
+// assigned values are greater than it, also once that row is deleted),
+// before w is written: one UpdateItem SET .n = v conditioned on .n being
+// absent or below v (a failed condition: it is there already). Atomic with
+// the UpdateItems that take values, so none at or below v is handed out
+// afterwards. A counter known to be there already (floors) costs nothing.
+func (b *Backend) raiseCounter(ctx context.Context, w *tablekit.WriteRequest, t target) error {
+	pk := w.Key[0].Value
+	return b.floors.Raise(w, floorID(t.ti, pk), func(v int64) error {
+		_, err := b.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(t.ti.native),
+			Key:                       counterKey(pk, t.ti.shards),
+			UpdateExpression:          aws.String("SET #n = :v"),
+			ConditionExpression:       aws.String("attribute_not_exists(#n) OR #n < :v"),
+			ExpressionAttributeNames:  map[string]string{"#n": attrCounter},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}},
+		})
+		if err != nil && !isCode(err, "ConditionalCheckFailedException") {
+			return b.tableErr(ctx, err, w.Meta.Name, "UpdateItem (raising the auto-increment counter)")
+		}
+		return nil
+	})
 }
 
 // autoColumn returns the index of meta's auto-increment column, or -1.

@@ -110,6 +110,9 @@ type Backend struct {
 	// client's options, and the tables' ARNs by native name (under mu).
 	streamsC  *dynamodbstreams.Client
 	tableArns map[string]string
+
+	floors driver.CounterFloors // auto-increment counters known to be at least a value
+
 	// polls: each shard's kept iterator and GetRecords slot (feediter.go).
 	polls shardPolls
 	// Whether the store serves TransactWriteItems and DynamoDB Streams

@@ -221,7 +221,10 @@
 // conditions, MaxVersions above 1) is optimistic: a consistent GetItem,
 // rowmodel.Apply, then a PutItem or DeleteItem conditioned on the revision
 // read and on .u as read (or on the item's absence), retried with jittered
-// backoff when another writer got there first. A one-call update changes
+// backoff when another writer got there first, at most 100 rounds in all:
+// a row changed between each read and write that often fails the write
+// with ErrThrottled naming the table, key and limit, not applied. A
+// one-call update changes
 // .u, so an optimistic write that read the item before it fails its
 // condition and reads again. Each single-row operation is therefore atomic
 // and linearizable and no concurrent update is lost
@@ -284,7 +287,11 @@
 // retention is DynamoDB's fixed 24 hours: EnableChangeFeed refuses any
 // other with ErrInvalidArgument. A store without DynamoDB Streams
 // (dynalite) needs [Options.NoStreams] (?streams=false): the backend then
-// declares no feed. The feed's tests run on moto (mended as
+// declares no feed. A table created WithChangeFeed is created, then its
+// feed enabled (this adapter is no tablekit.FeedCreator, so
+// Capabilities.CreateWithFeed is false): a writer in another process that
+// writes into the new table between the two calls is not recorded. The
+// feed's tests run on moto (mended as
 // internal/testkit/mototest says: moto 5.2.1 breaks a table whose stream
 // is disabled).
 //

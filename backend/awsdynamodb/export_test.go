@@ -16,3 +16,11 @@ func SetIterMaxAge(d time.Duration) (restore func()) {
 
 // KeptShardPolls returns how many shards b keeps polling state for.
 func KeptShardPolls(b *Backend) int { return b.polls.len() }
+
+// SetMaxOCCAttempts sets how many rounds an optimistic write takes at
+// most and returns a function restoring the previous limit.
+func SetMaxOCCAttempts(n int) (restore func()) {
+	prev := maxOCCAttempts
+	maxOCCAttempts = n
+	return func() { maxOCCAttempts = prev }
+}

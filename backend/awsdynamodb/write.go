@@ -23,6 +23,12 @@ var (
 	batchBackoff = driver.Backoff{Base: 10 * time.Millisecond, Max: time.Second}
 )
 
+// maxOCCAttempts bounds the rounds (a read, then a write conditioned on
+// it) of one optimistic write: one whose row changed between the read and
+// the write that many times in a row fails with ErrThrottled (occAgain).
+// A var for tests.
+var maxOCCAttempts = 100
+
 // maxTransientRetries is how many times in a row a batch call that failed
 // outright (after the SDK's own retries) is sent again without any
 // progress before its rows get the error.
@@ -35,6 +41,9 @@ const maxTransientRetries = 8
 func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
 	t, err := b.locate(ctx, w)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.raiseCounter(ctx, w, t); err != nil {
 		return nil, err
 	}
 	if !direct(w) || feedDeletes(w, t) {
@@ -129,9 +138,10 @@ func (b *Backend) write(ctx context.Context, w *tablekit.WriteRequest, t target)
 // increments, and the refusal of a row written under a newer options
 // Generation than w's, driver.ErrStaleMeta), and write it only if the
 // item's revision is still the one read (or the item is still absent). A
-// lost race is retried with jittered backoff until it wins or ctx ends, so
-// concurrent writers lose nothing; any other error, the stale one
-// included, is returned as it is.
+// lost race is retried with jittered backoff until it wins, so concurrent
+// writers lose nothing, at most maxOCCAttempts rounds (occAgain) or until
+// ctx ends; any other error, the stale one included, is returned as it
+// is.
 func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (*tablekit.UpdateResult, error) {
 	meta, key := w.Meta, w.Key
 	dkey := keyAttrs(t.shard, t.sk)
@@ -168,7 +178,7 @@ func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (
 			if applied || err != nil {
 				return res, err
 			}
-			if err := occBackoff.Wait(ctx, attempt); err != nil {
+			if err := occAgain(ctx, w, attempt); err != nil {
 				return nil, err
 			}
 			continue
@@ -197,10 +207,23 @@ func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (
 		if !isCode(err, "ConditionalCheckFailedException") {
 			return nil, b.tableErr(ctx, err, meta.Name, "conditional write")
 		}
-		if err := occBackoff.Wait(ctx, attempt); err != nil {
+		if err := occAgain(ctx, w, attempt); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// occAgain waits before round attempt+1 of w's optimistic write, round
+// attempt having lost the race; after maxOCCAttempts rounds it is instead
+// the write's ErrThrottled (retryable: the row is that hot), naming the
+// table, the key and the limit, the row as the last writer left it.
+func occAgain(ctx context.Context, w *tablekit.WriteRequest, attempt int) error {
+	if attempt+1 >= maxOCCAttempts {
+		return tablekit.Errorf(tablekit.ErrThrottled,
+			"table %q: %v: the row changed between the read and the conditional write of each of %d rounds (the limit of an optimistic write); not applied",
+			w.Meta.Name, w.Key, maxOCCAttempts)
+	}
+	return occBackoff.Wait(ctx, attempt)
 }
 
 // confirmGeneration reads the metadata item and refuses, with the error
@@ -244,6 +267,13 @@ func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 	for i, w := range reqs {
 		t, err := b.locate(ctx, w)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			out[i].Err = err
+			continue
+		}
+		if err := b.raiseCounter(ctx, w, t); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}

@@ -39,6 +39,12 @@ import (
 // difference) and tries again, at most maxAutoAttempts values in all
 // (then driver.AutoIncrementTaken, nothing written). A write that fails
 // after taking a value leaves a gap, never a duplicate.
+//
+// A put or update giving the column a real value v raises the counter to
+// at least v before it writes (raiseCounter), so later values are above it
+// even once that row is deleted (SPEC §14). Once the counter has passed
+// MaxInt64 (ReadModifyWriteRow wraps it negative) every AutoIncrement
+// write of the partition key is driver.AutoIncrementExhausted.
 
 const (
 	counterPrefix = "\x00\x00" // row keys of the counter rows
@@ -65,7 +71,8 @@ const maxAutoAttempts = 16
 // takeValue adds n to the counter of partition-key value pk and returns
 // its new value: the values above the old one up to it are the caller's
 // alone.
-func (b *Backend) takeValue(ctx context.Context, tbl *bigtable.Table, pk tablekit.Value, n int64) (int64, error) {
+func (b *Backend) takeValue(ctx context.Context, meta *tablekit.TableMeta, pk tablekit.Value, n int64) (int64, error) {
+	tbl := b.table(meta.Name, meta.Incarnation)
 	rmw := bigtable.NewReadModifyWrite()
 	rmw.Increment(famMeta, qualSeq, n)
 	r, err := tbl.ApplyReadModifyWrite(ctx, counterRow(pk), rmw)
@@ -74,12 +81,83 @@ func (b *Backend) takeValue(ctx context.Context, tbl *bigtable.Table, pk tableki
 	}
 	for _, it := range r[famMeta] {
 		if it.Column == famMeta+":"+qualSeq && len(it.Value) == 8 {
-			if v := int64(binary.BigEndian.Uint64(it.Value)); v >= n {
+			v := int64(binary.BigEndian.Uint64(it.Value))
+			if v >= n {
+				b.floors.Saw(counterID(meta, pk), v)
 				return v, nil
 			}
+			// The increment went past MaxInt64 (the counter wraps): the
+			// partition key has used every value, and the counter stays
+			// negative, so every later write is refused the same way.
+			return 0, driver.AutoIncrementExhausted(meta.Name, tablekit.PrimaryKey{{Value: pk}})
 		}
 	}
 	return 0, tablekit.Errorf(tablekit.ErrUnavailable, "auto-increment counter of partition %v: ReadModifyWriteRow returned no 8-byte m:%s of at least %d", pk, qualSeq, n)
+}
+
+// counterID names the counter of partition-key value pk of tbl (an
+// incarnation's table) in Backend.floors.
+func counterID(meta *tablekit.TableMeta, pk tablekit.Value) string {
+	return TableID(meta.Name, meta.Incarnation) + "\x00" + counterRow(pk)
+}
+
+// raiseCounter makes the counter of w's partition key at least the real
+// value w gives the auto-increment column, if it does (SPEC §14: later
+// assigned values are greater than it, also once that row is deleted),
+// before w is written: one CheckAndMutateRow on the counter row whose
+// predicate passes iff its m:seq is at least v (8-byte big-endian, so
+// bytes compare as the unsigned values; a wrapped, exhausted counter is
+// above every v) and whose false branch replaces m:seq with v. Atomic with
+// the ReadModifyWriteRows that take values, so no value at or below v is
+// handed out afterwards. A counter known to be there already (floors)
+// costs nothing.
+func (b *Backend) raiseCounter(ctx context.Context, w *tablekit.WriteRequest) error {
+	pk := w.Key[0].Value
+	return b.floors.Raise(w, counterID(w.Meta, pk), func(v int64) error {
+		var enc [8]byte
+		binary.BigEndian.PutUint64(enc[:], uint64(v))
+		pred := bigtable.ChainFilters(qualifierFilter(famMeta, qualSeq), bigtable.LatestNFilter(1),
+			bigtable.ValueRangeFilter(enc[:], nil))
+		set := bigtable.NewMutation()
+		set.DeleteCellsInColumn(famMeta, qualSeq)
+		set.Set(famMeta, qualSeq, bigtable.ServerTime, enc[:])
+		tbl := b.table(w.Meta.Name, w.Meta.Incarnation)
+		if err := tbl.Apply(ctx, counterRow(pk), bigtable.NewCondMutation(pred, nil, set)); err != nil {
+			return wrap(ctx, err, "raising the auto-increment counter of partition %v to %d", pk, v)
+		}
+		return nil
+	})
+}
+
+// raiseCounters is raiseCounter for each write of a batch, before any is
+// written: one call per counter, with the greatest value its writes give.
+func (b *Backend) raiseCounters(ctx context.Context, reqs []*tablekit.WriteRequest, out []tablekit.WriteResponse) {
+	top := map[string]int{} // counter id -> the index of its write with the greatest value
+	var order []string
+	for i, w := range reqs {
+		v, ok := driver.RealAutoIncrement(w)
+		if !ok || out[i].Err != nil {
+			continue
+		}
+		id := counterID(w.Meta, w.Key[0].Value)
+		j, seen := top[id]
+		if !seen {
+			order = append(order, id)
+		}
+		if u, _ := driver.RealAutoIncrement(reqs[j]); !seen || v > u {
+			top[id] = i
+		}
+	}
+	_ = driver.Parallel(ctx, len(order), b.cfg.Concurrency, func(ctx context.Context, g int) error {
+		if err := b.raiseCounter(ctx, reqs[top[order[g]]]); err != nil {
+			for i, w := range reqs { // every write of that counter fails, unwritten
+				if _, ok := driver.RealAutoIncrement(w); ok && out[i].Err == nil && counterID(w.Meta, w.Key[0].Value) == order[g] {
+					out[i].Err = err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // pastTaken is what a write does whose assigned key, key, is already a
@@ -104,7 +182,7 @@ func (b *Backend) pastTaken(ctx context.Context, tbl *bigtable.Table, meta *tabl
 	if err != nil {
 		return 0, wrap(ctx, err, "reading the greatest key under %v", key[:ai])
 	}
-	return b.takeValue(ctx, tbl, key[0].Value, m-v+1)
+	return b.takeValue(ctx, meta, key[0].Value, m-v+1)
 }
 
 // writeAuto applies a write whose key holds tablekit.AutoIncrement (see
@@ -119,7 +197,7 @@ func (b *Backend) writeAuto(ctx context.Context, w *tablekit.WriteRequest, v int
 	}
 	tbl := b.table(w.Meta.Name, w.Meta.Incarnation)
 	if v == 0 {
-		if v, err = b.takeValue(ctx, tbl, w.Key[0].Value, 1); err != nil {
+		if v, err = b.takeValue(ctx, w.Meta, w.Key[0].Value, 1); err != nil {
 			return nil, err
 		}
 	}
@@ -187,7 +265,7 @@ func (b *Backend) batchValues(ctx context.Context, reqs []*tablekit.WriteRequest
 		idx := groups[order[g]]
 		w := reqs[idx[0]]
 		n := int64(len(idx))
-		last, err := b.takeValue(ctx, b.table(w.Meta.Name, w.Meta.Incarnation), w.Key[0].Value, n)
+		last, err := b.takeValue(ctx, w.Meta, w.Key[0].Value, n)
 		for k, i := range idx {
 			if err != nil {
 				out[i].Err = err

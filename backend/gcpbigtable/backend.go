@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/backend/driver"
 )
 
 // GCMode says which garbage-collection policies the adapter sets on a data
@@ -98,6 +99,8 @@ type Backend struct {
 	metaOK    bool     // the metadata table is known to exist
 	revPrefix [16]byte // the hex of 8 random bytes, the first half of every revision
 	revSeq    atomic.Uint64
+
+	floors driver.CounterFloors // auto-increment counters known to be at least a value
 
 	tablesMu sync.RWMutex
 	tables   map[tableKey]*bigtable.Table

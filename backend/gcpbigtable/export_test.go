@@ -9,6 +9,14 @@ func SetAfterOptimisticRead(f func()) (restore func()) {
 	return func() { afterOptimisticRead.Store(old) }
 }
 
+// SetAfterConfirmGeneration makes f run after the metadata check of a
+// write that could reveal a hidden version, before that write, until
+// restore is called.
+func SetAfterConfirmGeneration(f func()) (restore func()) {
+	old := afterConfirmGeneration.Swap(&f)
+	return func() { afterConfirmGeneration.Store(old) }
+}
+
 // SetMaxRangeColumns sets how many projected columns a read selects by
 // column ranges (more use a regex), until restore is called.
 func SetMaxRangeColumns(n int) (restore func()) {

@@ -242,6 +242,9 @@ func (b *Backend) Write(ctx context.Context, w *tablekit.WriteRequest) (*tableki
 	if err != nil {
 		return nil, err
 	}
+	if err := b.raiseCounter(ctx, w); err != nil {
+		return nil, err
+	}
 	tbl := b.table(w.Meta.Name, w.Meta.Incarnation)
 	switch choosePath(w) {
 	case pathBlind:
@@ -318,6 +321,11 @@ func (b *Backend) writeIfExists(ctx context.Context, tbl *bigtable.Table, key st
 // optimistic path, before the write that relies on it: a test uses it to
 // land a concurrent write exactly there.
 var afterOptimisticRead atomic.Pointer[func()]
+
+// afterConfirmGeneration, when set (by tests), runs after confirmGeneration
+// found the request current, before the write it guards: where an
+// UpdateTable escapes the check (TestStaleRevealWindow).
+var afterConfirmGeneration atomic.Pointer[func()]
 
 // writeOptimistic is the optimistic path: read, compute with rowmodel,
 // CheckAndMutateRow on what was read, retry when another write got there
@@ -396,6 +404,9 @@ func (b *Backend) writeOptimistic(ctx context.Context, tbl *bigtable.Table, key 
 					return nil, err
 				}
 				confirmed = true
+				if hook := afterConfirmGeneration.Load(); hook != nil {
+					(*hook)()
+				}
 			}
 			res = r
 			m := b.rewrite(w, old, next)
@@ -571,6 +582,7 @@ func rewriteColumn(m *bigtable.Mutation, name string, vis, keep []tablekit.Colum
 func (b *Backend) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteRequest) ([]tablekit.WriteResponse, error) {
 	out := make([]tablekit.WriteResponse, len(reqs))
 	keys := batchRowKeys(reqs, out)
+	b.raiseCounters(ctx, reqs, out)
 	type bulk struct {
 		meta *tablekit.TableMeta // the first write's: its Name and Incarnation name the table
 		idx  []int

@@ -144,7 +144,7 @@ func copyCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	fs.Var(&tables, "table", "a table to copy, repeatable (default: every table)")
 	cpPath := fs.String("checkpoint", "", "checkpoint file: a copy run again with it resumes where it stopped")
 	verify := fs.Bool("verify", true, "compare every row's checksum at both ends after copying")
-	existing := fs.Bool("existing", false, "copy into destination tables that exist already (same key schema)")
+	existing := fs.Bool("existing", false, "copy into destination tables that exist already (same key schema): "+existingHelp)
 	workers := fs.Int("workers", 4, "concurrent batch writes")
 	batchRows := fs.Int("batch", tablekit.MaxBatchWrite, "rows per batch write")
 	maxRate := fs.Float64("max-rate", 0, "rows per second at most (default: no limit)")
@@ -229,6 +229,12 @@ func copyTable(ctx context.Context, src, dst *tablekit.Client, name string, cp *
 		if resumed && !cfg.quiet {
 			fmt.Fprintf(out, "%s: resuming after %s (checkpoint %s)\n", name, plural(tc.Rows, "row"), cp.path)
 		}
+		// The source's own feed setting, read before --follow enables one,
+		// is carried to a table the copy creates.
+		var feed time.Duration
+		if st, err := src.Table(name).ChangeFeed(ctx); err == nil && st.Enabled {
+			feed = st.Retention
+		}
 		if cfg.follow && !resumed {
 			// The feed's start comes before the first row is read, so
 			// nothing written during the copy is missed.
@@ -250,7 +256,12 @@ func copyTable(ctx context.Context, src, dst *tablekit.Client, name string, cp *
 		final := m.Options
 		fo := fillOptions{
 			existing: cfg.existing || resumed, final: &final, workers: cfg.workers,
-			batchRows: cfg.batch, maxRate: cfg.maxRate,
+			batchRows: cfg.batch, maxRate: cfg.maxRate, feed: feed,
+			note: func(s string) {
+				if !cfg.quiet {
+					fmt.Fprintln(out, s)
+				}
+			},
 			done: func(last tablekit.PrimaryKey, n int64) {
 				cp.mu.Lock()
 				tc.Rows = base + n
@@ -272,6 +283,17 @@ func copyTable(ctx context.Context, src, dst *tablekit.Client, name string, cp *
 			err = saveErr
 		}
 		if err != nil {
+			if errors.Is(err, tablekit.ErrAlreadyExists) && !resumed {
+				// Refused before any row: the same command run again is
+				// refused again, not taken for a resumed copy.
+				cp.mu.Lock()
+				tc.Started = false
+				cp.mu.Unlock()
+				if serr := cp.save(); serr != nil {
+					return serr
+				}
+				return fmt.Errorf("%w; to go on, run: %s", err, withExisting(cfg.argv))
+			}
 			cp.save()
 			return copyFailed(ctx, name, err, tc.Rows, cp, cfg)
 		}
@@ -428,8 +450,15 @@ func copyFailed(ctx context.Context, name string, err error, rows int64, cp *che
 	if cp.path != "" {
 		return fmt.Errorf("%s after %s of table %q (its options at the destination are set back; the checkpoint keeps the place); to go on, run: %s", what, plural(rows, "row"), name, next)
 	}
-	if !slices.Contains(cfg.argv, "--existing") && !slices.Contains(cfg.argv, "-existing") {
+	next = withExisting(cfg.argv)
+	return fmt.Errorf("%s after %s of table %q (its options at the destination are set back); without --checkpoint a copy cannot resume: to copy the table again from the start, run: %s (and give --checkpoint FILE to make it resumable)", what, plural(rows, "row"), name, next)
+}
+
+// withExisting is the command line argv with --existing (added if absent).
+func withExisting(argv []string) string {
+	next := commandLine(argv)
+	if !slices.Contains(argv, "--existing") && !slices.Contains(argv, "-existing") {
 		next += " --existing"
 	}
-	return fmt.Errorf("%s after %s of table %q (its options at the destination are set back); without --checkpoint a copy cannot resume: to copy the table again from the start, run: %s (and give --checkpoint FILE to make it resumable)", what, plural(rows, "row"), name, next)
+	return next
 }

@@ -205,3 +205,55 @@ func TestCopyInterruptPrintsResume(t *testing.T) {
 		t.Fatalf("the printed command: %v\n%s", err, out)
 	}
 }
+
+// A copy into a table that exists at the destination is refused, saying
+// before anything is written that --existing replaces the rows whose key
+// the source has too; the command it prints carries --existing, and the
+// same command run again (a checkpoint given) is refused again, never
+// taken as a resumed copy that overwrites.
+func TestCopyIntoExistingTableSaysWhatExistingDoes(t *testing.T) {
+	t.Parallel()
+	src, dst := fileURL(t), fileURL(t)
+	for _, u := range []string{src, dst} {
+		ok(t, u, "create", "t", "--key", "id:String")
+	}
+	ok(t, src, "put", "t", "id=a", "--col", "x=s:source")
+	ok(t, dst, "put", "t", "id=a", "--col", "x=s:destination")
+	cp := filepath.Join(t.TempDir(), "cp.json")
+	args := []string{"copy", src, dst, "--table", "t", "--checkpoint", cp}
+	for run := 1; run <= 2; run++ {
+		r := tk(t, "", "", args...)
+		if r.code != 1 {
+			t.Fatalf("run %d of a copy onto an existing table: %+v", run, r)
+		}
+		for _, want := range []string{"replaces every row whose key the source has too", "to go on, run: " + commandLine(append([]string{"tablekit"}, args...)) + " --existing"} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("run %d: stderr %q, want it to say %q", run, r.stderr, want)
+			}
+		}
+		if got := ok(t, dst, "get", "t", "id=a"); !strings.Contains(got, "destination") {
+			t.Fatalf("run %d refused, yet the destination's row is now %s", run, got)
+		}
+	}
+	ok(t, "", append(args, "--existing")...)
+	if got := ok(t, dst, "get", "t", "id=a"); !strings.Contains(got, "source") {
+		t.Errorf("after copy --existing the destination's row is %s, want the source's", got)
+	}
+}
+
+// copy creates a destination table with the source's change feed on (and
+// its retention), and without one when the source has none.
+func TestCopyCarriesTheFeedSetting(t *testing.T) {
+	t.Parallel()
+	src, dst := fileURL(t), fileURL(t)
+	ok(t, src, "create", "fed", "--key", "id:String")
+	ok(t, src, "create", "plain", "--key", "id:String")
+	ok(t, src, "feed", "fed", "on")
+	ok(t, "", "copy", src, dst)
+	if got := ok(t, dst, "feed", "fed"); !strings.Contains(got, `"enabled":true`) {
+		t.Errorf("the copy of a table with a feed: %s", got)
+	}
+	if got := ok(t, dst, "feed", "plain"); !strings.Contains(got, `"enabled":false`) {
+		t.Errorf("the copy of a table without a feed: %s", got)
+	}
+}

@@ -27,6 +27,11 @@ type fillOptions struct {
 	// done, if set, is called in key order after every row up to and
 	// including last is written, with the number of rows written so far.
 	done func(last tablekit.PrimaryKey, rows int64)
+	// feed, if above 0, is the retention of the change feed a table
+	// fillTable creates is created with (the source's); a destination
+	// without a feed creates the table without one and says so in note.
+	feed time.Duration
+	note func(string)
 }
 
 // fillStats is what fillTable did.
@@ -86,7 +91,17 @@ func prepareTable(ctx context.Context, db *tablekit.Client, m *tablekit.TableMet
 	case errors.Is(err, tablekit.ErrTableNotFound):
 		final := overlay(defaultOptions, fo.final)
 		nm := tablekit.TableMeta{Name: m.Name, Key: m.Key, Options: copyOptions(final)}
-		if err := db.CreateTable(ctx, nm); err != nil {
+		fopts := feedOption(db, m.Name, fo)
+		err := db.CreateTable(ctx, nm, fopts...)
+		if err != nil && fopts != nil && fo.feed != tablekit.DefaultFeedRetention && errors.Is(err, tablekit.ErrInvalidArgument) {
+			// A retention the destination does not offer (DynamoDB's is
+			// 24h): its default, said.
+			if fo.note != nil {
+				fo.note(fmt.Sprintf("%s: the change feed is created with the destination's default retention, not the source's %v (%v)", m.Name, fo.feed, err))
+			}
+			err = db.CreateTable(ctx, nm, tablekit.WithChangeFeed(0))
+		}
+		if err != nil {
 			return final, err
 		}
 		st.created = true
@@ -98,7 +113,7 @@ func prepareTable(ctx context.Context, db *tablekit.Client, m *tablekit.TableMet
 		return cur.Options, fmt.Errorf("table %q exists with key %s, not %s", m.Name, schemaString(cur.Key), schemaString(m.Key))
 	}
 	if !fo.existing {
-		return cur.Options, fmt.Errorf("table %q: %w at the destination (pass --existing to write into it)", m.Name, tablekit.ErrAlreadyExists)
+		return cur.Options, fmt.Errorf("table %q: %w at the destination, nothing written: --existing writes into it and %s", m.Name, tablekit.ErrAlreadyExists, existingHelp)
 	}
 	final := overlay(cur.Options, fo.final)
 	if widened(final) {
@@ -109,6 +124,27 @@ func prepareTable(ctx context.Context, db *tablekit.Client, m *tablekit.TableMet
 	}
 	return final, nil
 }
+
+// feedOption is the CreateTable option that carries the source's change
+// feed (fo.feed) to a table fillTable creates: its retention where the
+// destination's Capabilities say ChangeFeed, none (said in fo.note) where
+// they do not.
+func feedOption(db *tablekit.Client, table string, fo fillOptions) []tablekit.CreateOption {
+	if fo.feed <= 0 {
+		return nil
+	}
+	if !db.Capabilities().ChangeFeed {
+		if fo.note != nil {
+			fo.note(fmt.Sprintf("%s: the source's change feed is not carried: the destination has no change feed", table))
+		}
+		return nil
+	}
+	return []tablekit.CreateOption{tablekit.WithChangeFeed(fo.feed)}
+}
+
+// existingHelp is what copy --existing does to a table that exists at the
+// destination, said before it is done (the flag's help, the refusal).
+const existingHelp = "replaces every row whose key the source has too with the source's row, whatever the destination's row holds; a row only the destination has stays (--verify then reports it)"
 
 // batch is a run of consecutive rows written in one BatchWriteRow.
 type batch struct {

@@ -33,9 +33,9 @@ tested by the backend:
     --filter 'note? != "spam"'          ? : a row without note passes too
     --filter 'any(price) < d:5'         any selected version, not only the newest
 A comparison is COLUMN OP VALUE: OP one of == != < <= > >=, VALUE typed as
-put --col takes it (s:TEXT or "quoted", i:INT, d:FLOAT, bool:BOOL, b:HEX;
-see tablekit help keys). A row that lacks the column FAILS the comparison,
-!= included, so 'status == s:pending' never matches a row without status;
+put --col takes it (s:TEXT or "quoted", i:INT, d:FLOAT, bool:BOOL, b:HEX,
+or the type's name: String:TEXT, Integer:INT, ...; see tablekit help
+keys). A row that lacks the column FAILS the comparison, != included, so 'status == s:pending' never matches a row without status;
 write COLUMN? to let such a row pass (Tablestore's default, and the
 library's SingleColumnValue default). A cell of another type than VALUE
 never matches: 'price > i:10' skips a Double price. Combine with and, or,

@@ -29,6 +29,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/fileengine"
 )
 
 // env is what a command runs with: its streams and the global settings.
@@ -253,7 +254,8 @@ func (e *env) open(ctx context.Context) (*tablekit.Client, error) {
 func openStore(ctx context.Context, raw string, mayCreate bool) (*tablekit.Client, error) {
 	u, err := url.Parse(raw)
 	if mayCreate || err != nil || u.Scheme != "file" || u.Query().Has("mustexist") {
-		return tablekit.Open(ctx, raw)
+		db, err := tablekit.Open(ctx, raw)
+		return db, lockedHint(err)
 	}
 	q := u.Query()
 	q.Set("mustexist", "true")
@@ -262,7 +264,16 @@ func openStore(ctx context.Context, raw string, mayCreate bool) (*tablekit.Clien
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s holds no tablekit store (is the path right? only create, import and copy's destination make a new store): %w", driver.ShowURL(u), err)
 	}
-	return db, err
+	return db, lockedHint(err)
+}
+
+// lockedHint adds to the error of opening a file:// store that another
+// process has open (one process at a time opens a directory) what to do.
+func lockedHint(err error) error {
+	if !errors.Is(err, fileengine.ErrLocked) {
+		return err
+	}
+	return fmt.Errorf("%w\n(a file:// store is opened by one process at a time: to use it from several, serve it with the emulator, tablestore-emulator -backend file:///DIR, and give every program and tablekit command its tablestore://…?endpoint=http://HOST:PORT URL instead)", err)
 }
 
 // withClient opens the client, runs f and closes the client.

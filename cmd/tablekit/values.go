@@ -46,6 +46,8 @@ An attribute value (put --col NAME=VALUE, filters) always names its type:
     bool:true                Boolean
     b:00ff  b:0x00ff         Binary as hex;  b:"\x00\xff" quoted bytes
     b64:AP8=                 Binary as standard base64
+TYPE may also be the type's name, in any case: String:hat, integer:42,
+Double:1.5, BOOLEAN:true, Binary:00ff (short forms in any case too).
 A version is appended with @: --col price=d:9.5@1700000000000 (ms).
 
 The tool prints keys in this syntax, quoting every String that is not
@@ -180,14 +182,33 @@ var typePrefixes = map[string]tablekit.Type{
 	"bool": tablekit.TypeBoolean, "b": tablekit.TypeBinary, "b64": tablekit.TypeBinary,
 }
 
-// splitPrefix splits "TYPE:literal"; prefix is "" when lit has none.
+// typeNames maps a type's full name, lower-cased, to its short prefix.
+var typeNames = map[string]string{"string": "s", "integer": "i", "double": "d", "boolean": "bool", "binary": "b"}
+
+// canonicalPrefix returns the short prefix (a key of typePrefixes) that p
+// names: a short form or a type's full name (String, Integer, Double,
+// Boolean, Binary), in any case; ok is false for anything else.
+func canonicalPrefix(p string) (string, bool) {
+	if _, ok := typePrefixes[p]; ok {
+		return p, true
+	}
+	l := strings.ToLower(p)
+	if _, ok := typePrefixes[l]; ok {
+		return l, true
+	}
+	short, ok := typeNames[l]
+	return short, ok
+}
+
+// splitPrefix splits "TYPE:literal", TYPE as canonicalPrefix reads it;
+// prefix is "" when lit has none, else the short form.
 func splitPrefix(lit string) (prefix, rest string) {
 	if strings.HasPrefix(lit, `"`) {
 		return "", lit
 	}
 	if i := strings.IndexByte(lit, ':'); i > 0 {
-		if _, ok := typePrefixes[lit[:i]]; ok {
-			return lit[:i], lit[i+1:]
+		if p, ok := canonicalPrefix(lit[:i]); ok {
+			return p, lit[i+1:]
 		}
 	}
 	return "", lit
@@ -267,7 +288,7 @@ func parseValue(s string) (tablekit.Value, error) {
 		if strings.HasPrefix(lit, `"`) {
 			return parseLiteral(tablekit.TypeString, "", lit)
 		}
-		return tablekit.Value{}, fmt.Errorf("value %s needs a type: s:TEXT, i:INT, d:FLOAT, bool:BOOL, b:HEX or b64:BASE64 (see 'tablekit help keys')", shorten(s))
+		return tablekit.Value{}, fmt.Errorf("value %s needs a type: s:TEXT, i:INT, d:FLOAT, bool:BOOL, b:HEX or b64:BASE64, or the type's name (String:TEXT, Integer:INT, ...) (see 'tablekit help keys')", shorten(s))
 	}
 	return parseLiteral(typePrefixes[prefix], prefix, lit)
 }
