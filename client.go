@@ -176,6 +176,9 @@ func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOption
 				m = &cp
 			}
 			c.remember(m)
+			if len(m.Indexes) > 0 && optionsReveal(cur.Options, next) {
+				return annotate(c.backfillRevealed(ctx, m), op, table)
+			}
 			return nil
 		case errors.Is(err, ErrConditionFailed): // another client changed the options first
 			continue
