@@ -129,7 +129,9 @@ func newIncarnation() string {
 const maxUpdateAttempts = 8
 
 // UpdateTable changes a table's options (zero fields stay), atomically
-// across clients; a table deleted for good is ErrTableNotFound.
+// across clients; a table deleted for good is ErrTableNotFound. On an
+// indexed table, raising the TTL or MaxVersions fills the entries of the
+// values it may reveal (SPEC §16) before returning, reading every row.
 func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOptions) (err error) {
 	const op = "UpdateTable"
 	ctx, st := c.begin(ctx, op, table)
