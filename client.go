@@ -141,7 +141,9 @@ func newIncarnation() string {
 const maxUpdateAttempts = 8
 
 // UpdateTable changes a table's options (zero fields stay), atomically
-// across clients; a table deleted for good is ErrTableNotFound.
+// across clients; a table deleted for good is ErrTableNotFound. On an
+// indexed table, raising the TTL or MaxVersions fills the entries of the
+// values it may reveal (SPEC §16) before returning, reading every row.
 func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOptions) (err error) {
 	const op = "UpdateTable"
 	ctx, st := c.begin(ctx, op, table)
@@ -188,6 +190,9 @@ func (c *Client) UpdateTable(ctx context.Context, table string, opts TableOption
 				m = &cp
 			}
 			c.remember(m)
+			if len(m.Indexes) > 0 && optionsReveal(cur.Options, next) {
+				return annotate(c.backfillRevealed(ctx, m), op, table)
+			}
 			return nil
 		case errors.Is(err, ErrConditionFailed): // another client changed the options first
 			continue

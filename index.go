@@ -34,7 +34,10 @@ package tablekit
 // index key; with more, every key that deleting newer versions may reveal.
 // Expiry (TTL) never reveals an older value (versions expire oldest
 // first), it only removes, and removing never needs an entry. So a row
-// whose current values match an index key always has that entry.
+// whose current values match an index key always has that entry. Raising
+// a table's TTL or MaxVersions may bring back hidden values whose entries
+// a reindex removed: [Client.UpdateTable] then puts their entries (a
+// backfill, index_options.go) before it returns.
 //
 // Writes keep it with ordered steps: first the entries of every value
 // combination the write may make visible, then the row. A put knows them

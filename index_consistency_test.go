@@ -64,7 +64,8 @@ func ixBackends(t *testing.T) map[string]func() tablekit.Backend {
 // TestIndexConsistency: 16 writers move 8 rows around an index while
 // readers scan it; every row a scan returns held that value at one instant
 // of the scan, and an acknowledged write shows in every later scan
-// (porcupine, one register per row). Then the index is exact.
+// (porcupine, one register per row); a row whose value was stable during a
+// whole scan is never missing from it. Then the index is exact.
 func TestIndexConsistency(t *testing.T) {
 	for name, mk := range ixBackends(t) {
 		t.Run(name, func(t *testing.T) { testIndexConsistency(t, mk()) })
@@ -90,6 +91,7 @@ func testIndexConsistency(t *testing.T, b tablekit.Backend) {
 	var seq atomic.Int64
 	var mu sync.Mutex
 	var history []porcupine.Operation
+	var scans []ixScan
 	record := func(op porcupine.Operation) {
 		mu.Lock()
 		history = append(history, op)
@@ -135,6 +137,14 @@ func testIndexConsistency(t *testing.T, b tablekit.Backend) {
 					got = append(got, row)
 				}
 				ret := seq.Add(1)
+				sc := ixScan{call: call, ret: ret, got: map[int]bool{}}
+				for _, row := range got {
+					id, _ := row.Key[1].Value.Int()
+					sc.got[int(id)] = true
+				}
+				mu.Lock()
+				scans = append(scans, sc)
+				mu.Unlock()
 				for _, row := range got {
 					id, _ := row.Key[1].Value.Int()
 					v, _ := row.Key[0].Value.Str()
@@ -161,6 +171,7 @@ func testIndexConsistency(t *testing.T, b tablekit.Backend) {
 	if res := porcupine.CheckOperationsTimeout(ixModel(rows), history, 30*time.Second); res != porcupine.Ok {
 		t.Fatalf("index reads are not consistent with the table: porcupine says %v (%d operations, %d reads)", res, len(history), reads)
 	}
+	checkNeverMissing(t, history, scans, rows)
 	// Every row's current value is in the index, once; the index holds
 	// the rows exactly (older versions' entries are the extra ones).
 	var idx []string
@@ -186,6 +197,52 @@ func testIndexConsistency(t *testing.T, b tablekit.Backend) {
 	if err != nil || rep.Missing != 0 {
 		t.Fatalf("Reindex verify: %+v, %v; want no missing entry", rep, err)
 	}
+}
+
+// ixScan is one full scan of the index: its call and return stamps and
+// the rows it returned.
+type ixScan struct {
+	call, ret int64
+	got       map[int]bool
+}
+
+// checkNeverMissing is the other half of the scans' consistency: a row
+// whose indexed value was stable during a whole scan (a write of it
+// returned before the scan began, and none overlapped the scan) is
+// returned by that scan. It fails if no scan had such a row to check.
+func checkNeverMissing(t *testing.T, history []porcupine.Operation, scans []ixScan, rows int) {
+	t.Helper()
+	writes := make([][]porcupine.Operation, rows)
+	for _, op := range history {
+		if in := op.Input.(ixOp); in.write {
+			writes[in.row] = append(writes[in.row], op)
+		}
+	}
+	checked := 0
+	for _, sc := range scans {
+		for r := range rows {
+			written, overlaps := false, false
+			for _, w := range writes[r] {
+				switch {
+				case w.Return < sc.call:
+					written = true
+				case w.Call < sc.ret:
+					overlaps = true
+				}
+			}
+			if !written || overlaps {
+				continue
+			}
+			checked++
+			if !sc.got[r] {
+				t.Errorf("a scan (stamps %d-%d) missed row %d, whose value was stable during it", sc.call, sc.ret, r)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Errorf("no scan had a stable row to check (%d scans)", len(scans))
+	}
+	t.Logf("never missing: %d (scan, stable row) pairs checked in %d scans", checked, len(scans))
 }
 
 // TestIndexConsistencyTwoColumns: 16 writers change the two columns of an

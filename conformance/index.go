@@ -23,6 +23,8 @@ func indexCases() []testCase {
 		{"Deletes", testIndexDeletes},
 		{"VersionDeleteReveals", testIndexReveal},
 		{"TTLExpiry", testIndexTTL},
+		{"RaiseMaxVersions", testIndexRaiseMaxVersions},
+		{"RaiseTTL", testIndexRaiseTTL},
 		{"MultiColumn", testIndexMultiColumn},
 		{"Increment", testIndexIncrement},
 		{"BadInput", testIndexBadInput},

@@ -132,8 +132,8 @@ var crashCycles = flag.Int("crash.cycles", 0, "TestCrash: kills per mode (0: the
 
 // TestCrash kills a writing child process with SIGKILL at random moments,
 // then reopens the directory and checks that every acknowledged write is
-// there exactly once, that increments were counted exactly, and that no row
-// is torn: with the default durable writes, and with Options.NoSync, whose
+// there exactly once, that increments were counted exactly, that no row
+// is torn, and that the table's index agrees with its rows: with the default durable writes, and with Options.NoSync, whose
 // acknowledged writes survive the death of the process (only a machine
 // crash may lose them).
 func TestCrash(t *testing.T) {
@@ -165,7 +165,7 @@ func testCrash(t *testing.T, noSync bool, cycles int) {
 			t.Fatal(err)
 		}
 		db := tablekit.NewClient(eng)
-		if err := db.CreateTable(ctx, tablekit.TableMeta{Name: crashTable, Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeString}}}); err != nil {
+		if err := db.CreateTable(ctx, tablekit.TableMeta{Name: crashTable, Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeString}}, Indexes: []tablekit.IndexSpec{crashIndex}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.Table(crashTable).EnableChangeFeed(ctx, 0); err != nil {
@@ -350,6 +350,7 @@ func verifyCrash(t *testing.T, dir string, opts *fileengine.Options, cycle int, 
 		}
 	}
 	verifyFeedAgrees(t, db, cycle)
+	verifyIndexAgrees(t, db, cycle)
 	var missing []string
 	for _, k := range acked {
 		if !present[k] {
