@@ -110,7 +110,10 @@
 // Backend without one), with the service's record format; GetShardIterator
 // with a timestamp (µs) starts at the shard's first record committed at or
 // after it. Not served: origin_record (the feed keeps no old values) and
-// GetShardIterator with a token.
+// GetShardIterator with a token. Unlike the service, a GetStreamRecord at
+// the end of a shard waits up to Options.StreamWait (100 ms) for the next
+// record when the Backend is a tablekit.FeedWaiter (streamwait.go), so a
+// follower sees a record about when it commits.
 //
 // Auto-increment primary-key columns (see autoinc.go): CreateTable takes
 // the AUTO_INCREMENT option on one INTEGER key column other than the first,

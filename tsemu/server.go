@@ -131,6 +131,12 @@ type Options struct {
 	// indexes, a stream's times and columns_to_get): NewServer loads it, and every table-level call saves it
 	// durably before it is answered. Give it with a durable Backend.
 	MetaFile string
+
+	// StreamWait is how long a GetStreamRecord of a caught-up shard waits
+	// for a record when the Backend is a tablekit.FeedWaiter (see
+	// streamwait.go); default DefaultStreamWait, negative: it answers at
+	// once, as the service does.
+	StreamWait time.Duration
 }
 
 // Server is a Tablestore-wire-compatible test server. It is safe for
@@ -160,6 +166,7 @@ type Server struct {
 	txns txnRegistry // open local transactions (transaction.go)
 
 	closeOnce sync.Once
+	closing   chan struct{} // closed when Close starts (streamwait.go)
 }
 
 // tableExtra holds what Tablestore reports about a table that tablekit does
@@ -238,7 +245,7 @@ func NewServer(opts Options) (*Server, error) {
 		}
 	}
 	adj := &adjClock{base: opts.Clock}
-	s := &Server{opts: opts, backend: opts.Backend, clock: adj, adj: adj, wallNow: time.Now, extras: map[string]*tableExtra{},
+	s := &Server{opts: opts, backend: opts.Backend, clock: adj, adj: adj, wallNow: time.Now, extras: map[string]*tableExtra{}, closing: make(chan struct{}),
 		bodyMem: semaphore.NewWeighted(opts.BodyMemory), respMem: semaphore.NewWeighted(opts.ResponseMemory)}
 	if err := s.loadMeta(); err != nil {
 		return nil, err
@@ -332,6 +339,7 @@ func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // for its goroutines. It does not close the Backend. Close is idempotent.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
+		close(s.closing)
 		if s.admin != nil {
 			s.admin.close()
 		}

@@ -480,7 +480,7 @@ func (s *Server) getStreamRecord(ctx context.Context, body []byte) (proto.Messag
 	if req.TableName != nil && req.GetTableName() != m.Name {
 		return nil, paramErr("The shard iterator is of table '%s', not '%.64s'.", m.Name, req.GetTableName())
 	}
-	page, err := s.shardPage(ctx, m, it.shard, it.from, limit)
+	page, err := s.shardPageWait(ctx, m, it.shard, it.from, limit)
 	if errors.Is(err, tablekit.ErrTrimmed) {
 		return nil, errTrimmed(toOTS(err).msg)
 	}

@@ -65,7 +65,7 @@ func BenchmarkYCSB(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ycsbPairs(b, ctx, dt, []string{"adapter", "raw", "shaped"}, [][2]int{{1, 0}, {2, 0}})
+		ycsbPairs(b, ctx, dt, []string{"adapter", "raw", "shaped", "itemterm"}, [][2]int{{1, 0}, {2, 0}, {3, 0}, {1, 3}})
 	})
 }
 

@@ -32,6 +32,13 @@ type RawDynamoDB struct {
 	// conditions always hold here. It measures what the store charges for
 	// evaluating them, apart from the adapter's own work.
 	AdapterShaped bool
+
+	// ItemTermShaped, with AdapterShaped, replaces the term per field by
+	// one term on an item attribute (.o, never present here) that the
+	// update also sets: the request an adapter keeping the newest overlay
+	// version of the item in one attribute would send. It measures that
+	// design's floor.
+	ItemTermShaped bool
 }
 
 // NewRawDynamoDB returns a raw binding over c spreading records over
@@ -199,7 +206,14 @@ func (r *RawDynamoDB) Update(ctx context.Context, table, key string, values map[
 		vals[":b"] = &types.AttributeValueMemberS{Value: "~"} // above every field's value: a field is a B, never >= an S
 		conds := []string{"NOT #g > :g"}
 		for i := range sets {
-			conds = append(conds, "NOT #f"+strconv.Itoa(i)+" >= :b")
+			if !r.ItemTermShaped {
+				conds = append(conds, "NOT #f"+strconv.Itoa(i)+" >= :b")
+			}
+		}
+		if r.ItemTermShaped {
+			names["#o"] = ".o"
+			conds = append(conds, "NOT #o >= :b")
+			sets = append(sets, "#o = :r")
 		}
 		in.UpdateExpression = aws.String("SET #r = if_not_exists(#r, :r), " + strings.Join(sets, ", ") + " ADD #u :one")
 		in.ConditionExpression = aws.String(strings.Join(conds, " AND "))

@@ -127,19 +127,20 @@ const DynamoDBShards = 8
 // its own dynalite (see internal/testkit/dynalitetest; run npm ci at the
 // repository root first). Credentials are dummies in the environment.
 func DynamoDBTargets() ([]Target, error) {
-	t, err := dynamoDBTargets()
+	t, err := dynamoDBTargets(false)
 	if err != nil {
 		return nil, err
 	}
 	return t[:2], nil
 }
 
-// DynamoDBTargetsShaped is DynamoDBTargets and a third target: a raw client
-// on the raw client's dynalite (its table too) whose updates are
-// AdapterShaped.
-func DynamoDBTargetsShaped() ([]Target, error) { return dynamoDBTargets() }
+// DynamoDBTargetsShaped is DynamoDBTargets and two more targets, raw
+// clients on the raw client's dynalite (its table too) whose updates are
+// AdapterShaped: with a term per field, as the adapter's, and with one
+// item term (ItemTermShaped).
+func DynamoDBTargetsShaped() ([]Target, error) { return dynamoDBTargets(true) }
 
-func dynamoDBTargets() ([]Target, error) {
+func dynamoDBTargets(itemTerm bool) ([]Target, error) {
 	const backend = "dynamodb (dynalite)"
 	epA, stopA, err := dynalitetest.Launch()
 	if err != nil {
@@ -156,7 +157,7 @@ func dynamoDBTargets() ([]Target, error) {
 		}
 	}
 	u := fmt.Sprintf("dynamodb://?region=us-east-1&endpoint=%s&shards=%d", url.QueryEscape(epA), DynamoDBShards)
-	open := func(shaped bool) func(ctx context.Context) (Binding, error) {
+	open := func(shaped, itemTerm bool) func(ctx context.Context) (Binding, error) {
 		return func(ctx context.Context) (Binding, error) {
 			c := dynamodb.New(dynamodb.Options{
 				Region:       "us-east-1",
@@ -164,13 +165,17 @@ func dynamoDBTargets() ([]Target, error) {
 				Credentials:  credentials.NewStaticCredentialsProvider("ycsb", "ycsb", ""),
 			})
 			r := NewRawDynamoDB(c, DynamoDBShards)
-			r.AdapterShaped = shaped
+			r.AdapterShaped, r.ItemTermShaped = shaped, itemTerm
 			return r, nil
 		}
 	}
-	raw := Target{Backend: backend, Client: "raw", Close: stopR, Open: open(false)}
-	shaped := Target{Backend: backend, Client: "raw, adapter-shaped updates", Open: open(true)}
-	return []Target{urlTarget(backend, u, stopA), raw, shaped}, nil
+	raw := Target{Backend: backend, Client: "raw", Close: stopR, Open: open(false, false)}
+	shaped := Target{Backend: backend, Client: "raw, adapter-shaped updates", Open: open(true, false)}
+	if !itemTerm {
+		return []Target{urlTarget(backend, u, stopA), raw, shaped}, nil
+	}
+	item := Target{Backend: backend, Client: "raw, adapter-shaped updates, one item term", Open: open(true, true)}
+	return []Target{urlTarget(backend, u, stopA), raw, shaped, item}, nil
 }
 
 // TablestoreTargets are the adapter (tablestore://, credentials in the
