@@ -58,13 +58,7 @@ func TestIndexGuardABA(t *testing.T) {
 func testIndexGuardABA(t *testing.T, meanwhile []func(start int64) tablekit.Change) {
 	ctx := context.Background()
 	pb := &pausingBackend{Backend: localengine.New(), table: "t", paused: make(chan struct{}), release: make(chan struct{}), armed: make(chan struct{}, 1)}
-	db := tablekit.NewClient(pb)
-	defer db.Close()
-	spec := tablekit.IndexSpec{Name: "by_ab", Columns: []tablekit.KeyColumn{{Name: "a", Type: tablekit.TypeString}, {Name: "b", Type: tablekit.TypeInteger}}}
-	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeInteger}},
-		Options: tablekit.TableOptions{MaxVersions: 3}, Indexes: []tablekit.IndexSpec{spec}}); err != nil {
-		t.Fatal(err)
-	}
+	db := twoColumnIndexClient(t, pb)
 	tbl := db.Table("t")
 	key := tablekit.Key("id", tablekit.Integer(1))
 	start := time.Now().UnixMilli()
