@@ -50,17 +50,19 @@ package tablekit
 // b = q and put (x, q)), then to p again. The guard passes, x stays
 // visible under the newer p, and (x, r) is in no writer's plan; deleting
 // the newest version of a would then show the row at (x, r) without an
-// entry. So a guarded write, after its row write, reads the guarded
-// columns again and puts the entry of every combination its plan did not
-// cover (the values read, with the ones written). Why that leaves none
-// missing: take a combination of values visible now, and the last of the
-// row writes that made its values visible, W. A value stays visible from
-// its write until it goes for good (deleted or past MaxVersions: neither
-// comes back), so every value of the combination is visible when W reads
-// again after its row write: W put its entry before its row write (its
-// plan covered it) or puts it then. Unguarded writers need no second read:
-// a put replaces the row (it plans every combination of its cells) and an
-// update of one attribute column combines the one value it writes with
+// entry. So a guarded write of an index with two or more attribute
+// columns, in a table keeping several versions (with one, the visible
+// values are the newest, which the guard checks), after its row write,
+// reads the guarded columns again and puts the entry of every combination
+// its plan did not cover (the values read, with the ones written). Why
+// that leaves none missing: take a combination of values visible now, and
+// the last of the row writes that made its values visible, W. A value
+// stays visible from its write until it goes for good (deleted or past
+// MaxVersions: neither comes back), so every value of the combination is
+// visible when W reads again after its row write: W put its entry before
+// its row write (its plan covered it) or puts it then. Other writers need no second read: a
+// put replaces the row (it plans every combination of its cells), and an
+// index of one attribute column combines the one value a write puts with
 // the key columns. What remains: between W's row write and its second
 // put, the combination exists without an entry; a read misses the row
 // only if a delete of the newer versions makes it the newest within that

@@ -37,9 +37,10 @@ type indexPlan struct {
 	guard   Filter
 	cur     *Row     // the row as read for the guard
 	cols    []string // the guarded columns
-	// guarded are the indexes whose every attribute column is guarded,
-	// and known the index keys (storage, then key) the plan covers: put
-	// now, or of values read (whose entries exist).
+	// guarded are the indexes of two or more attribute columns, all
+	// guarded, of a table keeping several versions; known the index keys
+	// (storage, then key) the plan covers for them: put now, or of values
+	// read (whose entries exist).
 	guarded []*IndexSpec
 	known   map[string]bool
 }
@@ -203,7 +204,10 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 	attrs := attrColumns(m, ix)
 	read := plan.cur != nil || len(plan.cols) > 0
 	guarded := read && len(attrs) > 0 && !slices.ContainsFunc(attrs, func(k KeyColumn) bool { return !slices.Contains(plan.cols, k.Name) })
-	if guarded {
+	// Only a combination of two attribute columns' values, one of them not
+	// the newest, can be in no plan (see putRevealed).
+	revealing := guarded && len(attrs) >= 2 && m.Options.MaxVersions > 1
+	if revealing {
 		plan.guarded = append(plan.guarded, ix)
 	}
 	vals := make([][]Value, len(ix.Columns))
@@ -305,7 +309,7 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 		if written {
 			plan.entries = append(plan.entries, entryPut(ix.Storage, b, now))
 		}
-		if guarded {
+		if revealing {
 			if plan.known == nil {
 				plan.known = map[string]bool{}
 			}
