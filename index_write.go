@@ -283,7 +283,10 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 			return nil // the row will lack the column (or keeps what it has, whose entries exist)
 		}
 	}
-	if req.Kind == WriteUpdate && len(attrs) > 0 && !wrote {
+	// An update writing no value that is not visible already puts no
+	// entry (they exist); the plan still knows them.
+	none := req.Kind == WriteUpdate && len(attrs) > 0 && !wrote
+	if none && !revealing {
 		return nil
 	}
 	rest := indexKeySchema(m, ix)[len(ix.Columns):]
@@ -306,7 +309,7 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 		if len(b) > MaxIndexKeySize {
 			return invalid("table %q index %q: the index key of row %v is %d bytes encoded; the limit is %d", m.Name, ix.Name, req.Key, len(b), MaxIndexKeySize)
 		}
-		if written {
+		if written && !none {
 			plan.entries = append(plan.entries, entryPut(ix.Storage, b, now))
 		}
 		if revealing {
