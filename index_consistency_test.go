@@ -201,7 +201,7 @@ func TestIndexConsistencyTwoColumns(t *testing.T) {
 // twoColumnIndexClient returns a client of b with table "t" (key id,
 // MaxVersions 3) indexed by "by_ab" on a (String) and b (Integer); the
 // test closes it.
-func twoColumnIndexClient(t *testing.T, b tablekit.Backend) *tablekit.Client {
+func twoColumnIndexClient(t testing.TB, b tablekit.Backend) *tablekit.Client {
 	db := tablekit.NewClient(b)
 	t.Cleanup(func() { db.Close() })
 	spec := tablekit.IndexSpec{Name: "by_ab", Columns: []tablekit.KeyColumn{{Name: "a", Type: tablekit.TypeString}, {Name: "b", Type: tablekit.TypeInteger}}}
