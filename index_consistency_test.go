@@ -255,15 +255,23 @@ func TestIndexConsistencyTwoColumns(t *testing.T) {
 	}
 }
 
-func testIndexTwoColumns(t *testing.T, b tablekit.Backend) {
-	ctx := context.Background()
+// twoColumnIndexClient returns a client of b with table "t" (key id,
+// MaxVersions 3) indexed by "by_ab" on a (String) and b (Integer); the
+// test closes it.
+func twoColumnIndexClient(t testing.TB, b tablekit.Backend) *tablekit.Client {
 	db := tablekit.NewClient(b)
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	spec := tablekit.IndexSpec{Name: "by_ab", Columns: []tablekit.KeyColumn{{Name: "a", Type: tablekit.TypeString}, {Name: "b", Type: tablekit.TypeInteger}}}
-	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeInteger}},
+	if err := db.CreateTable(context.Background(), tablekit.TableMeta{Name: "t", Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeInteger}},
 		Options: tablekit.TableOptions{MaxVersions: 3}, Indexes: []tablekit.IndexSpec{spec}}); err != nil {
 		t.Fatal(err)
 	}
+	return db
+}
+
+func testIndexTwoColumns(t *testing.T, b tablekit.Backend) {
+	ctx := context.Background()
+	db := twoColumnIndexClient(t, b)
 	const rows, writers = 4, 16
 	writes := 25
 	if testing.Short() {

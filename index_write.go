@@ -37,6 +37,12 @@ type indexPlan struct {
 	guard   Filter
 	cur     *Row     // the row as read for the guard
 	cols    []string // the guarded columns
+	// guarded are the indexes of two or more attribute columns, all
+	// guarded, of a table keeping several versions; known the index keys
+	// (storage, then key) the plan covers for them: put now, or of values
+	// read (whose entries exist).
+	guarded []*IndexSpec
+	known   map[string]bool
 }
 
 // applyWrite writes one row, maintaining its table's indexes first.
@@ -63,6 +69,9 @@ func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResu
 			w = &cp
 		}
 		res, err := c.b.Write(ctx, w)
+		if err == nil && plan.guard != nil {
+			err = c.putRevealed(ctx, req, plan)
+		}
 		if err == nil || plan.guard == nil || !errors.Is(err, ErrConditionFailed) {
 			return res, err
 		}
@@ -195,6 +204,12 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 	attrs := attrColumns(m, ix)
 	read := plan.cur != nil || len(plan.cols) > 0
 	guarded := read && len(attrs) > 0 && !slices.ContainsFunc(attrs, func(k KeyColumn) bool { return !slices.Contains(plan.cols, k.Name) })
+	// Only a combination of two attribute columns' values, one of them not
+	// the newest, can be in no plan (see putRevealed).
+	revealing := guarded && len(attrs) >= 2 && m.Options.MaxVersions > 1
+	if revealing {
+		plan.guarded = append(plan.guarded, ix)
+	}
 	vals := make([][]Value, len(ix.Columns))
 	fresh := make([][]bool, len(ix.Columns)) // vals[j][n] is written by req (not read)
 	wrote := false
@@ -268,7 +283,10 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 			return nil // the row will lack the column (or keeps what it has, whose entries exist)
 		}
 	}
-	if req.Kind == WriteUpdate && len(attrs) > 0 && !wrote {
+	// An update writing no value that is not visible already puts no
+	// entry (they exist); the plan still knows them.
+	none := req.Kind == WriteUpdate && len(attrs) > 0 && !wrote
+	if none && !revealing {
 		return nil
 	}
 	rest := indexKeySchema(m, ix)[len(ix.Columns):]
@@ -291,8 +309,14 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 		if len(b) > MaxIndexKeySize {
 			return invalid("table %q index %q: the index key of row %v is %d bytes encoded; the limit is %d", m.Name, ix.Name, req.Key, len(b), MaxIndexKeySize)
 		}
-		if written {
+		if written && !none {
 			plan.entries = append(plan.entries, entryPut(ix.Storage, b, now))
+		}
+		if revealing {
+			if plan.known == nil {
+				plan.known = map[string]bool{}
+			}
+			plan.known[ix.Storage+"\x00"+string(b)] = true
 		}
 		j := len(idx) - 1
 		for ; j >= 0; j-- {
@@ -306,6 +330,37 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 			return nil
 		}
 	}
+}
+
+// putRevealed is the second half of a guarded write, after its row write:
+// the guard compares newest values only, so a value of an index column
+// written and then covered by a newer version of the value read (p, then
+// x, then p again) passes it, and stays visible under it; the combinations
+// of such a value with the values this write put are in no writer's plan
+// (see "The guard's blind spot" in index.go). It reads the guarded
+// columns again and puts the entries of every combination the plan did
+// not cover. An error says the row was written.
+func (c *Client) putRevealed(ctx context.Context, req *WriteRequest, plan *indexPlan) error {
+	if len(plan.guarded) == 0 {
+		return nil
+	}
+	row, err := c.readIndexColumns(ctx, req, plan.cols)
+	if err == nil && row != nil {
+		var entries []*WriteRequest
+		now := c.now()
+		for _, ix := range plan.guarded {
+			for _, b := range rowEntries(req.Meta, ix, indexKeySchema(req.Meta, ix), row) {
+				if !plan.known[ix.Storage+"\x00"+b] {
+					entries = append(entries, entryPut(ix.Storage, []byte(b), now))
+				}
+			}
+		}
+		err = c.putEntries(ctx, entries)
+	}
+	if err != nil {
+		return Errorf(ErrUnavailable, "table %q row %v: the write was applied, but putting the index entries of the values it made visible failed (Client.Reindex puts them): %v", req.Meta.Name, req.Key, err)
+	}
+	return nil
 }
 
 // entryPut is the put of an entry with a new stamp.
@@ -410,6 +465,16 @@ func (c *Client) atomicIndexed(ctx context.Context, aw AtomicWriter, reqs []*Wri
 			continue
 		}
 		res, err := aw.AtomicWrite(ctx, guarded)
+		if err == nil {
+			for i, plan := range plans {
+				if plan.guard != nil {
+					if err := c.putRevealed(ctx, reqs[i], plan); err != nil {
+						return nil, &AtomicWriteError{Index: i, Err: err}
+					}
+				}
+			}
+			return res, nil
+		}
 		var ae *AtomicWriteError
 		if err == nil || !errors.As(err, &ae) || !errors.Is(ae.Err, ErrConditionFailed) ||
 			ae.Index < 0 || ae.Index >= len(reqs) || plans[ae.Index].guard == nil {
