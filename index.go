@@ -46,7 +46,7 @@ package tablekit
 // visible versions of the index columns) and writes the row on the
 // condition (ANDed with the caller's) that each index column's newest
 // value is still what it read: a concurrent writer of another index column
-// then fails the condition and the write starts again (at most 8 times).
+// then fails the condition and the write starts again (at most maxIndexAttempts, 32, times).
 // The guard compares newest values only, so it has a blind spot (found by
 // TestIndexGuardABA): a writer of b reads a = p (and b = q) and puts the
 // entries (p, r); before its row write, a is put to x (whose writer read
