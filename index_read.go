@@ -295,23 +295,11 @@ func (x *IndexTable) Rows(ctx context.Context, start, end PrimaryKey, opts ...Ra
 			return
 		}
 		page, remaining := o.streamSizes()
-		for !cur.done && remaining > 0 {
-			rows, _, err := cur.next(ctx, min(page, remaining))
-			if err != nil {
-				yield(Row{}, annotate(err, "GetRange", x.t.name))
-				return
-			}
-			for _, r := range rows {
-				if err := ctx.Err(); err != nil {
-					yield(Row{}, err)
-					return
-				}
-				remaining--
-				if !yield(r, nil) {
-					return
-				}
-			}
+		next := func(ctx context.Context, n int) ([]Row, error) {
+			rows, _, err := cur.next(ctx, n)
+			return rows, annotate(err, "GetRange", x.t.name)
 		}
+		yieldPages(ctx, page, remaining, func() bool { return cur.done }, next, yield)
 	}
 }
 

@@ -253,23 +253,7 @@ func (t *Table) Rows(ctx context.Context, start, end PrimaryKey, opts ...RangeOp
 		}
 		defer cur.release()
 		page, remaining := o.streamSizes()
-		for !cur.done && remaining > 0 {
-			rows, err := cur.next(ctx, min(page, remaining))
-			if err != nil {
-				yield(Row{}, err)
-				return
-			}
-			for _, r := range rows {
-				if err := ctx.Err(); err != nil {
-					yield(Row{}, err)
-					return
-				}
-				remaining--
-				if !yield(r, nil) {
-					return
-				}
-			}
-		}
+		yieldPages(ctx, page, remaining, func() bool { return cur.done }, cur.next, yield)
 	}
 }
 
@@ -386,4 +370,28 @@ func decodeCanonicalToken(b []byte) (token, error) {
 		return token{}, invalid("resume token is malformed")
 	}
 	return t, nil
+}
+
+// yieldPages yields the rows of the pages next reads (at most page rows
+// each, remaining in all) until done, the caller stops, ctx ends or a read
+// fails; it yields the first error and stops. Rows and IndexTable.Rows
+// share it.
+func yieldPages(ctx context.Context, page, remaining int, done func() bool, next func(context.Context, int) ([]Row, error), yield func(Row, error) bool) {
+	for !done() && remaining > 0 {
+		rows, err := next(ctx, min(page, remaining))
+		if err != nil {
+			yield(Row{}, err)
+			return
+		}
+		for _, r := range rows {
+			if err := ctx.Err(); err != nil {
+				yield(Row{}, err)
+				return
+			}
+			remaining--
+			if !yield(r, nil) {
+				return
+			}
+		}
+	}
 }
