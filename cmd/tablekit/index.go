@@ -89,19 +89,7 @@ func scanIndex(ctx context.Context, e *env, table, index string, rg rangeFlags, 
 			}
 			opts = append(opts, tablekit.WithFilter(f))
 		}
-		if err := out.header(view); err != nil {
-			return err
-		}
-		for row, err := range db.Table(table).Index(index).Rows(ctx, lo, hi, opts...) {
-			if err != nil {
-				out.flush()
-				return err
-			}
-			if err := out.row(&row); err != nil {
-				return err
-			}
-		}
-		return out.flush()
+		return printRows(out, view, db.Table(table).Index(index).Rows(ctx, lo, hi, opts...))
 	})
 }
 

@@ -230,6 +230,24 @@ func (sr *scanRange) rows(ctx context.Context, t *tablekit.Table, limit int, rea
 	}
 }
 
+// printRows prints rows under m's header, then flushes; on a read error it
+// flushes what was printed and returns the error (scan, scan --index).
+func printRows(out rowWriter, m *tablekit.TableMeta, rows iter.Seq2[tablekit.Row, error]) error {
+	if err := out.header(m); err != nil {
+		return err
+	}
+	for row, err := range rows {
+		if err != nil {
+			out.flush()
+			return err
+		}
+		if err := out.row(&row); err != nil {
+			return err
+		}
+	}
+	return out.flush()
+}
+
 // rowWriter prints rows as a table, JSON lines or CSV.
 type rowWriter interface {
 	header(m *tablekit.TableMeta) error
@@ -362,19 +380,7 @@ func scanCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			return scanIndex(ctx, e, args[0], *index, rg, read, out)
 		}
 		return e.withRange(ctx, args[0], rg, read, func(m *tablekit.TableMeta, rows iter.Seq2[tablekit.Row, error]) error {
-			if err := out.header(m); err != nil {
-				return err
-			}
-			for row, err := range rows {
-				if err != nil {
-					out.flush()
-					return err
-				}
-				if err := out.row(&row); err != nil {
-					return err
-				}
-			}
-			return out.flush()
+			return printRows(out, m, rows)
 		})
 	}
 }
