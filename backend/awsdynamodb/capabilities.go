@@ -15,6 +15,7 @@ var (
 	_ tablekit.BatchWriter        = (*Backend)(nil) // write.go
 	_ tablekit.AtomicWriter       = (*Backend)(nil) // atomic.go
 	_ tablekit.ChangeFeeder       = (*Backend)(nil) // feed.go
+	_ tablekit.FeedCreator        = (*Backend)(nil) // feed.go
 	_ tablekit.NativeAccessor     = (*Backend)(nil)
 	_ tablekit.SystemNamer        = (*Backend)(nil)
 	_ tablekit.CapabilityDeclarer = (*Backend)(nil)

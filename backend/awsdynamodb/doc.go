@@ -315,10 +315,10 @@
 // retention is DynamoDB's fixed 24 hours: EnableChangeFeed refuses any
 // other with ErrInvalidArgument. A store without DynamoDB Streams
 // (dynalite) needs [Options.NoStreams] (?streams=false): the backend then
-// declares no feed. A table created WithChangeFeed is created, then its
-// feed enabled (this adapter is no tablekit.FeedCreator, so
-// Capabilities.CreateWithFeed is false): a writer in another process that
-// writes into the new table between the two calls is not recorded. The
+// declares no feed. A table created WithChangeFeed has its feed from its
+// first write (tablekit.FeedCreator, Capabilities.CreateWithFeed): the
+// metadata item is claimed with its feed attribute and the DynamoDB table
+// created with its StreamSpecification, in its CreateTable call. The
 // feed's tests run on moto (mended as
 // internal/testkit/mototest says: moto 5.2.1 breaks a table whose stream
 // is disabled).

@@ -191,6 +191,22 @@ func (b *Backend) feedUnavailable(ctx context.Context) error {
 	return b.haveStreams(ctx)
 }
 
+// CreateTableWithFeed implements tablekit.FeedCreator: CreateTable with
+// the metadata item's feed attribute set in its claim and the DynamoDB
+// table created with a NEW_AND_OLD_IMAGES StreamSpecification, so the
+// table has its feed from its first write. The retention is DynamoDB's, 24
+// hours; a store without Streams answers as SetChangeFeed does.
+func (b *Backend) CreateTableWithFeed(ctx context.Context, meta *tablekit.TableMeta, req *tablekit.SetChangeFeedRequest) error {
+	if err := b.feedUnavailable(ctx); err != nil {
+		return err
+	}
+	if req.Retention != streamRetention {
+		return inTable(tablekit.Errorf(tablekit.ErrInvalidArgument,
+			"change feed retention %v: DynamoDB Streams keep records for a fixed 24h", req.Retention), meta.Name)
+	}
+	return b.createTable(ctx, meta, true)
+}
+
 // SetChangeFeed implements tablekit.ChangeFeeder: UpdateTable with a
 // NEW_AND_OLD_IMAGES StreamSpecification (or StreamEnabled false), and
 // the metadata item's feed attribute, which tells writers to stamp their

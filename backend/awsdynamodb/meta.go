@@ -191,6 +191,13 @@ const maxIncarnationLen = 32
 // after meta's Incarnation, waits for it to be ACTIVE and enables native
 // TTL on the expiry attribute where the server supports it.
 func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) error {
+	return b.createTable(ctx, meta, false)
+}
+
+// createTable is CreateTable, and with feed CreateTableWithFeed: the
+// metadata item is claimed with its feed attribute set and the DynamoDB
+// table created with its stream on, so no write precedes the feed.
+func (b *Backend) createTable(ctx context.Context, meta *tablekit.TableMeta, feed bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -208,10 +215,14 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 	if shards < 1 || shards > MaxShards {
 		return tablekit.Errorf(tablekit.ErrInvalidArgument, "%d shards; it must be 1-%d", shards, MaxShards)
 	}
-	ti := &tableInfo{incarnation: meta.Incarnation, native: nativeName(b.opts.prefix, meta.Name, meta.Incarnation), shards: shards}
+	ti := &tableInfo{incarnation: meta.Incarnation, native: nativeName(b.opts.prefix, meta.Name, meta.Incarnation), shards: shards, feed: feed}
+	item := metaItem(meta, ti)
+	if feed {
+		item[metaFeed] = &types.AttributeValueMemberBOOL{Value: true}
+	}
 	claim := &dynamodb.PutItemInput{
 		TableName:                aws.String(b.meta),
-		Item:                     metaItem(meta, ti),
+		Item:                     item,
 		ConditionExpression:      aws.String("attribute_not_exists(#n)"),
 		ExpressionAttributeNames: map[string]string{"#n": metaName},
 	}
@@ -228,7 +239,7 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 	if err != nil {
 		return mapErr(ctx, err, "PutItem on metadata table %q", b.meta)
 	}
-	if err := b.createNative(ctx, ti); err != nil {
+	if err := b.createNative(ctx, ti, feed); err != nil {
 		// Release the claim; the name stays free for another try. Use a
 		// context that outlives a canceled ctx.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -304,7 +315,7 @@ func (b *Backend) CreateTable(ctx context.Context, meta *tablekit.TableMeta) err
 // this creation's own name (its incarnation is in the name) with the
 // rows' key schema is this call's, made by a CreateTable whose answer was
 // lost and found by the SDK's retry.
-func (b *Backend) createNative(ctx context.Context, ti *tableInfo) error {
+func (b *Backend) createNative(ctx context.Context, ti *tableInfo, feed bool) error {
 	in := &dynamodb.CreateTableInput{
 		TableName: aws.String(ti.native),
 		AttributeDefinitions: []types.AttributeDefinition{
@@ -316,6 +327,9 @@ func (b *Backend) createNative(ctx context.Context, ti *tableInfo) error {
 			{AttributeName: aws.String(attrKey), KeyType: types.KeyTypeRange},
 		},
 		BillingMode: types.BillingModePayPerRequest,
+	}
+	if feed {
+		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages}
 	}
 	for attempt := 0; ; attempt++ {
 		_, err := b.client.CreateTable(ctx, in)
