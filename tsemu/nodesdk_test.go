@@ -49,6 +49,22 @@ var nodeUnsupported = map[string]string{
 	"sql 7) sql: sql":                                                     whyNodeSQL,
 }
 
+// nodeRequired are SDK tests that must run and pass, by full title: the
+// secondary-index cases of globalIndex.test.js (create a table with a
+// global index, describe it, create and delete indexes, delete the
+// table), so that the index API cannot drop silently into a skip, a
+// missing file or the allowed list.
+var nodeRequired = []string{
+	"#GlobalIndex Test: a)create table with globalIndex -> success",
+	"#GlobalIndex Test: b)after create table -> table and index exist 1",
+	"#GlobalIndex Test: c)create globalIndex -> success",
+	"#GlobalIndex Test: d)after create index -> index exist 2",
+	"#GlobalIndex Test: e)delete 2 globalIndex -> success",
+	"#GlobalIndex Test: f)after delete globalIndex -> not exist",
+	"#GlobalIndex Test: g)delete table -> success",
+	"#GlobalIndex Test: h)afater delete table -> not exist",
+}
+
 const (
 	whyNodeSearch = "search indexes and Search are not supported"
 	whyNodeScan   = "ComputeSplits and ParallelScan (search) are not supported"
@@ -254,6 +270,7 @@ func TestNodeSDK(t *testing.T) {
 		res := runMocha(t, node, emu, files)
 		t.Logf("Node.js SDK tests: %d passing, %d failing, %d pending", res.Stats.Passes, res.Stats.Failures, res.Stats.Pending)
 		checkFailures(t, res, nodeUnsupported)
+		checkRequired(t, res, nodeRequired)
 	})
 	t.Run("probe", func(t *testing.T) { runProbe(t, node, emu, true) })
 }
@@ -321,6 +338,38 @@ func checkFailures(t *testing.T, res mochaResult, allowed map[string]string) {
 		if !slices.Contains(failed, title) && !slices.ContainsFunc(res.Passes, func(p mochaTest) bool { return p.FullTitle == title }) {
 			t.Errorf("%s is listed but did not run", title)
 		}
+	}
+}
+
+// checkRequired fails t for every title of required that is not among
+// res's passes (it failed, was skipped or did not run).
+func checkRequired(t *testing.T, res mochaResult, required []string) {
+	t.Helper()
+	for _, title := range missingRequired(res, required) {
+		t.Errorf("%s did not pass: it must run and pass", title)
+	}
+}
+
+// missingRequired returns the titles of required not among res's passes.
+func missingRequired(res mochaResult, required []string) []string {
+	var out []string
+	for _, title := range required {
+		if _, allowed := nodeUnsupported[title]; allowed || !slices.ContainsFunc(res.Passes, func(p mochaTest) bool { return p.FullTitle == title }) {
+			out = append(out, title)
+		}
+	}
+	return out
+}
+
+// TestNodeCheckRequired: a required test that failed or did not run is
+// reported; one that passed is not.
+func TestNodeCheckRequired(t *testing.T) {
+	var res mochaResult
+	res.Passes = []mochaTest{{FullTitle: "A passes"}}
+	res.Failures = []mochaTest{{FullTitle: "B fails"}}
+	got := missingRequired(res, []string{"A passes", "B fails", "C did not run"})
+	if want := []string{"B fails", "C did not run"}; !slices.Equal(got, want) {
+		t.Errorf("missingRequired = %q, want %q", got, want)
 	}
 }
 
