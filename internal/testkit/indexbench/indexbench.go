@@ -61,7 +61,23 @@ var seq atomic.Int64
 
 // Run runs the index benchmarks on backends from open (one per
 // sub-benchmark; it may return the same store).
-func Run(b *testing.B, open func(b *testing.B) tablekit.Backend) {
+func Run(b *testing.B, open func(b *testing.B) tablekit.Backend) { RunWire(b, open, nil) }
+
+// RunWire is Run that also reports the service's requests per write and
+// per read ("wire/write", "wire/read"): wire, when not nil, returns how
+// many requests the backends from open have sent so far (an HTTP or gRPC
+// counter the caller installs), so a Backend call that costs several
+// requests is seen.
+func RunWire(b *testing.B, open func(b *testing.B) tablekit.Backend, wire func() int64) {
+	wireFrom := func() func(b *testing.B, unit string) {
+		if wire == nil {
+			return func(*testing.B, string) {}
+		}
+		start := wire()
+		return func(b *testing.B, unit string) {
+			b.ReportMetric(float64(wire()-start)/float64(b.N), unit)
+		}
+	}
 	spec := tablekit.IndexSpec{Name: "by_s", Columns: []tablekit.KeyColumn{{Name: "s", Type: tablekit.TypeString}}, Include: []string{"n"}}
 	setup := func(b *testing.B, indexed bool) (*tablekit.Client, *counter, string) {
 		ctx := context.Background()
@@ -95,6 +111,7 @@ func Run(b *testing.B, open func(b *testing.B) tablekit.Backend) {
 				b.Fatal(err)
 			}
 			cnt.n.Store(0)
+			report := wireFrom()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
@@ -104,6 +121,7 @@ func Run(b *testing.B, open func(b *testing.B) tablekit.Backend) {
 				}
 			}
 			b.ReportMetric(float64(cnt.n.Load())/float64(b.N), "calls/write")
+			report(b, "wire/write")
 		})
 	}
 	for _, indexed := range []bool{false, true} {
@@ -127,6 +145,7 @@ func Run(b *testing.B, open func(b *testing.B) tablekit.Backend) {
 			ilo := tablekit.Key("s", tablekit.InfMin).Add("id", tablekit.InfMin)
 			ihi := tablekit.Key("s", tablekit.InfMax).Add("id", tablekit.InfMax)
 			cnt.n.Store(0)
+			report := wireFrom()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
@@ -142,6 +161,7 @@ func Run(b *testing.B, open func(b *testing.B) tablekit.Backend) {
 				}
 			}
 			b.ReportMetric(float64(cnt.n.Load())/float64(b.N), "calls/read")
+			report(b, "wire/read")
 		})
 	}
 }
