@@ -31,6 +31,7 @@ func indexCases() []testCase {
 		{"ReadOnly", testIndexReadOnly},
 		{"AddDropReindex", testIndexAddDrop},
 		{"BatchAndAtomic", testIndexBatchAtomic},
+		{"AutoIncrementRefused", testIndexAutoIncrement},
 	}
 }
 
@@ -496,4 +497,45 @@ func testIndexBatchAtomic(e *env) {
 	})
 	e.wantErr("AtomicWrite with a failing condition", err, tk.ErrConditionFailed)
 	e.diff("index after the failed atomic write", []string{"s0/q", "s3/p"}, e.indexKeys("atomic failed", t.Index("by_status")))
+}
+
+// testIndexAutoIncrement: on a backend that claims auto-increment keys, a
+// table with an auto-increment key column cannot be indexed (the index
+// notes in index.go say why): CreateTable with an index and AddIndex are
+// refused with ErrUnimplemented naming the table and the column, before
+// anything is stored, and the table stays usable.
+func testIndexAutoIncrement(e *env) {
+	if !tk.CapabilitiesOf(e.b).AutoIncrement {
+		e.t.Skip("the backend has no auto-increment key columns (S14 checks their refusal)")
+	}
+	byR := tk.IndexSpec{Name: "by_r", Columns: []tk.KeyColumn{{Name: "r", Type: tk.TypeInteger}}}
+	byV := tk.IndexSpec{Name: "by_v", Columns: []tk.KeyColumn{{Name: "v", Type: tk.TypeString}}}
+	name := e.name("aiidx")
+	err := e.c.CreateTable(e.ctx, tk.TableMeta{Name: name, Key: schemaAI, Indexes: []tk.IndexSpec{byV}})
+	e.wantErr("CreateTable of an auto-increment table with an index", err, tk.ErrUnimplemented, name, `"s"`, "auto-increment")
+	if err == nil {
+		e.cleanupTable(name)
+	}
+	if _, err := e.fresh().DescribeTable(e.ctx, name); !errors.Is(err, tk.ErrTableNotFound) {
+		e.t.Errorf("the refused CreateTable left a table: DescribeTable says %v", err)
+	}
+	names, err := e.c.ListTables(e.ctx)
+	e.must("ListTables", err)
+	if slices.Contains(names, name) {
+		e.t.Errorf("ListTables shows the refused table %q", name)
+	}
+
+	t := e.create("aiadd", schemaAI, tk.TableOptions{})
+	for _, spec := range []tk.IndexSpec{byV, byR} {
+		err := e.c.AddIndex(e.ctx, t.Name(), spec)
+		e.wantErr("AddIndex "+spec.Name+" to an auto-increment table", err, tk.ErrUnimplemented, t.Name(), `"s"`, "auto-increment")
+	}
+	m, err := e.fresh().DescribeTable(e.ctx, t.Name())
+	if e.ok("DescribeTable", err) && len(m.Indexes) != 0 {
+		e.t.Errorf("the refused AddIndex left indexes %+v", m.Indexes)
+	}
+	var key tk.PrimaryKey
+	if e.ok("PutRow with AutoIncrement after the refusals", t.PutRow(e.ctx, aiKey("p", tk.AutoIncrement, 1), []tk.Column{col("v", tk.String("x"), 0)}, tk.ReturnKey(&key))) {
+		e.assigned("PutRow's ReturnKey", key, aiKey("p", tk.AutoIncrement, 1))
+	}
 }
