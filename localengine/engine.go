@@ -56,8 +56,10 @@ type table struct {
 	ai     *autoInc        // auto-increment counters (autoinc.go); nil without such a column
 	wake   feedwake.Signal // closes for followers at each change record (feed.go)
 	// A writer holds its row's stripe from reading the stored row to
-	// storing the new one, so that writes to one row apply one at a time,
-	// and writes to rows of different stripes build their rows together.
+	// storing the new one (alone; shared when it reads no row: see
+	// stripe), so that a write that reads its row stores over the row it
+	// read, and writes to rows of different stripes build their rows
+	// together.
 	stripes [stripes]stripe
 }
 
@@ -98,9 +100,15 @@ func (t *table) unlock() {
 // stripes is the number of row locks per table.
 const stripes = 64
 
+// A stripe is taken alone by a write that reads the stored row (an update,
+// a write with a condition, a write of an assigned auto-increment key) or
+// several rows (an atomic write), and shared by an unconditional put or
+// delete, which reads no row: writers of one stripe that read nothing do not
+// wait for each other (their stores, under the span's lock, order them),
+// and a writer that reads a row still has it to itself until it stores.
 type stripe struct {
-	sync.Mutex
-	_ [56]byte // one cache line each: writers of different stripes share none
+	sync.RWMutex
+	_ [40]byte // one cache line each: writers of different stripes share none
 }
 
 // stripeOf returns the index of the stripe of the row with encoded key k.
@@ -474,7 +482,8 @@ func (sc *rangeScratch) release() {
 // and packs the new row, and stores it and appends its change record in
 // one hold of the lock of the row's span (span.go). Another writer of the
 // row waits for the stripe, so the row it reads is the row this write
-// stores it over; writers of other rows build and store theirs in
+// stores it over (unconditional puts and deletes, which read no row, share
+// it: their stores order them); writers of other rows build and store theirs in
 // parallel, and the table's options cannot change meanwhile (UpdateTable
 // takes the table's lock alone). A write takes effect, for readers and the
 // change feed alike, when it is stored. A put or update whose key holds
@@ -492,8 +501,13 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	// stack would be moved to the heap, all of it.
 	k := codec.EncodeKey(w.Key)
 	st := &t.stripes[stripeOf(k)]
-	st.Lock()
-	defer st.Unlock()
+	if w.Kind != tablekit.WriteUpdate && w.Condition.IsZero() {
+		st.RLock() // an unconditional put or delete: see stripe
+		defer st.RUnlock()
+	} else {
+		st.Lock()
+		defer st.Unlock()
+	}
 	res, _, err := t.writeRow(w, k, false)
 	return res, err
 }
