@@ -64,14 +64,11 @@ type table struct {
 }
 
 // newRows returns an empty map of rows. Its items are the entries
-// themselves, ordered by their keys: the map holds one pointer per row
-// (rec, which holds the key), and takes no lock of its own.
+// themselves, ordered by their keys (less): the map holds one pointer per
+// row (rec, which holds the key), and takes no lock of its own.
 func newRows() *btree.BTreeG[entry] {
-	return btree.NewBTreeGOptions(func(a, b entry) bool { return a.key() < b.key() }, btree.Options{NoLocks: true})
+	return btree.NewBTreeGOptions(less, btree.Options{NoLocks: true})
 }
-
-// probe returns an entry to look the encoded key k up with.
-func probe(k string) entry { return entry{rec: k, keyEnd: uint32(len(k))} }
 
 // writerSlots is the number of writer slots of a table's lock.
 const writerSlots = 16
@@ -184,7 +181,7 @@ func (e *Engine) createTable(ctx context.Context, meta *tablekit.TableMeta, feed
 		n = spanRows
 	}
 	tables := maps.Clone(e.tables)
-	t := &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows())}, spanRows: n, general: e.general, ai: newAutoInc(&m)}
+	t := &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows(), "")}, spanRows: n, general: e.general, ai: newAutoInc(&m)}
 	if feed != nil {
 		t.feed = &feedLog{}
 		t.feed.enable(m.Incarnation, feed.Retention)
@@ -315,13 +312,13 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 // (rowmodel.Covers: YCSB's reads name every field), decodes them straight
 // into the slice; any other evaluates them (rowmodel.Read).
 func getCells(ent *entry, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
-	if rowmodel.NewWholeRead(&opts, spec, now).Of(ent.shape) {
+	if rowmodel.NewWholeRead(&opts, spec, now).Of(ent.shape()) {
 		return ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, spec, now)
 	}
 	if spec.Columns != nil && spec.TimeRange == nil {
 		all := *spec
 		all.Columns = nil
-		if rowmodel.NewWholeRead(&opts, &all, now).Of(ent.shape) {
+		if rowmodel.NewWholeRead(&opts, &all, now).Of(ent.shape()) {
 			cols, found := ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, &all, now)
 			if !found || rowmodel.Covers(spec.Columns, cols) {
 				return cols, found
@@ -380,7 +377,7 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 		if !ready { // the table's options are known once the walk began
 			whole, ready = rowmodel.NewWholeRead(opts, &req.Read, req.Now), true
 		}
-		if whole.Of(ent.shape) && req.Read.Filter == nil {
+		if whole.Of(ent.shape()) && req.Read.Filter == nil {
 			if !ent.exists() {
 				return false, true // cannot happen: an entry has cells or a marker
 			}
@@ -390,7 +387,7 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 		}
 		from := len(sc.cbuf)
 		var found bool
-		if sc.cbuf, found = ent.appendRead(sc.cbuf, &sc.dbuf, whole.Of(ent.shape), *opts, &req.Read, req.Now); found {
+		if sc.cbuf, found = ent.appendRead(sc.cbuf, &sc.dbuf, whole.Of(ent.shape()), *opts, &req.Read, req.Now); found {
 			sc.found = append(sc.found, foundRow{ent: *ent, from: from, to: len(sc.cbuf)})
 			sc.cells += len(sc.cbuf) - from
 		}
