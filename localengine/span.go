@@ -40,7 +40,6 @@ import (
 //     there merges): a table of n rows, however it shrank, has at most
 //     16n/spanRows+1 spans, and a range read walks its rows span by span,
 //     taking each span's lock once per batch.
-
 //
 // Keys inline. Every key a span holds begins with its prefix (pre: a copy,
 // the common prefix of its keys or shorter), and each of its entries keeps
@@ -55,8 +54,9 @@ import (
 // is set from the first and last key when a span is built (a split or a
 // merge), from the key of the first row stored in an empty span, and
 // shortened, with every entry's bytes computed anew, when a row is stored
-// whose key does not begin with it (under the span's lock alone: at most
-// once per byte of the prefix between two rebuilds).
+// whose key does not begin with it (under the span's lock alone; by a
+// byte at least each time, so between two of the settings above a span's
+// entries are rebuilt at most as many times as its prefix had bytes).
 
 // spanRows is the default number of entries above which a span splits.
 const spanRows = 2048
