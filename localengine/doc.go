@@ -36,7 +36,10 @@
 // cell, then the names and value bytes; row.go has the layout) and the few
 // words a read needs first (where the parts start, the number of cells, the
 // key-only marker, the row's generation and the rowmodel.Shape of its
-// cells). So a row is one allocation holding no pointers, and the garbage
+// cells), and the 8 bytes of the key past the common prefix of its span's
+// keys, which the B-tree compares before the keys (so a walk down it reads
+// a row's key, behind the row's pointer, only where those bytes tie;
+// span.go). So a row is one allocation holding no pointers, and the garbage
 // collector follows one pointer per row. It keeps no part of a request: a
 // stored row's key and cells are copies.
 //
@@ -68,8 +71,12 @@
 // options (and the stored row, when the write depends on it: an update or
 // a condition) to storing the new one; it builds the new row (rowmodel's
 // rules, then packing) holding no other lock, and takes its span's lock
-// alone only to store the row and append its change record. So writes to
-// one row apply one at a time, in the order the change feed records them;
+// alone only to store the row and append its change record. A write that
+// reads its row (an update, a condition) holds the stripe alone, so no
+// other write of the row comes between its read and its store; an
+// unconditional put or delete, which reads nothing, shares it with others
+// of its kind. So writes to one row apply one at a time, in the order the
+// change feed records them;
 // writes to rows of different stripes build their rows in parallel, and
 // writers of different spans store them in parallel too, sharing no lock
 // word (unless they picked the same writer slot). A write takes effect, for

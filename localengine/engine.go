@@ -56,20 +56,19 @@ type table struct {
 	ai     *autoInc        // auto-increment counters (autoinc.go); nil without such a column
 	wake   feedwake.Signal // closes for followers at each change record (feed.go)
 	// A writer holds its row's stripe from reading the stored row to
-	// storing the new one, so that writes to one row apply one at a time,
-	// and writes to rows of different stripes build their rows together.
+	// storing the new one (alone; shared when it reads no row: see
+	// stripe), so that a write that reads its row stores over the row it
+	// read, and writes to rows of different stripes build their rows
+	// together.
 	stripes [stripes]stripe
 }
 
 // newRows returns an empty map of rows. Its items are the entries
-// themselves, ordered by their keys: the map holds one pointer per row
-// (rec, which holds the key), and takes no lock of its own.
+// themselves, ordered by their keys (less): the map holds one pointer per
+// row (rec, which holds the key), and takes no lock of its own.
 func newRows() *btree.BTreeG[entry] {
-	return btree.NewBTreeGOptions(func(a, b entry) bool { return a.key() < b.key() }, btree.Options{NoLocks: true})
+	return btree.NewBTreeGOptions(less, btree.Options{NoLocks: true})
 }
-
-// probe returns an entry to look the encoded key k up with.
-func probe(k string) entry { return entry{rec: k, keyEnd: uint32(len(k))} }
 
 // writerSlots is the number of writer slots of a table's lock.
 const writerSlots = 16
@@ -98,9 +97,15 @@ func (t *table) unlock() {
 // stripes is the number of row locks per table.
 const stripes = 64
 
+// A stripe is taken alone by a write that reads the stored row (an update,
+// a write with a condition, a write of an assigned auto-increment key) or
+// several rows (an atomic write), and shared by an unconditional put or
+// delete, which reads no row: writers of one stripe that read nothing do not
+// wait for each other (their stores, under the span's lock, order them),
+// and a writer that reads a row still has it to itself until it stores.
 type stripe struct {
-	sync.Mutex
-	_ [56]byte // one cache line each: writers of different stripes share none
+	sync.RWMutex
+	_ [40]byte // one cache line each: writers of different stripes share none
 }
 
 // stripeOf returns the index of the stripe of the row with encoded key k.
@@ -176,7 +181,7 @@ func (e *Engine) createTable(ctx context.Context, meta *tablekit.TableMeta, feed
 		n = spanRows
 	}
 	tables := maps.Clone(e.tables)
-	t := &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows())}, spanRows: n, general: e.general, ai: newAutoInc(&m)}
+	t := &table{meta: m, lows: []string{""}, spans: []*span{newSpan(newRows(), "")}, spanRows: n, general: e.general, ai: newAutoInc(&m)}
 	if feed != nil {
 		t.feed = &feedLog{}
 		t.feed.enable(m.Incarnation, feed.Retention)
@@ -307,13 +312,13 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 // (rowmodel.Covers: YCSB's reads name every field), decodes them straight
 // into the slice; any other evaluates them (rowmodel.Read).
 func getCells(ent *entry, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
-	if rowmodel.NewWholeRead(&opts, spec, now).Of(ent.shape) {
+	if rowmodel.NewWholeRead(&opts, spec, now).Of(ent.shape()) {
 		return ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, spec, now)
 	}
 	if spec.Columns != nil && spec.TimeRange == nil {
 		all := *spec
 		all.Columns = nil
-		if rowmodel.NewWholeRead(&opts, &all, now).Of(ent.shape) {
+		if rowmodel.NewWholeRead(&opts, &all, now).Of(ent.shape()) {
 			cols, found := ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, &all, now)
 			if !found || rowmodel.Covers(spec.Columns, cols) {
 				return cols, found
@@ -372,7 +377,7 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 		if !ready { // the table's options are known once the walk began
 			whole, ready = rowmodel.NewWholeRead(opts, &req.Read, req.Now), true
 		}
-		if whole.Of(ent.shape) && req.Read.Filter == nil {
+		if whole.Of(ent.shape()) && req.Read.Filter == nil {
 			if !ent.exists() {
 				return false, true // cannot happen: an entry has cells or a marker
 			}
@@ -382,7 +387,7 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 		}
 		from := len(sc.cbuf)
 		var found bool
-		if sc.cbuf, found = ent.appendRead(sc.cbuf, &sc.dbuf, whole.Of(ent.shape), *opts, &req.Read, req.Now); found {
+		if sc.cbuf, found = ent.appendRead(sc.cbuf, &sc.dbuf, whole.Of(ent.shape()), *opts, &req.Read, req.Now); found {
 			sc.found = append(sc.found, foundRow{ent: *ent, from: from, to: len(sc.cbuf)})
 			sc.cells += len(sc.cbuf) - from
 		}
@@ -474,7 +479,8 @@ func (sc *rangeScratch) release() {
 // and packs the new row, and stores it and appends its change record in
 // one hold of the lock of the row's span (span.go). Another writer of the
 // row waits for the stripe, so the row it reads is the row this write
-// stores it over; writers of other rows build and store theirs in
+// stores it over (unconditional puts and deletes, which read no row, share
+// it: their stores order them); writers of other rows build and store theirs in
 // parallel, and the table's options cannot change meanwhile (UpdateTable
 // takes the table's lock alone). A write takes effect, for readers and the
 // change feed alike, when it is stored. A put or update whose key holds
@@ -492,8 +498,13 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	// stack would be moved to the heap, all of it.
 	k := codec.EncodeKey(w.Key)
 	st := &t.stripes[stripeOf(k)]
-	st.Lock()
-	defer st.Unlock()
+	if w.Kind != tablekit.WriteUpdate && w.Condition.IsZero() {
+		st.RLock() // an unconditional put or delete: see stripe
+		defer st.RUnlock()
+	} else {
+		st.Lock()
+		defer st.Unlock()
+	}
 	res, _, err := t.writeRow(w, k, false)
 	return res, err
 }

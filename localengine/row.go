@@ -32,18 +32,55 @@ import (
 // and Binary values are substrings of rec, never copied (rec never
 // changes, and outlives them as long as they are used).
 type entry struct {
-	rec     string
-	keyEnd  uint32 // rec[:keyEnd] is the encoded key
-	cellsAt uint32 // the cells' headers start at rec[cellsAt:]
-	blobAt  uint32 // the names and bytes start at rec[blobAt:]
-	cells   int32  // number of cells
-	marker  bool   // rowmodel.Row.Marker
-	gen     int64  // rowmodel.Row.Generation
-	shape   rowmodel.Shape
+	rec      string
+	keyEnd   uint32 // rec[:keyEnd] is the encoded key
+	cellsAt  uint32 // the cells' headers start at rec[cellsAt:]
+	blobAt   uint32 // the names and bytes start at rec[blobAt:]
+	cells    int32  // number of cells
+	versions int32  // rowmodel.Shape.Versions of the cells
+	marker   bool   // rowmodel.Row.Marker
+	gen      int64  // rowmodel.Row.Generation
+	oldest   int64  // rowmodel.Shape.Oldest of the cells
+	pfx      uint64 // the 8 key bytes past its span's common prefix (span.go); set by the span
 }
 
 // key returns the entry's encoded key, by which the map orders entries.
 func (ent *entry) key() string { return ent.rec[:ent.keyEnd] }
+
+// shape returns the rowmodel.Shape of the entry's cells.
+func (ent *entry) shape() rowmodel.Shape {
+	return rowmodel.Shape{Oldest: ent.oldest, Versions: int(ent.versions)}
+}
+
+// less orders entries of one span by their encoded keys (the map's
+// order): by pfx first, and by the keys, behind the rows' pointers (a
+// cache miss each), only where pfx ties. pfx orders as the keys do within
+// a span (span.go: keyBytes), so this is the keys' order.
+func less(a, b entry) bool {
+	if a.pfx != b.pfx {
+		return a.pfx < b.pfx
+	}
+	return a.key() < b.key()
+}
+
+// keyBytes returns the first 8 bytes of s, big endian, zero padded. It
+// orders as the strings do: keyBytes(a) < keyBytes(b) implies a < b, and
+// a < b implies keyBytes(a) <= keyBytes(b) (a string shorter than 8 bytes
+// pads with zeros, no greater than any byte).
+func keyBytes(s string) uint64 {
+	if len(s) >= 8 {
+		return uint64(s[0])<<56 | uint64(s[1])<<48 | uint64(s[2])<<40 | uint64(s[3])<<32 |
+			uint64(s[4])<<24 | uint64(s[5])<<16 | uint64(s[6])<<8 | uint64(s[7])
+	}
+	var p uint64
+	for i := range 8 {
+		p <<= 8
+		if i < len(s) {
+			p |= uint64(s[i])
+		}
+	}
+	return p
+}
 
 // pack returns the entry of the row r under key k.
 func pack(k tablekit.PrimaryKey, r *rowmodel.Row) entry {
@@ -70,8 +107,9 @@ func pack(k tablekit.PrimaryKey, r *rowmodel.Row) entry {
 		b = append(b, c.Name...)
 		b = append(b, codec.Bytes(c.Value)...)
 	}
+	sh := rowmodel.ShapeOf(r.Cells)
 	return entry{rec: bytesView(b), keyEnd: uint32(keyEnd), cellsAt: uint32(cellsAt), blobAt: uint32(blobAt),
-		cells: int32(len(r.Cells)), marker: r.Marker, gen: r.Generation, shape: rowmodel.ShapeOf(r.Cells)}
+		cells: int32(len(r.Cells)), versions: int32(sh.Versions), marker: r.Marker, gen: r.Generation, oldest: sh.Oldest}
 }
 
 // cellSize is the number of bytes cell c takes in a packed row: its

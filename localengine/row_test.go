@@ -39,8 +39,63 @@ func TestPackRoundTrip(t *testing.T) {
 		}) || got.Marker != r.Marker || got.Generation != r.Generation {
 			t.Fatalf("row %+v, want %+v", got, r)
 		}
-		if ent.shape != rowmodel.ShapeOf(r.Cells) || ent.key() != codec.EncodeKeyString(key) {
-			t.Fatalf("shape %+v or key %q wrong", ent.shape, ent.key())
+		if ent.shape() != rowmodel.ShapeOf(r.Cells) || ent.key() != codec.EncodeKeyString(key) {
+			t.Fatalf("shape %+v or key %q wrong", ent.shape(), ent.key())
 		}
+	}
+}
+
+// TestLessOrdersAsKeys: within a span, entries compare as their keys do,
+// and a probe for any key, whether or not it begins with the span's
+// prefix, compares with the entries as the keys do (span.go, Keys inline).
+func TestLessOrdersAsKeys(t *testing.T) {
+	keys := []string{"", "a", "ab", "ab\x00", "ab\x00\x00\x00\x00\x00\x00\x00", "ab\x00\x00\x00\x00\x00\x00\x00\x00", "ab\x01",
+		"abcdefgh", "abcdefgh\x00", "abcdefghi", "abcdefgi", "abd", "ac", "b", "\xff\xff\xff\xff\xff\xff\xff\xff\xff", "user00001234\x00\x01=5", "user00001234\x00\x01=6", "user0000124"}
+	slices.Sort(keys)
+	for _, pre := range []string{"", "a", "ab", "abcdefgh", "user0000", "zz"} {
+		s := newSpan(newRows(), pre)
+		var in []string // the keys the span may hold: those beginning with pre
+		for _, k := range keys {
+			if strings.HasPrefix(k, pre) {
+				in = append(in, k)
+			}
+		}
+		for _, a := range in {
+			ea := s.probe(a)
+			for _, b := range keys {
+				eb := s.probe(b)
+				if less(ea, eb) != (a < b) || less(eb, ea) != (b < a) {
+					t.Errorf("prefix %q: less(%q, %q) = %v, less(%q, %q) = %v", pre, a, b, less(ea, eb), b, a, less(eb, ea))
+				}
+			}
+		}
+	}
+}
+
+// TestSpanPrefixShortens: storing rows whose keys share less and less of
+// a span's prefix shortens it, and every entry stays findable and ordered.
+func TestSpanPrefixShortens(t *testing.T) {
+	s := newSpan(newRows(), "")
+	keys := []string{"user00001234", "user00001235", "user0000124", "user01", "user", "usa", "b", "", "user00001234\x00"}
+	for i, k := range keys {
+		ent := entry{rec: k, keyEnd: uint32(len(k))}
+		s.admit(&ent)
+		s.rows.Set(ent)
+		for _, kk := range keys[:i+1] {
+			if !strings.HasPrefix(kk, s.pre) {
+				t.Fatalf("after %q: prefix %q, but the span holds %q", k, s.pre, kk)
+			}
+			if _, ok := s.rows.Get(s.probe(kk)); !ok {
+				t.Fatalf("after %q (prefix %q): %q not found", k, s.pre, kk)
+			}
+		}
+		var got []string
+		s.rows.Scan(func(e entry) bool { got = append(got, e.key()); return true })
+		if !slices.IsSorted(got) || len(got) != i+1 {
+			t.Fatalf("after %q: %q", k, got)
+		}
+	}
+	if _, ok := s.rows.Get(s.probe("zzz")); ok {
+		t.Fatal("a missing key was found")
 	}
 }

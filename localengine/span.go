@@ -1,6 +1,7 @@
 package localengine
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -39,6 +40,23 @@ import (
 //     there merges): a table of n rows, however it shrank, has at most
 //     16n/spanRows+1 spans, and a range read walks its rows span by span,
 //     taking each span's lock once per batch.
+//
+// Keys inline. Every key a span holds begins with its prefix (pre: a copy,
+// the common prefix of its keys or shorter), and each of its entries keeps
+// the 8 bytes of its key past the prefix (entry.pfx), by which the B-tree
+// compares entries first (less, row.go): a walk down the tree reads a
+// row's key, behind the entry's pointer (a cache miss), only where those
+// bytes tie. Keys of one range share their first bytes (a table's keys
+// often begin alike: "user0000…"), which a fixed 8 bytes of the key's
+// start would not tell apart; the bytes past a span's prefix do. A probe
+// for a key that does not begin with the prefix sorts below or above every
+// entry (0 or the greatest uint64, ties resolved by the keys). The prefix
+// is set from the first and last key when a span is built (a split or a
+// merge), from the key of the first row stored in an empty span, and
+// shortened, with every entry's bytes computed anew, when a row is stored
+// whose key does not begin with it (under the span's lock alone; by a
+// byte at least each time, so between two of the settings above a span's
+// entries are rebuilt at most as many times as its prefix had bytes).
 
 // spanRows is the default number of entries above which a span splits.
 const spanRows = 2048
@@ -46,12 +64,75 @@ const spanRows = 2048
 // span is one key range of a table's rows.
 type span struct {
 	mu   sync.RWMutex
-	rows *btree.BTreeG[entry] // ordered by encoded key (entry.key); row.go
-	_    [32]byte             // a cache line of its own: writers of different spans share none
+	rows *btree.BTreeG[entry] // ordered by encoded key (less); row.go
+	pre  string               // every key of rows begins with pre (see Keys inline)
+	_    [16]byte             // a cache line of its own: writers of different spans share none
 }
 
-// newSpan returns a span holding rows.
-func newSpan(rows *btree.BTreeG[entry]) *span { return &span{rows: rows} }
+// newSpan returns a span holding rows, whose keys all begin with pre.
+func newSpan(rows *btree.BTreeG[entry], pre string) *span { return &span{rows: rows, pre: pre} }
+
+// spanOfItems returns a new span holding items, sorted by key, its prefix the
+// common prefix of their keys.
+func spanOfItems(items []entry) *span {
+	s := newSpan(newRows(), "")
+	if len(items) > 0 {
+		s.pre = strings.Clone(commonPrefix(items[0].key(), items[len(items)-1].key()))
+	}
+	for _, ent := range items {
+		ent.pfx = keyBytes(ent.key()[len(s.pre):])
+		s.rows.Load(ent) // sorted input: appended at the right edge
+	}
+	return s
+}
+
+// commonPrefix returns the longest common prefix of a and b.
+func commonPrefix(a, b string) string {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return a[:i]
+		}
+	}
+	return a[:n]
+}
+
+// probe returns an entry to look the encoded key k up with in s (the
+// caller holds s.mu).
+func (s *span) probe(k string) entry {
+	return entry{rec: k, keyEnd: uint32(len(k)), pfx: s.pfxOf(k)}
+}
+
+// pfxOf is the pfx of a probe for k (see Keys inline).
+func (s *span) pfxOf(k string) uint64 {
+	switch {
+	case strings.HasPrefix(k, s.pre):
+		return keyBytes(k[len(s.pre):])
+	case k < s.pre: // below every key that begins with pre
+		return 0
+	}
+	return math.MaxUint64 // above every key that begins with pre
+}
+
+// admit sets ent's pfx for s, first shortening s's prefix to one ent's
+// key begins with (the caller holds s.mu alone, about to store ent).
+func (s *span) admit(ent *entry) {
+	k := ent.key()
+	switch {
+	case s.rows.Len() == 0:
+		s.pre = strings.Clone(k)
+	case !strings.HasPrefix(k, s.pre):
+		s.pre = commonPrefix(s.pre, k)
+		rows := newRows()
+		s.rows.Scan(func(e entry) bool {
+			e.pfx = keyBytes(e.key()[len(s.pre):])
+			rows.Load(e) // in order: appended at the right edge
+			return true
+		})
+		s.rows = rows
+	}
+	ent.pfx = keyBytes(k[len(s.pre):])
+}
 
 // spanOf returns the index of the span whose range holds the encoded key k
 // (the caller holds t.mu).
@@ -79,7 +160,7 @@ func (t *table) get(k string) (entry, bool) { return t.getHint(k, nil) }
 func (t *table) getHint(k string, hint *btree.PathHint) (entry, bool) {
 	s := t.spans[t.spanOf(k)]
 	s.mu.RLock()
-	ent, ok := s.rows.GetHint(probe(k), hint)
+	ent, ok := s.rows.GetHint(s.probe(k), hint)
 	s.mu.RUnlock()
 	return ent, ok
 }
@@ -95,9 +176,10 @@ func (t *table) store(k string, ent entry, keep bool, w *tablekit.WriteRequest, 
 	s := t.spans[i]
 	s.mu.Lock()
 	if keep {
+		s.admit(&ent)
 		s.rows.SetHint(ent, hint)
 	} else {
-		s.rows.Delete(probe(k))
+		s.rows.Delete(s.probe(k))
 	}
 	if t.feed != nil { // the feed log is set up under t.mu alone
 		t.feedMu.Lock()
@@ -136,9 +218,10 @@ func (t *table) mergeable(i int) bool {
 func (t *table) storeLocked(k string, ent entry, keep bool) {
 	s := t.spans[t.spanOf(k)]
 	if keep {
+		s.admit(&ent)
 		s.rows.Set(ent)
 	} else {
-		s.rows.Delete(probe(k))
+		s.rows.Delete(s.probe(k))
 	}
 	t.reshapeLocked(k)
 }
@@ -163,17 +246,10 @@ func (t *table) reshapeLocked(k string) {
 	case n > t.spanRows:
 		items := s.rows.Items()
 		mid := len(items) / 2
-		left, right := newRows(), newRows()
-		for _, ent := range items[:mid] {
-			left.Load(ent) // sorted input: appended at the right edge
-		}
-		for _, ent := range items[mid:] {
-			right.Load(ent)
-		}
-		s.rows = left
+		t.spans[i] = spanOfItems(items[:mid])
 		// The bound is a copy: the span must not keep a deleted row alive.
 		t.lows = slices.Insert(t.lows, i+1, strings.Clone(items[mid].key()))
-		t.spans = slices.Insert(t.spans, i+1, newSpan(right))
+		t.spans = slices.Insert(t.spans, i+1, spanOfItems(items[mid:]))
 	case n <= t.spanRows/8 && len(t.spans) > 1:
 		j := -1 // the neighbour to merge with: the smaller one
 		if i > 0 && (n == 0 || n+t.spans[i-1].rows.Len() <= t.spanRows/2) {
@@ -187,7 +263,7 @@ func (t *table) reshapeLocked(k string) {
 			return
 		}
 		l, r := min(i, j), max(i, j) // r's entries, all above l's, go to l
-		t.spans[r].rows.Scan(func(ent entry) bool { t.spans[l].rows.Load(ent); return true })
+		t.spans[l] = spanOfItems(append(t.spans[l].rows.Items(), t.spans[r].rows.Items()...))
 		t.lows = slices.Delete(t.lows, r, r+1)
 		t.spans = slices.Delete(t.spans, r, r+1)
 	}
@@ -202,7 +278,7 @@ func (t *table) ascend(from string, fn func(entry) bool) {
 	for i := first; cont && i < len(t.spans); i++ {
 		s := t.spans[i]
 		s.mu.RLock()
-		s.rows.Ascend(probe(from), planted(iter, i > first)) // mutant.go
+		s.rows.Ascend(s.probe(from), planted(iter, i > first)) // mutant.go
 		s.mu.RUnlock()
 	}
 }
@@ -215,7 +291,7 @@ func (t *table) descend(from string, fn func(entry) bool) {
 	for i := t.spanOf(from); cont && i >= 0; i-- {
 		s := t.spans[i]
 		s.mu.RLock()
-		s.rows.Descend(probe(from), iter)
+		s.rows.Descend(s.probe(from), iter)
 		s.mu.RUnlock()
 	}
 }

@@ -226,8 +226,9 @@ func TestSpansUnderConcurrentWriters(t *testing.T) {
 
 // checkSpans checks the span list's invariants (span.go) and returns the
 // number of spans: lows ascending from "", each span's keys within its
-// range, none empty unless it is the only one, none above the split size,
-// no two neighbours both small enough to merge.
+// range and beginning with its prefix, each entry's pfx the key's bytes
+// past it, none empty unless it is the only one, none above the split
+// size, no two neighbours both small enough to merge.
 func (tb *table) checkSpans(t *testing.T) int {
 	t.Helper()
 	tb.lock()
@@ -252,6 +253,9 @@ func (tb *table) checkSpans(t *testing.T) int {
 			k := ent.key()
 			if k < tb.lows[i] || i+1 < len(tb.lows) && k >= tb.lows[i+1] {
 				t.Errorf("span %d holds key %q, outside [%q, %q)", i, k, tb.lows[i], strings.Join(tb.lows[i+1:min(i+2, len(tb.lows))], ""))
+			}
+			if !strings.HasPrefix(k, s.pre) || ent.pfx != keyBytes(k[len(s.pre):]) {
+				t.Errorf("span %d (prefix %q) holds key %q with pfx %#x", i, s.pre, k, ent.pfx)
 			}
 			return true
 		})

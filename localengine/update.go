@@ -29,7 +29,7 @@ const maxInPlace = 64
 func inPlace(w *tablekit.WriteRequest, m *tablekit.TableMeta, old *entry) (entry, bool) {
 	n := int(old.cells)
 	if !w.Condition.IsZero() || w.Meta.Options != m.Options || w.Meta.Generation != m.Generation || n > maxInPlace ||
-		rowmodel.CheckGeneration(m, old.gen) != nil || !rowmodel.InPlace(old.shape, &m.Options, w.Changes, w.Now) {
+		rowmodel.CheckGeneration(m, old.gen) != nil || !rowmodel.InPlace(old.shape(), &m.Options, w.Changes, w.Now) {
 		return entry{}, false
 	}
 	// Where each cell's header and bytes start, and which change replaces it.
@@ -90,7 +90,7 @@ func inPlace(w *tablekit.WriteRequest, m *tablekit.TableMeta, old *entry) (entry
 	blobAt := len(out)
 	out = splice(out, rec, blob[:n+1], by[:n], w.Changes, true)
 	return entry{rec: bytesView(out), keyEnd: old.keyEnd, cellsAt: old.cellsAt, blobAt: uint32(blobAt),
-		cells: old.cells, marker: old.marker, gen: m.Generation, shape: rowmodel.Shape{Oldest: oldest, Versions: 1}}, true
+		cells: old.cells, versions: 1, marker: old.marker, gen: m.Generation, oldest: oldest}, true
 }
 
 // splice appends to out the parts of rec at offs (part i is

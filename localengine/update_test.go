@@ -82,7 +82,7 @@ func TestInPlaceMatchesPack(t *testing.T) {
 
 func describe(e entry) string {
 	return fmt.Sprintf("%q keyEnd %d cellsAt %d blobAt %d cells %d marker %v gen %d shape %+v",
-		e.rec, e.keyEnd, e.cellsAt, e.blobAt, e.cells, e.marker, e.gen, e.shape)
+		e.rec, e.keyEnd, e.cellsAt, e.blobAt, e.cells, e.marker, e.gen, e.shape())
 }
 
 // A reader's cells stay what they were when an update in place replaces

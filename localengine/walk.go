@@ -211,7 +211,7 @@ func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, f
 			whole, ready = rowmodel.NewWholeRead(opts, &req.Read, req.Now), true
 		}
 		var found bool
-		if sc.cbuf, found = ent.appendRead(sc.cbuf[:0], &sc.dbuf, whole.Of(ent.shape), *opts, &req.Read, req.Now); !found {
+		if sc.cbuf, found = ent.appendRead(sc.cbuf[:0], &sc.dbuf, whole.Of(ent.shape()), *opts, &req.Read, req.Now); !found {
 			return false, true
 		}
 		sc.kbuf = ent.appendKey(sc.kbuf[:0], sc.schema)
