@@ -9,7 +9,7 @@ import (
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
 	"github.com/golang/protobuf/proto"
 
-	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/tsproto"
 )
 
 // AddDefinedColumn and DeleteDefinedColumn change a table's defined
@@ -46,11 +46,7 @@ func (s *Server) addDefinedColumn(ctx context.Context, body []byte) (proto.Messa
 		if dc.Type == nil {
 			return nil, errParse
 		}
-		switch dc.GetType() {
-		case otsprotocol.DefinedColumnType_DCT_INTEGER, otsprotocol.DefinedColumnType_DCT_DOUBLE,
-			otsprotocol.DefinedColumnType_DCT_BOOLEAN, otsprotocol.DefinedColumnType_DCT_STRING,
-			otsprotocol.DefinedColumnType_DCT_BLOB:
-		default:
+		if _, ok := tsproto.DefinedColumnTypes.FromWire(dc.GetType()); !ok {
 			return nil, paramErr("Invalid defined column type: %d.", dc.GetType())
 		}
 		if slices.ContainsFunc(add, func(d definedColumn) bool { return d.name == name }) {
@@ -129,14 +125,7 @@ func (s *Server) computeSplitPointsBySize(ctx context.Context, body []byte) (pro
 		},
 	}
 	for _, kc := range m.Key {
-		t := otsprotocol.PrimaryKeyType_BINARY
-		switch kc.Type {
-		case tablekit.TypeInteger:
-			t = otsprotocol.PrimaryKeyType_INTEGER
-		case tablekit.TypeString:
-			t = otsprotocol.PrimaryKeyType_STRING
-		}
-		resp.Schema = append(resp.Schema, &otsprotocol.PrimaryKeySchema{Name: proto.String(kc.Name), Type: t.Enum()})
+		resp.Schema = append(resp.Schema, keyColumnSchema(kc))
 	}
 	return resp, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/tsproto"
 )
 
 // Backend is a tablekit.Backend over one Tablestore instance. It is safe
@@ -319,13 +320,8 @@ func tableOption(o tablekit.TableOptions) (*tablestore.TableOption, error) {
 }
 
 func keyType(t tablekit.Type) (tablestore.PrimaryKeyType, error) {
-	switch t {
-	case tablekit.TypeString:
-		return tablestore.PrimaryKeyType_STRING, nil
-	case tablekit.TypeInteger:
-		return tablestore.PrimaryKeyType_INTEGER, nil
-	case tablekit.TypeBinary:
-		return tablestore.PrimaryKeyType_BINARY, nil
+	if kt, ok := tsproto.KeyTypes.SDK(t); ok {
+		return kt, nil
 	}
 	return 0, tablekit.Errorf(tablekit.ErrInvalidArgument, "type %v cannot be a primary-key type", t)
 }
@@ -355,15 +351,8 @@ func (b *Backend) DescribeTable(ctx context.Context, table string) (*tablekit.Ta
 		if s == nil || s.Name == nil || s.Type == nil {
 			return nil, tablekit.Errorf(tablekit.ErrUnavailable, "DescribeTable of %q answered with an incomplete primary-key schema", table)
 		}
-		var t tablekit.Type
-		switch *s.Type {
-		case tablestore.PrimaryKeyType_STRING:
-			t = tablekit.TypeString
-		case tablestore.PrimaryKeyType_INTEGER:
-			t = tablekit.TypeInteger
-		case tablestore.PrimaryKeyType_BINARY:
-			t = tablekit.TypeBinary
-		default:
+		t, ok := tsproto.KeyTypes.FromSDK(*s.Type)
+		if !ok {
 			return nil, tablekit.Errorf(tablekit.ErrUnimplemented, "table %q: primary-key column %q has type %d, which tablekit does not know", table, *s.Name, *s.Type)
 		}
 		auto := s.Option != nil && *s.Option == tablestore.AUTO_INCREMENT

@@ -13,6 +13,7 @@ import (
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/tsproto"
 )
 
 // The change feed (SPEC §15) through Tablestore Stream.
@@ -302,16 +303,12 @@ func changeRecord(sr *tablestore.StreamRecord, table string) (tablekit.ChangeRec
 		return tablekit.ChangeRecord{}, err
 	}
 	r := tablekit.ChangeRecord{Key: key, CommitTime: time.UnixMicro(sr.Info.Timestamp).UTC()}
-	switch sr.Type {
-	case tablestore.AT_Put:
-		r.Kind = tablekit.WritePut
-	case tablestore.AT_Update:
-		r.Kind = tablekit.WriteUpdate
-	case tablestore.AT_Delete:
-		r.Kind = tablekit.WriteDelete
-		return r, nil
-	default:
+	kind, ok := tsproto.ActionTypes.FromSDK(sr.Type)
+	if !ok {
 		return tablekit.ChangeRecord{}, bad(fmt.Sprintf("of action type %d", sr.Type))
+	}
+	if r.Kind = kind; kind == tablekit.WriteDelete {
+		return r, nil
 	}
 	r.Changes = make([]tablekit.Change, 0, len(sr.Columns))
 	for _, c := range sr.Columns {
