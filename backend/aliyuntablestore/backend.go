@@ -39,6 +39,18 @@ func (b *Backend) do(ctx context.Context, action string, req traced, noReplay bo
 	return mapError(b.attempts(ctx, &bud, action, req, noReplay, fn))
 }
 
+// doCall is do for fn, an SDK method that takes req and answers a
+// response: it returns fn's answer to its last attempt.
+func doCall[Req traced, Resp any](ctx context.Context, b *Backend, action string, req Req, noReplay bool, fn func(Req) (Resp, error)) (Resp, error) {
+	var resp Resp
+	err := b.do(ctx, action, req, noReplay, func() error {
+		var err error
+		resp, err = fn(req)
+		return err
+	})
+	return resp, err
+}
+
 // attempts is do without the mapping, its attempts counted in bud.
 func (b *Backend) attempts(ctx context.Context, bud *budget, action string, req traced, noReplay bool, fn func() error) error {
 	if b.retry != nil && bud.end.IsZero() {
@@ -297,10 +309,8 @@ func (b *Backend) createTable(ctx context.Context, meta *tablekit.TableMeta, str
 		}
 		req.TableMeta.AddPrimaryKeyColumn(kc.Name, t)
 	}
-	return b.do(ctx, "/CreateTable", req, false, func() error {
-		_, err := b.c.CreateTable(req)
-		return err
-	})
+	_, err = doCall(ctx, b, "/CreateTable", req, false, b.c.CreateTable)
+	return err
 }
 
 // tableOption maps tablekit options; Tablestore keeps TTL and MaxVersions
@@ -331,12 +341,7 @@ func keyType(t tablekit.Type) (tablestore.PrimaryKeyType, error) {
 // applies the options itself, so no request can be stale about them.
 func (b *Backend) DescribeTable(ctx context.Context, table string) (*tablekit.TableMeta, error) {
 	req := &tablestore.DescribeTableRequest{TableName: table}
-	var resp *tablestore.DescribeTableResponse
-	err := b.do(ctx, "/DescribeTable", req, false, func() error {
-		var err error
-		resp, err = b.c.DescribeTable(req)
-		return err
-	})
+	resp, err := doCall(ctx, b, "/DescribeTable", req, false, b.c.DescribeTable)
 	if err != nil {
 		return nil, err
 	}
@@ -416,10 +421,7 @@ func (b *Backend) UpdateTable(ctx context.Context, req *tablekit.UpdateTableRequ
 		return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "the table's options changed since they were read")
 	}
 	sreq := &tablestore.UpdateTableRequest{TableName: name, TableOption: opt}
-	err = b.do(ctx, "/UpdateTable", sreq, false, func() error {
-		_, err := b.c.UpdateTable(sreq)
-		return err
-	})
+	_, err = doCall(ctx, b, "/UpdateTable", sreq, false, b.c.UpdateTable)
 	if err != nil {
 		return nil, err
 	}
@@ -446,8 +448,6 @@ func updateLock(table string) chan struct{} {
 // DeleteTable implements tablekit.Backend.
 func (b *Backend) DeleteTable(ctx context.Context, table string) error {
 	req := &tablestore.DeleteTableRequest{TableName: table}
-	return b.do(ctx, "/DeleteTable", req, false, func() error {
-		_, err := b.c.DeleteTable(req)
-		return err
-	})
+	_, err := doCall(ctx, b, "/DeleteTable", req, false, b.c.DeleteTable)
+	return err
 }

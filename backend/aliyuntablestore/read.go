@@ -176,12 +176,7 @@ func (b *Backend) getRow(ctx context.Context, table string, pk *tablestore.Prima
 		MaxVersion:   p.maxVersions,
 		TimeRange:    timeRange(p.timeRange),
 	}}
-	var resp *tablestore.GetRowResponse
-	err := b.do(ctx, "/GetRow", sreq, false, func() error {
-		var err error
-		resp, err = b.c.GetRow(sreq)
-		return err
-	})
+	resp, err := doCall(ctx, b, "/GetRow", sreq, false, b.c.GetRow)
 	if err != nil {
 		return false, nil, err
 	}
@@ -371,12 +366,7 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 		return nil, err
 	}
 	sreq := &tablestore.GetRangeRequest{RangeRowQueryCriteria: crit}
-	var resp *tablestore.GetRangeResponse
-	err = b.do(ctx, "/GetRange", sreq, false, func() error {
-		var err error
-		resp, err = b.c.GetRange(sreq)
-		return err
-	})
+	resp, err := doCall(ctx, b, "/GetRange", sreq, false, b.c.GetRange)
 	if err != nil {
 		return nil, staleKey(err)
 	}
