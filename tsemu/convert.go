@@ -59,16 +59,12 @@ func vtName(t plainbuffer.ValueType) string {
 	return t.String()
 }
 
+// keyTypeVT is the name Tablestore's messages give key type t.
 func keyTypeVT(t tablekit.Type) string {
-	switch t {
-	case tablekit.TypeInteger:
-		return "VT_INTEGER"
-	case tablekit.TypeString:
-		return "VT_STRING"
-	case tablekit.TypeBinary:
-		return "VT_BLOB"
+	if !t.IsKeyType() {
+		return t.String()
 	}
-	return t.String()
+	return vtName(wireKeyType(t))
 }
 
 func wireKeyType(t tablekit.Type) plainbuffer.ValueType {

@@ -22,17 +22,16 @@ import (
 // splitLocation is the location ComputeSplitPointsBySize reports.
 const splitLocation = "tstest"
 
+// errNoDefinedColumn refuses an Add/DeleteDefinedColumn without columns.
+var errNoDefinedColumn = paramErr("No defined column is specified.")
+
 func (s *Server) addDefinedColumn(ctx context.Context, body []byte) (proto.Message, error) {
-	var req otsprotocol.AddDefinedColumnRequest
-	if err := unmarshal(body, &req); err != nil {
+	req, m, err := decodeTableRequest[otsprotocol.AddDefinedColumnRequest](ctx, s, body)
+	if err != nil {
 		return nil, err
 	}
-	m, oe := s.meta(ctx, req.GetTableName())
-	if oe != nil {
-		return nil, oe
-	}
 	if len(req.Columns) == 0 {
-		return nil, paramErr("No defined column is specified.")
+		return nil, errNoDefinedColumn
 	}
 	var add []definedColumn
 	for _, dc := range req.Columns {
@@ -70,16 +69,12 @@ func (s *Server) addDefinedColumn(ctx context.Context, body []byte) (proto.Messa
 }
 
 func (s *Server) deleteDefinedColumn(ctx context.Context, body []byte) (proto.Message, error) {
-	var req otsprotocol.DeleteDefinedColumnRequest
-	if err := unmarshal(body, &req); err != nil {
+	req, m, err := decodeTableRequest[otsprotocol.DeleteDefinedColumnRequest](ctx, s, body)
+	if err != nil {
 		return nil, err
 	}
-	m, oe := s.meta(ctx, req.GetTableName())
-	if oe != nil {
-		return nil, oe
-	}
 	if len(req.Columns) == 0 {
-		return nil, paramErr("No defined column is specified.")
+		return nil, errNoDefinedColumn
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -101,13 +96,9 @@ func (s *Server) deleteDefinedColumn(ctx context.Context, body []byte) (proto.Me
 }
 
 func (s *Server) computeSplitPointsBySize(ctx context.Context, body []byte) (proto.Message, error) {
-	var req otsprotocol.ComputeSplitPointsBySizeRequest
-	if err := unmarshal(body, &req); err != nil {
+	req, m, err := decodeTableRequest[otsprotocol.ComputeSplitPointsBySizeRequest](ctx, s, body)
+	if err != nil {
 		return nil, err
-	}
-	m, oe := s.meta(ctx, req.GetTableName())
-	if oe != nil {
-		return nil, oe
 	}
 	if req.GetSplitSize() <= 0 {
 		return nil, paramErr("Split size must be greater than 0, got %d.", req.GetSplitSize())

@@ -643,6 +643,27 @@ var errParse = &otsError{status: 400, code: "OTSParameterInvalid", msg: "Failed 
 
 // unmarshal decodes a request; any failure (including a missing required
 // field) is Tablestore's parse error.
+// tableRequest is a request message (a pointer to R) that names a table.
+type tableRequest[R any] interface {
+	*R
+	proto.Message
+	GetTableName() string
+}
+
+// decodeTableRequest unmarshals body into a new request R and reads the
+// metadata of the table it names.
+func decodeTableRequest[R any, P tableRequest[R]](ctx context.Context, s *Server, body []byte) (P, *tablekit.TableMeta, error) {
+	req := P(new(R))
+	if err := unmarshal(body, req); err != nil {
+		return nil, nil, err
+	}
+	m, oe := s.meta(ctx, req.GetTableName())
+	if oe != nil {
+		return nil, nil, oe
+	}
+	return req, m, nil
+}
+
 func unmarshal(body []byte, m proto.Message) error {
 	if err := proto.Unmarshal(body, m); err != nil {
 		return errParse

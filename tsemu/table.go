@@ -252,13 +252,9 @@ func (s *Server) listTable(ctx context.Context, body []byte) (proto.Message, err
 }
 
 func (s *Server) describeTable(ctx context.Context, body []byte) (proto.Message, error) {
-	var req otsprotocol.DescribeTableRequest
-	if err := unmarshal(body, &req); err != nil {
+	_, m, err := decodeTableRequest[otsprotocol.DescribeTableRequest](ctx, s, body)
+	if err != nil {
 		return nil, err
-	}
-	m, oe := s.meta(ctx, req.GetTableName())
-	if oe != nil {
-		return nil, oe
 	}
 	ex := s.extra(m.Name)
 	stream, err := s.streamDetails(ctx, m)
@@ -313,13 +309,9 @@ func tableID(name string, created int64) string {
 }
 
 func (s *Server) updateTable(ctx context.Context, body []byte) (proto.Message, error) {
-	var req otsprotocol.UpdateTableRequest
-	if err := unmarshal(body, &req); err != nil {
+	req, m, err := decodeTableRequest[otsprotocol.UpdateTableRequest](ctx, s, body)
+	if err != nil {
 		return nil, err
-	}
-	m, oe := s.meta(ctx, req.GetTableName())
-	if oe != nil {
-		return nil, oe
 	}
 	stream, oe := s.checkStreamSpec(req.GetStreamSpec())
 	if oe != nil {
