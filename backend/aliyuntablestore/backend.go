@@ -42,8 +42,16 @@ func (b *Backend) do(ctx context.Context, action string, req traced, noReplay bo
 // doCall is do for fn, an SDK method that takes req and answers a
 // response: it returns fn's answer to its last attempt.
 func doCall[Req traced, Resp any](ctx context.Context, b *Backend, action string, req Req, noReplay bool, fn func(Req) (Resp, error)) (Resp, error) {
+	var bud budget
+	resp, err := attemptsCall(ctx, b, &bud, action, req, noReplay, fn)
+	return resp, mapError(err)
+}
+
+// attemptsCall is doCall without the mapping, its attempts counted in
+// bud (as attempts is do's).
+func attemptsCall[Req traced, Resp any](ctx context.Context, b *Backend, bud *budget, action string, req Req, noReplay bool, fn func(Req) (Resp, error)) (Resp, error) {
 	var resp Resp
-	err := b.do(ctx, action, req, noReplay, func() error {
+	err := b.attempts(ctx, bud, action, req, noReplay, func() error {
 		var err error
 		resp, err = fn(req)
 		return err

@@ -312,12 +312,8 @@ func (b *Backend) batchGetOnce(ctx context.Context, bud *budget, reqs []*tableki
 		c.AddRow(keys[i])
 		perTable[t] = append(perTable[t], i)
 	}
-	var resp *tablestore.BatchGetRowResponse
-	err = mapError(b.attempts(ctx, bud, "/BatchGetRow", sreq, false, func() error {
-		var err error
-		resp, err = b.c.BatchGetRow(sreq)
-		return err
-	}))
+	resp, err := attemptsCall(ctx, b, bud, "/BatchGetRow", sreq, false, b.c.BatchGetRow)
+	err = mapError(err)
 	if err != nil {
 		if ctx.Err() != nil || !definite(err) {
 			return nil, err
