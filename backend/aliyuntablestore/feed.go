@@ -279,7 +279,8 @@ func changeRecord(sr *tablestore.StreamRecord, table string) (tablekit.ChangeRec
 	if !ok {
 		return tablekit.ChangeRecord{}, bad(fmt.Sprintf("of action type %d", sr.Type))
 	}
-	if r.Kind = kind; kind == tablekit.WriteDelete {
+	r.Kind = kind
+	if kind == tablekit.WriteDelete {
 		return r, nil
 	}
 	r.Changes = make([]tablekit.Change, 0, len(sr.Columns))
