@@ -38,43 +38,37 @@ type Row[K, S, W comparable] struct {
 type Enum[K, S, W comparable] []Row[K, S, W]
 
 // SDK returns the SDK's spelling of tablekit's k.
-func (e Enum[K, S, W]) SDK(k K) (s S, ok bool) {
-	for _, r := range e {
-		if r.Kit == k {
-			return r.SDK, true
-		}
-	}
-	return s, false
+func (e Enum[K, S, W]) SDK(k K) (S, bool) {
+	r, ok := e.find(func(r *Row[K, S, W]) bool { return r.Kit == k })
+	return r.SDK, ok
 }
 
 // Wire returns the protobuf spelling of tablekit's k.
-func (e Enum[K, S, W]) Wire(k K) (w W, ok bool) {
-	for _, r := range e {
-		if r.Kit == k {
-			return r.Wire, true
-		}
-	}
-	return w, false
+func (e Enum[K, S, W]) Wire(k K) (W, bool) {
+	r, ok := e.find(func(r *Row[K, S, W]) bool { return r.Kit == k })
+	return r.Wire, ok
 }
 
 // FromSDK returns tablekit's spelling of the SDK's s.
-func (e Enum[K, S, W]) FromSDK(s S) (k K, ok bool) {
-	for _, r := range e {
-		if r.SDK == s {
-			return r.Kit, true
-		}
-	}
-	return k, false
+func (e Enum[K, S, W]) FromSDK(s S) (K, bool) {
+	r, ok := e.find(func(r *Row[K, S, W]) bool { return r.SDK == s })
+	return r.Kit, ok
 }
 
 // FromWire returns tablekit's spelling of the protobuf's w.
-func (e Enum[K, S, W]) FromWire(w W) (k K, ok bool) {
-	for _, r := range e {
-		if r.Wire == w {
-			return r.Kit, true
+func (e Enum[K, S, W]) FromWire(w W) (K, bool) {
+	r, ok := e.find(func(r *Row[K, S, W]) bool { return r.Wire == w })
+	return r.Kit, ok
+}
+
+// find returns the row that matches, or the zero row and false.
+func (e Enum[K, S, W]) find(match func(*Row[K, S, W]) bool) (Row[K, S, W], bool) {
+	for i := range e {
+		if match(&e[i]) {
+			return e[i], true
 		}
 	}
-	return k, false
+	return Row[K, S, W]{}, false
 }
 
 // Comparators translates a single-column filter's comparator.
