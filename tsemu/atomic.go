@@ -43,104 +43,160 @@ import (
 const atomicNotApplied = "Not applied: the atomic batch failed at row "
 
 func (s *Server) atomicBatchWriteRow(ctx context.Context, req *otsprotocol.BatchWriteRowRequest) (proto.Message, error) {
+	if oe := s.checkAtomicBatch(req); oe != nil {
+		return nil, oe
+	}
+	b := &atomicBatch{
+		resp:  &otsprotocol.BatchWriteRowResponse{Tables: make([]*otsprotocol.TableInBatchWriteRowResponse, len(req.Tables))},
+		metas: make([]*tablekit.TableMeta, len(req.Tables)),
+		byKey: map[string]*atomicGroup{},
+	}
+	if oe := s.atomicTables(ctx, b, req); oe != nil {
+		return nil, oe
+	}
+	s.atomicRows(b, req)
+	if b.fail != nil {
+		return b.fail.answer(b.resp, req), nil
+	}
+	return s.applyAtomic(ctx, b, req)
+}
+
+// checkAtomicBatch refuses an atomic batch the emulator cannot apply
+// atomically at all: over a Backend without atomic writes, or of more rows
+// than one tablekit atomic write takes.
+func (s *Server) checkAtomicBatch(req *otsprotocol.BatchWriteRowRequest) *otsError {
 	if !tablekit.CapabilitiesOf(s.backend).AtomicWrite {
-		return nil, unsupported("Atomic BatchWriteRow (is_atomic) over a backend that cannot write several rows atomically (tablekit Capabilities.AtomicWrite is false)")
+		return unsupported("Atomic BatchWriteRow (is_atomic) over a backend that cannot write several rows atomically (tablekit Capabilities.AtomicWrite is false)")
 	}
 	n, oe := writeRowCount(req)
 	if oe != nil {
-		return nil, oe
+		return oe
 	}
 	if n > tablekit.MaxAtomicWrite {
-		return nil, paramErr("Rows count of an atomic BatchWriteRow exceeds the upper limit of the tablekit Tablestore emulator: %d.", tablekit.MaxAtomicWrite)
+		return paramErr("Rows count of an atomic BatchWriteRow exceeds the upper limit of the tablekit Tablestore emulator: %d.", tablekit.MaxAtomicWrite)
 	}
-	resp := &otsprotocol.BatchWriteRowResponse{Tables: make([]*otsprotocol.TableInBatchWriteRowResponse, len(req.Tables))}
-	metas := make([]*tablekit.TableMeta, len(req.Tables))
-	var fail *atomicFailure
-	failAt := func(t, r int, oe *otsError) {
-		if fail == nil {
-			fail = &atomicFailure{t: t, r: r, oe: oe}
-		}
+	return nil
+}
+
+// atomicBatch is an atomic BatchWriteRow being decoded: the answer it
+// builds, each request table's metadata (nil for a table that failed), the
+// writes grouped by the row they write, and the first row to fail.
+type atomicBatch struct {
+	resp   *otsprotocol.BatchWriteRowResponse
+	metas  []*tablekit.TableMeta
+	groups []*atomicGroup
+	byKey  map[string]*atomicGroup
+	fail   *atomicFailure
+}
+
+// atomicGroup is one row's writes: a row written again in the batch joins
+// its first write, merged into bw, as the service applies the rows in
+// order. slots are the request rows (table t, row r) that wrote it.
+type atomicGroup struct {
+	bw    tablekit.BatchWrite
+	slots []atomicSlot
+}
+
+type atomicSlot struct {
+	t, r int
+	w    *write
+}
+
+// failAt records row r of table t as failing with oe, unless an earlier
+// row failed already.
+func (b *atomicBatch) failAt(t, r int, oe *otsError) {
+	if b.fail == nil {
+		b.fail = &atomicFailure{t: t, r: r, oe: oe}
 	}
-	// First the tables: a missing one fails the whole request.
+}
+
+// atomicTables reads the request tables' metadata into b. A missing table
+// (or the Backend's failure) fails the whole request; a table the batch
+// may not write fails the batch at its first row.
+func (s *Server) atomicTables(ctx context.Context, b *atomicBatch, req *otsprotocol.BatchWriteRowRequest) *otsError {
 	for ti, t := range req.Tables {
-		resp.Tables[ti] = &otsprotocol.TableInBatchWriteRowResponse{
+		b.resp.Tables[ti] = &otsprotocol.TableInBatchWriteRowResponse{
 			TableName: proto.String(t.GetTableName()),
 			Rows:      make([]*otsprotocol.RowInBatchWriteRowResponse, len(t.Rows)),
 		}
-		meta, oe := s.meta(ctx, t.GetTableName())
-		if oe == errNoTable || (oe != nil && oe.status >= 500) {
-			return nil, oe
+		meta, oe, fatal := s.batchMeta(ctx, t.GetTableName())
+		if fatal {
+			return oe
 		}
 		if oe != nil {
-			failAt(ti, 0, oe)
+			b.failAt(ti, 0, oe)
 			continue
 		}
 		idx := s.extra(meta.Name).idx
 		if idx.indexed() {
-			return nil, unsupported(fmt.Sprintf("Atomic BatchWriteRow (is_atomic) on table '%s', which has secondary indexes,", meta.Name))
+			return unsupported(fmt.Sprintf("Atomic BatchWriteRow (is_atomic) on table '%s', which has secondary indexes,", meta.Name))
 		}
 		if idx.baseOf != "" {
-			failAt(ti, 0, errIndexWrite(meta.Name))
+			b.failAt(ti, 0, errIndexWrite(meta.Name))
 		}
-		metas[ti] = meta
-		if ti > 0 && meta.Name != metas[0].Name {
-			failAt(ti, 0, paramErr("An atomic BatchWriteRow writes rows of one table: table '%s' follows table '%s'.", meta.Name, metas[0].Name))
+		b.metas[ti] = meta
+		if ti > 0 && meta.Name != b.metas[0].Name {
+			b.failAt(ti, 0, paramErr("An atomic BatchWriteRow writes rows of one table: table '%s' follows table '%s'.", meta.Name, b.metas[0].Name))
 		}
 	}
-	type slot struct {
-		t, r int
-		w    *write
-	}
-	// A row written again in the batch joins its first write (group):
-	// the service applies the rows in order.
-	type group struct {
-		bw    tablekit.BatchWrite
-		slots []slot
-	}
-	var groups []*group
-	byKey := map[string]*group{}
+	return nil
+}
+
+// atomicRows decodes the rows of the tables atomicTables kept into b's
+// groups, failing the batch at a row that is invalid, of another
+// partition key than the first row's, or that cannot be merged with the
+// earlier writes of its row.
+func (s *Server) atomicRows(b *atomicBatch, req *otsprotocol.BatchWriteRowRequest) {
 	now := s.now()
 	for ti, t := range req.Tables {
-		meta := metas[ti]
+		meta := b.metas[ti]
 		if meta == nil {
 			continue
 		}
 		for ri, r := range t.Rows {
 			w, oe := s.decodeRowWrite(meta, r.GetType(), r.RowChange, r.Condition, r.ReturnContent, now)
 			if oe != nil {
-				failAt(ti, ri, oe)
+				b.failAt(ti, ri, oe)
 				continue
 			}
-			if len(groups) > 0 {
-				first := groups[0].bw.Key[0]
+			if len(b.groups) > 0 {
+				first := b.groups[0].bw.Key[0]
 				if !w.key[0].Value.Equal(first.Value) {
-					failAt(ti, ri, paramErr("An atomic BatchWriteRow writes rows of one partition key: %s=%v is not %s=%v, the first row's.",
+					b.failAt(ti, ri, paramErr("An atomic BatchWriteRow writes rows of one partition key: %s=%v is not %s=%v, the first row's.",
 						w.key[0].Name, w.key[0].Value, first.Name, first.Value))
 				}
 			}
-			id := fmt.Sprintf("\x01%d,%d", ti, ri) // a key to assign: a new row, never merged
-			if !hasPlaceholder(w.key) {
-				id = meta.Name + "\x00" + string(codec.EncodeKey(w.key))
-			}
-			if g := byKey[id]; g != nil {
-				bw, oe := mergeWrites(meta, g.bw, w.bw, now)
-				if oe != nil {
-					failAt(ti, ri, oe)
-				}
-				g.bw = bw
-				g.slots = append(g.slots, slot{ti, ri, w})
-				continue
-			}
-			g := &group{bw: w.bw, slots: []slot{{ti, ri, w}}}
-			byKey[id] = g
-			groups = append(groups, g)
+			b.add(meta, atomicSlot{ti, ri, w}, now)
 		}
 	}
-	if fail != nil {
-		return fail.answer(resp, req), nil
+}
+
+// add puts the write of slot sl into the group of its row, merging it with
+// the row's earlier writes, or into a new group.
+func (b *atomicBatch) add(meta *tablekit.TableMeta, sl atomicSlot, now int64) {
+	id := fmt.Sprintf("\x01%d,%d", sl.t, sl.r) // a key to assign: a new row, never merged
+	if !hasPlaceholder(sl.w.key) {
+		id = meta.Name + "\x00" + string(codec.EncodeKey(sl.w.key))
 	}
-	writes := make([]tablekit.BatchWrite, len(groups))
-	for i, g := range groups {
+	if g := b.byKey[id]; g != nil {
+		bw, oe := mergeWrites(meta, g.bw, sl.w.bw, now)
+		if oe != nil {
+			b.failAt(sl.t, sl.r, oe)
+		}
+		g.bw = bw
+		g.slots = append(g.slots, sl)
+		return
+	}
+	g := &atomicGroup{bw: sl.w.bw, slots: []atomicSlot{sl}}
+	b.byKey[id] = g
+	b.groups = append(b.groups, g)
+}
+
+// applyAtomic writes b's groups in one Client.AtomicWrite and answers
+// every row: all written, or all failed at the write that failed.
+func (s *Server) applyAtomic(ctx context.Context, b *atomicBatch, req *otsprotocol.BatchWriteRowRequest) (proto.Message, error) {
+	writes := make([]tablekit.BatchWrite, len(b.groups))
+	for i, g := range b.groups {
 		writes[i] = g.bw
 	}
 	release, oe := s.holdRow(writes[0].Table, writes[0].Key)
@@ -151,7 +207,7 @@ func (s *Server) atomicBatchWriteRow(ctx context.Context, req *otsprotocol.Batch
 	res, err := s.client.AtomicWrite(ctx, writes)
 	if err != nil {
 		var ae *tablekit.AtomicWriteError
-		if !errors.As(err, &ae) || ae.Index < 0 || ae.Index >= len(groups) {
+		if !errors.As(err, &ae) || ae.Index < 0 || ae.Index >= len(b.groups) {
 			return nil, err
 		}
 		rowErr := condError(writes[ae.Index].Condition, unprefixed(ae.Err, ae.Index))
@@ -159,17 +215,17 @@ func (s *Server) atomicBatchWriteRow(ctx context.Context, req *otsprotocol.Batch
 		if oe.status >= 500 {
 			return nil, err
 		}
-		sl := groups[ae.Index].slots[0]
-		return (&atomicFailure{t: sl.t, r: sl.r, oe: oe}).answer(resp, req), nil
+		sl := b.groups[ae.Index].slots[0]
+		return (&atomicFailure{t: sl.t, r: sl.r, oe: oe}).answer(b.resp, req), nil
 	}
-	for i, g := range groups {
+	for i, g := range b.groups {
 		for _, sl := range g.slots {
 			sl.w.written(res[i].Key)
-			resp.Tables[sl.t].Rows[sl.r] = &otsprotocol.RowInBatchWriteRowResponse{
+			b.resp.Tables[sl.t].Rows[sl.r] = &otsprotocol.RowInBatchWriteRowResponse{
 				IsOk: proto.Bool(true), Consumed: capacity(writeCapacity(sl.w, false)), Row: sl.w.returned(res[i].Increments)}
 		}
 	}
-	return resp, nil
+	return b.resp, nil
 }
 
 // mergeWrites returns the one write whose effect on a row is w's followed

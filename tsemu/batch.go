@@ -34,6 +34,26 @@ func dupKey(seen map[string]bool, table string, key tablekit.PrimaryKey) bool {
 
 func rowError(err error) *otsprotocol.Error { return toOTS(err).proto() }
 
+// batchMeta reads the metadata of a batch's table. A missing table, or
+// the Backend failing, fails the whole request (fatal, as the service
+// does for a missing table); another problem fails only the table's rows.
+func (s *Server) batchMeta(ctx context.Context, table string) (meta *tablekit.TableMeta, oe *otsError, fatal bool) {
+	meta, oe = s.meta(ctx, table)
+	return meta, oe, oe == errNoTable || (oe != nil && oe.status >= 500)
+}
+
+// batchSlot is a row of a batch request: row r of table t.
+type batchSlot struct{ t, r int }
+
+// batchGets are the reads of a BatchGetRow for the Backend, with the
+// request row and the read selection of each.
+type batchGets struct {
+	gets  []tablekit.BatchGet
+	slots []batchSlot
+	specs []*readSpec
+	seen  map[string]bool // the keys read, per table: a key read twice fails the request
+}
+
 func (s *Server) batchGetRow(ctx context.Context, body []byte) (proto.Message, error) {
 	var req otsprotocol.BatchGetRowRequest
 	if err := unmarshal(body, &req); err != nil {
@@ -47,95 +67,102 @@ func (s *Server) batchGetRow(ctx context.Context, body []byte) (proto.Message, e
 		return nil, oe
 	}
 	resp := &otsprotocol.BatchGetRowResponse{Tables: make([]*otsprotocol.TableInBatchGetRowResponse, len(req.Tables))}
-	type slot struct{ t, r int }
-	var gets []tablekit.BatchGet
-	var slots []slot
-	var specs []*readSpec
-	seen := map[string]bool{}
+	b := &batchGets{seen: map[string]bool{}}
 	for ti, t := range req.Tables {
-		tr := &otsprotocol.TableInBatchGetRowResponse{
+		resp.Tables[ti] = &otsprotocol.TableInBatchGetRowResponse{
 			TableName: proto.String(t.GetTableName()),
 			Rows:      make([]*otsprotocol.RowInBatchGetRowResponse, len(t.PrimaryKey)),
 		}
-		resp.Tables[ti] = tr
-		fail := func(err error) {
-			for ri := range tr.Rows {
-				tr.Rows[ri] = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(false), Error: rowError(err)}
-			}
-		}
-		meta, oe := s.meta(ctx, t.GetTableName())
-		if oe == errNoTable {
-			// The service fails the whole request for a missing table.
+		if oe := s.batchGetTable(ctx, b, ti, t, resp.Tables[ti]); oe != nil {
 			return nil, oe
-		}
-		if oe != nil {
-			if oe.status >= 500 {
-				return nil, oe
-			}
-			fail(oe)
-			continue
-		}
-		rs, oe := decodeRead(meta, readParams{
-			columns: t.ColumnsToGet, timeRange: t.TimeRange, maxVersions: t.MaxVersions, filter: t.Filter,
-			startColumn: t.StartColumn, endColumn: t.EndColumn, token: firstToken(t.Token),
-		})
-		if oe != nil {
-			// The selection is shared by the table's rows: the request is wrong.
-			return nil, oe
-		}
-		for ri, pk := range t.PrimaryKey {
-			key, _, oe := decodeKey(meta, pk, false)
-			if oe != nil {
-				tr.Rows[ri] = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
-				continue
-			}
-			if dupKey(seen, meta.Name, key) {
-				return nil, errDuplicateRow
-			}
-			gets = append(gets, tablekit.BatchGet{Table: meta.Name, Key: key, Options: rs.opts})
-			slots = append(slots, slot{ti, ri})
-			specs = append(specs, &rs)
 		}
 	}
-	if len(gets) > 0 {
-		res, err := s.client.BatchGetRow(ctx, gets)
-		if err != nil {
+	if len(b.gets) > 0 {
+		if err := s.answerBatchGets(ctx, b, resp); err != nil {
 			return nil, err
-		}
-		// The rows to answer, and room for them (twice: the encoded rows,
-		// then the message that copies them) before they are encoded.
-		rows := make([]*plainbuffer.Row, len(res))
-		size := 0
-		for i, r := range res {
-			if r.Err == nil && r.Found {
-				if cols, keep := specs[i].finish(r.Row.Key, r.Row.Columns, true); keep {
-					row := wireRow(r.Row.Key, cols)
-					rows[i] = &row
-					size += 4 + plainbuffer.RowSize(row)
-				}
-			}
-		}
-		if oe := s.reserveResponse(ctx, 2*int64(size)); oe != nil {
-			return nil, oe
-		}
-		for i, r := range res {
-			sl := slots[i]
-			var out *otsprotocol.RowInBatchGetRowResponse
-			switch {
-			case r.Err != nil:
-				out = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(false), Error: rowError(r.Err)}
-			default:
-				// The service leaves row out for a missing row.
-				var row []byte
-				if rows[i] != nil {
-					row = plainbuffer.EncodeRow(*rows[i])
-				}
-				out = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(true), Consumed: capacity(units(len(row)), 0), Row: row}
-			}
-			resp.Tables[sl.t].Rows[sl.r] = out
 		}
 	}
 	return resp, nil
+}
+
+// batchGetTable decodes the reads of table ti of a BatchGetRow into b,
+// answering in tr the rows that fail on their own. It returns the
+// problems that fail the whole request.
+func (s *Server) batchGetTable(ctx context.Context, b *batchGets, ti int, t *otsprotocol.TableInBatchGetRowRequest, tr *otsprotocol.TableInBatchGetRowResponse) *otsError {
+	meta, oe, fatal := s.batchMeta(ctx, t.GetTableName())
+	if fatal {
+		return oe
+	}
+	if oe != nil {
+		for ri := range tr.Rows {
+			tr.Rows[ri] = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(false), Error: rowError(oe)}
+		}
+		return nil
+	}
+	rs, oe := decodeRead(meta, readParams{
+		columns: t.ColumnsToGet, timeRange: t.TimeRange, maxVersions: t.MaxVersions, filter: t.Filter,
+		startColumn: t.StartColumn, endColumn: t.EndColumn, token: firstToken(t.Token),
+	})
+	if oe != nil {
+		// The selection is shared by the table's rows: the request is wrong.
+		return oe
+	}
+	for ri, pk := range t.PrimaryKey {
+		key, _, oe := decodeKey(meta, pk, false)
+		if oe != nil {
+			tr.Rows[ri] = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
+			continue
+		}
+		if dupKey(b.seen, meta.Name, key) {
+			return errDuplicateRow
+		}
+		b.gets = append(b.gets, tablekit.BatchGet{Table: meta.Name, Key: key, Options: rs.opts})
+		b.slots = append(b.slots, batchSlot{ti, ri})
+		b.specs = append(b.specs, &rs)
+	}
+	return nil
+}
+
+// answerBatchGets reads b's rows from the Backend and answers each in
+// resp, once the room for the answer is reserved.
+func (s *Server) answerBatchGets(ctx context.Context, b *batchGets, resp *otsprotocol.BatchGetRowResponse) error {
+	res, err := s.client.BatchGetRow(ctx, b.gets)
+	if err != nil {
+		return err
+	}
+	// The rows to answer, and room for them (twice: the encoded rows,
+	// then the message that copies them) before they are encoded.
+	rows := make([]*plainbuffer.Row, len(res))
+	size := 0
+	for i, r := range res {
+		if r.Err == nil && r.Found {
+			if cols, keep := b.specs[i].finish(r.Row.Key, r.Row.Columns, true); keep {
+				row := wireRow(r.Row.Key, cols)
+				rows[i] = &row
+				size += 4 + plainbuffer.RowSize(row)
+			}
+		}
+	}
+	if oe := s.reserveResponse(ctx, 2*int64(size)); oe != nil {
+		return oe
+	}
+	for i, r := range res {
+		sl := b.slots[i]
+		var out *otsprotocol.RowInBatchGetRowResponse
+		switch {
+		case r.Err != nil:
+			out = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(false), Error: rowError(r.Err)}
+		default:
+			// The service leaves row out for a missing row.
+			var row []byte
+			if rows[i] != nil {
+				row = plainbuffer.EncodeRow(*rows[i])
+			}
+			out = &otsprotocol.RowInBatchGetRowResponse{IsOk: proto.Bool(true), Consumed: capacity(units(len(row)), 0), Row: row}
+		}
+		resp.Tables[sl.t].Rows[sl.r] = out
+	}
+	return nil
 }
 
 func firstToken(ts [][]byte) []byte {
@@ -145,6 +172,31 @@ func firstToken(ts [][]byte) []byte {
 		}
 	}
 	return nil
+}
+
+// batchWrites are the writes of a (non-atomic) BatchWriteRow: those for
+// one Backend batch, and those to tables with secondary indexes, applied
+// one by one, each with its index maintenance (the batch is not atomic
+// either way).
+type batchWrites struct {
+	writes  []tablekit.BatchWrite
+	slots   []writeSlot
+	indexed []indexedSlot
+	held    heldRows        // rows admitted past the local transactions' locks
+	seen    map[string]bool // the keys written, per table: a key written twice fails the request
+	now     int64
+}
+
+// writeSlot is a write of a batch and its request row.
+type writeSlot struct {
+	batchSlot
+	w *write
+}
+
+// indexedSlot is a write to a table with secondary indexes.
+type indexedSlot struct {
+	writeSlot
+	idx tableIndexes
 }
 
 func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message, error) {
@@ -162,99 +214,110 @@ func (s *Server) batchWriteRow(ctx context.Context, body []byte) (proto.Message,
 		return nil, oe
 	}
 	resp := &otsprotocol.BatchWriteRowResponse{Tables: make([]*otsprotocol.TableInBatchWriteRowResponse, len(req.Tables))}
-	type slot struct {
-		t, r int
-		w    *write
-	}
-	var writes []tablekit.BatchWrite
-	var slots []slot
-	// Rows of tables with secondary indexes are applied one by one, each
-	// with its index maintenance (the batch is not atomic either way).
-	type indexedSlot struct {
-		slot
-		idx tableIndexes
-	}
-	var indexed []indexedSlot
-	var held heldRows // rows admitted past the local transactions' locks
-	defer held.release()
-	seen := map[string]bool{}
-	now := s.now()
+	b := &batchWrites{seen: map[string]bool{}}
+	defer b.held.release()
+	b.now = s.now()
 	for ti, t := range req.Tables {
-		tr := &otsprotocol.TableInBatchWriteRowResponse{
+		resp.Tables[ti] = &otsprotocol.TableInBatchWriteRowResponse{
 			TableName: proto.String(t.GetTableName()),
 			Rows:      make([]*otsprotocol.RowInBatchWriteRowResponse, len(t.Rows)),
 		}
-		resp.Tables[ti] = tr
-		meta, oe := s.meta(ctx, t.GetTableName())
-		if oe == errNoTable {
-			// The service fails the whole request for a missing table.
+		if oe := s.batchWriteTable(ctx, b, ti, t, resp.Tables[ti]); oe != nil {
 			return nil, oe
 		}
-		if oe != nil {
-			if oe.status >= 500 {
-				return nil, oe
-			}
-			for ri := range tr.Rows {
-				tr.Rows[ri] = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
-			}
-			continue
-		}
-		idx := s.extra(meta.Name).idx
-		for ri, r := range t.Rows {
-			w, oe := s.decodeRowWrite(meta, r.GetType(), r.RowChange, r.Condition, r.ReturnContent, now)
-			if oe == nil && idx.baseOf != "" {
-				oe = errIndexWrite(meta.Name)
-			}
-			if oe != nil {
-				tr.Rows[ri] = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
-				continue
-			}
-			if !hasPlaceholder(w.key) && dupKey(seen, meta.Name, w.key) {
-				return nil, errDuplicateRow
-			}
-			if oe := held.hold(s, meta.Name, w.key); oe != nil {
-				tr.Rows[ri] = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
-				continue
-			}
-			if idx.indexed() {
-				indexed = append(indexed, indexedSlot{slot{ti, ri, w}, idx})
-				continue
-			}
-			writes = append(writes, w.bw)
-			slots = append(slots, slot{ti, ri, w})
-		}
 	}
-	if len(writes) > 0 {
-		res, err := s.client.BatchWriteRow(ctx, writes)
-		if err != nil {
+	if len(b.writes) > 0 {
+		if err := s.applyBatchWrites(ctx, b, resp); err != nil {
 			return nil, err
 		}
-		for i, r := range res {
-			sl := slots[i]
-			var out *otsprotocol.RowInBatchWriteRowResponse
-			if r.Err != nil {
-				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: rowError(condError(sl.w.bw.Condition, r.Err))}
-			} else {
-				sl.w.written(r.Key)
-				out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(true), Consumed: capacity(writeCapacity(sl.w, false)), Row: sl.w.returned(r.Increments)}
-			}
-			resp.Tables[sl.t].Rows[sl.r] = out
-		}
 	}
-	for _, sl := range indexed {
+	if err := s.applyIndexedWrites(ctx, b, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// batchWriteTable decodes the writes of table ti of a BatchWriteRow into
+// b, answering in tr the rows that fail on their own. It returns the
+// problems that fail the whole request.
+func (s *Server) batchWriteTable(ctx context.Context, b *batchWrites, ti int, t *otsprotocol.TableInBatchWriteRowRequest, tr *otsprotocol.TableInBatchWriteRowResponse) *otsError {
+	meta, oe, fatal := s.batchMeta(ctx, t.GetTableName())
+	if fatal {
+		return oe
+	}
+	if oe != nil {
+		for ri := range tr.Rows {
+			tr.Rows[ri] = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
+		}
+		return nil
+	}
+	idx := s.extra(meta.Name).idx
+	for ri, r := range t.Rows {
+		w, oe := s.decodeRowWrite(meta, r.GetType(), r.RowChange, r.Condition, r.ReturnContent, b.now)
+		if oe == nil && idx.baseOf != "" {
+			oe = errIndexWrite(meta.Name)
+		}
+		if oe != nil {
+			tr.Rows[ri] = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
+			continue
+		}
+		if !hasPlaceholder(w.key) && dupKey(b.seen, meta.Name, w.key) {
+			return errDuplicateRow
+		}
+		if oe := b.held.hold(s, meta.Name, w.key); oe != nil {
+			tr.Rows[ri] = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: oe.proto()}
+			continue
+		}
+		sl := writeSlot{batchSlot{ti, ri}, w}
+		if idx.indexed() {
+			b.indexed = append(b.indexed, indexedSlot{sl, idx})
+			continue
+		}
+		b.writes = append(b.writes, w.bw)
+		b.slots = append(b.slots, sl)
+	}
+	return nil
+}
+
+// applyBatchWrites writes b's writes in one Backend batch and answers each
+// row in resp.
+func (s *Server) applyBatchWrites(ctx context.Context, b *batchWrites, resp *otsprotocol.BatchWriteRowResponse) error {
+	res, err := s.client.BatchWriteRow(ctx, b.writes)
+	if err != nil {
+		return err
+	}
+	for i, r := range res {
+		sl := b.slots[i]
+		var out *otsprotocol.RowInBatchWriteRowResponse
+		if r.Err != nil {
+			out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: rowError(condError(sl.w.bw.Condition, r.Err))}
+		} else {
+			sl.w.written(r.Key)
+			out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(true), Consumed: capacity(writeCapacity(sl.w, false)), Row: sl.w.returned(r.Increments)}
+		}
+		resp.Tables[sl.t].Rows[sl.r] = out
+	}
+	return nil
+}
+
+// applyIndexedWrites applies b's writes to tables with secondary indexes
+// one by one and answers each row in resp. A failure of the Backend (not
+// the row's own) fails the request.
+func (s *Server) applyIndexedWrites(ctx context.Context, b *batchWrites, resp *otsprotocol.BatchWriteRowResponse) error {
+	for _, sl := range b.indexed {
 		sl.idx.mu.Lock()
 		incs, err := s.indexedApply(ctx, sl.idx, sl.w)
 		sl.idx.mu.Unlock()
 		out := &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(true), Consumed: capacity(writeCapacity(sl.w, true)), Row: sl.w.returned(incs)}
 		if err != nil {
 			if oe := toOTS(err); oe.status >= 500 && !errors.Is(err, tablekit.ErrConditionFailed) {
-				return nil, err
+				return err
 			}
 			out = &otsprotocol.RowInBatchWriteRowResponse{IsOk: proto.Bool(false), Error: rowError(condError(sl.w.bw.Condition, err))}
 		}
 		resp.Tables[sl.t].Rows[sl.r] = out
 	}
-	return resp, nil
+	return nil
 }
 
 // writeRowCount returns the rows of a BatchWriteRow, or the service's

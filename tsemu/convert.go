@@ -14,6 +14,7 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/internal/base"
 	"github.com/tablekit/tablekit/internal/plainbuffer"
+	"github.com/tablekit/tablekit/internal/tsproto"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -58,16 +59,12 @@ func vtName(t plainbuffer.ValueType) string {
 	return t.String()
 }
 
+// keyTypeVT is the name Tablestore's messages give key type t.
 func keyTypeVT(t tablekit.Type) string {
-	switch t {
-	case tablekit.TypeInteger:
-		return "VT_INTEGER"
-	case tablekit.TypeString:
-		return "VT_STRING"
-	case tablekit.TypeBinary:
-		return "VT_BLOB"
+	if !t.IsKeyType() {
+		return t.String()
 	}
-	return t.String()
+	return vtName(wireKeyType(t))
 }
 
 func wireKeyType(t tablekit.Type) plainbuffer.ValueType {
@@ -418,15 +415,8 @@ func filterMsg(meta *tablekit.TableMeta, f *otsprotocol.Filter, depth int, allow
 		if err := proto.Unmarshal(f.GetFilter(), &cf); err != nil {
 			return nil, errParse
 		}
-		var op tablekit.LogicOp
-		switch cf.GetCombinator() {
-		case otsprotocol.LogicalOperator_LO_AND:
-			op = tablekit.LogicAnd
-		case otsprotocol.LogicalOperator_LO_OR:
-			op = tablekit.LogicOr
-		case otsprotocol.LogicalOperator_LO_NOT:
-			op = tablekit.LogicNot
-		default:
+		op, ok := tsproto.LogicOps.FromWire(cf.GetCombinator())
+		if !ok {
 			return nil, paramErr("Invalid logical operator: %d.", cf.GetCombinator())
 		}
 		if op == tablekit.LogicNot && len(cf.SubFilters) != 1 {
@@ -461,21 +451,8 @@ func singleFilter(meta *tablekit.TableMeta, sf *otsprotocol.SingleColumnValueFil
 	if !allowKey && isKeyName(meta, name) {
 		return nil, paramErr("Column condition on primary key column: '%s' is not supported by the tablekit Tablestore emulator.", name)
 	}
-	var op tablekit.CompareOp
-	switch sf.GetComparator() {
-	case otsprotocol.ComparatorType_CT_EQUAL:
-		op = tablekit.Equal
-	case otsprotocol.ComparatorType_CT_NOT_EQUAL:
-		op = tablekit.NotEqual
-	case otsprotocol.ComparatorType_CT_GREATER_THAN:
-		op = tablekit.Greater
-	case otsprotocol.ComparatorType_CT_GREATER_EQUAL:
-		op = tablekit.GreaterEqual
-	case otsprotocol.ComparatorType_CT_LESS_THAN:
-		op = tablekit.Less
-	case otsprotocol.ComparatorType_CT_LESS_EQUAL:
-		op = tablekit.LessEqual
-	default:
+	op, ok := tsproto.Comparators.FromWire(sf.GetComparator())
+	if !ok {
 		return nil, paramErr("Invalid comparator type: %d.", sf.GetComparator())
 	}
 	v, err := plainbuffer.DecodeValueNoLengthPrefix(sf.GetColumnValue())
@@ -505,16 +482,11 @@ func condition(meta *tablekit.TableMeta, c *otsprotocol.Condition) (tablekit.Con
 	if c == nil {
 		return out, nil
 	}
-	switch c.GetRowExistence() {
-	case otsprotocol.RowExistenceExpectation_IGNORE:
-		out.Row = tablekit.Ignore
-	case otsprotocol.RowExistenceExpectation_EXPECT_EXIST:
-		out.Row = tablekit.ExpectExist
-	case otsprotocol.RowExistenceExpectation_EXPECT_NOT_EXIST:
-		out.Row = tablekit.ExpectNotExist
-	default:
+	row, ok := tsproto.RowExistences.FromWire(c.GetRowExistence())
+	if !ok {
 		return out, paramErr("Invalid row existence expectation: %d.", c.GetRowExistence())
 	}
+	out.Row = row
 	if len(c.ColumnCondition) > 0 {
 		f, oe := decodeFilter(meta, c.ColumnCondition, false)
 		if oe != nil {

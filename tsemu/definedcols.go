@@ -9,7 +9,7 @@ import (
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore/otsprotocol"
 	"github.com/golang/protobuf/proto"
 
-	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/tsproto"
 )
 
 // AddDefinedColumn and DeleteDefinedColumn change a table's defined
@@ -22,17 +22,16 @@ import (
 // splitLocation is the location ComputeSplitPointsBySize reports.
 const splitLocation = "tstest"
 
+// errNoDefinedColumn refuses an Add/DeleteDefinedColumn without columns.
+var errNoDefinedColumn = paramErr("No defined column is specified.")
+
 func (s *Server) addDefinedColumn(ctx context.Context, body []byte) (proto.Message, error) {
-	var req otsprotocol.AddDefinedColumnRequest
-	if err := unmarshal(body, &req); err != nil {
+	req, m, err := decodeTableRequest[otsprotocol.AddDefinedColumnRequest](ctx, s, body)
+	if err != nil {
 		return nil, err
 	}
-	m, oe := s.meta(ctx, req.GetTableName())
-	if oe != nil {
-		return nil, oe
-	}
 	if len(req.Columns) == 0 {
-		return nil, paramErr("No defined column is specified.")
+		return nil, errNoDefinedColumn
 	}
 	var add []definedColumn
 	for _, dc := range req.Columns {
@@ -46,11 +45,7 @@ func (s *Server) addDefinedColumn(ctx context.Context, body []byte) (proto.Messa
 		if dc.Type == nil {
 			return nil, errParse
 		}
-		switch dc.GetType() {
-		case otsprotocol.DefinedColumnType_DCT_INTEGER, otsprotocol.DefinedColumnType_DCT_DOUBLE,
-			otsprotocol.DefinedColumnType_DCT_BOOLEAN, otsprotocol.DefinedColumnType_DCT_STRING,
-			otsprotocol.DefinedColumnType_DCT_BLOB:
-		default:
+		if _, ok := tsproto.DefinedColumnTypes.FromWire(dc.GetType()); !ok {
 			return nil, paramErr("Invalid defined column type: %d.", dc.GetType())
 		}
 		if slices.ContainsFunc(add, func(d definedColumn) bool { return d.name == name }) {
@@ -74,16 +69,12 @@ func (s *Server) addDefinedColumn(ctx context.Context, body []byte) (proto.Messa
 }
 
 func (s *Server) deleteDefinedColumn(ctx context.Context, body []byte) (proto.Message, error) {
-	var req otsprotocol.DeleteDefinedColumnRequest
-	if err := unmarshal(body, &req); err != nil {
+	req, m, err := decodeTableRequest[otsprotocol.DeleteDefinedColumnRequest](ctx, s, body)
+	if err != nil {
 		return nil, err
 	}
-	m, oe := s.meta(ctx, req.GetTableName())
-	if oe != nil {
-		return nil, oe
-	}
 	if len(req.Columns) == 0 {
-		return nil, paramErr("No defined column is specified.")
+		return nil, errNoDefinedColumn
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -105,13 +96,9 @@ func (s *Server) deleteDefinedColumn(ctx context.Context, body []byte) (proto.Me
 }
 
 func (s *Server) computeSplitPointsBySize(ctx context.Context, body []byte) (proto.Message, error) {
-	var req otsprotocol.ComputeSplitPointsBySizeRequest
-	if err := unmarshal(body, &req); err != nil {
+	req, m, err := decodeTableRequest[otsprotocol.ComputeSplitPointsBySizeRequest](ctx, s, body)
+	if err != nil {
 		return nil, err
-	}
-	m, oe := s.meta(ctx, req.GetTableName())
-	if oe != nil {
-		return nil, oe
 	}
 	if req.GetSplitSize() <= 0 {
 		return nil, paramErr("Split size must be greater than 0, got %d.", req.GetSplitSize())
@@ -129,14 +116,7 @@ func (s *Server) computeSplitPointsBySize(ctx context.Context, body []byte) (pro
 		},
 	}
 	for _, kc := range m.Key {
-		t := otsprotocol.PrimaryKeyType_BINARY
-		switch kc.Type {
-		case tablekit.TypeInteger:
-			t = otsprotocol.PrimaryKeyType_INTEGER
-		case tablekit.TypeString:
-			t = otsprotocol.PrimaryKeyType_STRING
-		}
-		resp.Schema = append(resp.Schema, &otsprotocol.PrimaryKeySchema{Name: proto.String(kc.Name), Type: t.Enum()})
+		resp.Schema = append(resp.Schema, keyColumnSchema(kc))
 	}
 	return resp, nil
 }

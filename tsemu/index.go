@@ -11,6 +11,7 @@ import (
 	"github.com/golang/protobuf/proto"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/tsproto"
 )
 
 // Secondary indexes, global and local, as CreateTable (index_metas),
@@ -55,13 +56,8 @@ func indexDef(base *tablekit.TableMeta, defined []definedColumn, im *otsprotocol
 			if dc.name != col {
 				continue
 			}
-			switch otsprotocol.DefinedColumnType(dc.typ) {
-			case otsprotocol.DefinedColumnType_DCT_INTEGER:
-				return tablekit.TypeInteger, false, nil
-			case otsprotocol.DefinedColumnType_DCT_STRING:
-				return tablekit.TypeString, false, nil
-			case otsprotocol.DefinedColumnType_DCT_BLOB:
-				return tablekit.TypeBinary, false, nil
+			if t, ok := tsproto.DefinedColumnTypes.FromWire(otsprotocol.DefinedColumnType(dc.typ)); ok && t.IsKeyType() {
+				return t, false, nil
 			}
 			return 0, false, paramErr("The type of column: '%s' cannot be a primary key of index: '%s'.", col, name)
 		}

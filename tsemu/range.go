@@ -26,13 +26,9 @@ const (
 // all done here first, with the service's messages, by decodeKey,
 // decodeRead and the code below.
 func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, error) {
-	var req otsprotocol.GetRangeRequest
-	if err := unmarshal(body, &req); err != nil {
+	req, meta, err := decodeTableRequest[otsprotocol.GetRangeRequest](ctx, s, body)
+	if err != nil {
 		return nil, err
-	}
-	meta, oe := s.meta(ctx, req.GetTableName())
-	if oe != nil {
-		return nil, oe
 	}
 	start, _, oe := decodeKey(meta, req.InclusiveStartPrimaryKey, true)
 	if oe != nil {
@@ -73,7 +69,7 @@ func (s *Server) getRange(ctx context.Context, body []byte) (proto.Message, erro
 	if err != nil {
 		return nil, err
 	}
-	return s.rangeAnswer(ctx, meta, &req, &rs, page)
+	return s.rangeAnswer(ctx, meta, req, &rs, page)
 }
 
 // rangeAnswer encodes page as GetRange's answer: one header, then the

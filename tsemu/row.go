@@ -204,13 +204,9 @@ func (s *Server) deleteRow(ctx context.Context, body []byte) (proto.Message, err
 }
 
 func (s *Server) getRow(ctx context.Context, body []byte) (proto.Message, error) {
-	var req otsprotocol.GetRowRequest
-	if err := unmarshal(body, &req); err != nil {
+	req, meta, err := decodeTableRequest[otsprotocol.GetRowRequest](ctx, s, body)
+	if err != nil {
 		return nil, err
-	}
-	meta, oe := s.meta(ctx, req.GetTableName())
-	if oe != nil {
-		return nil, oe
 	}
 	key, _, oe := decodeKey(meta, req.PrimaryKey, false)
 	if oe != nil {

@@ -193,49 +193,7 @@ type definedColumn struct {
 // NewServer starts a server. Unless opts.NoListen is set it listens on
 // opts.Addr (default a free loopback port) and serves until Close.
 func NewServer(opts Options) (*Server, error) {
-	if opts.Addr == "" {
-		opts.Addr = "127.0.0.1:0"
-	}
-	if opts.Clock == nil {
-		opts.Clock = tablekit.SystemClock{}
-	}
-	if opts.InstanceName == "" {
-		opts.InstanceName = DefaultInstanceName
-	}
-	if opts.AccessKeyID == "" {
-		opts.AccessKeyID = DefaultAccessKeyID
-	}
-	if opts.AccessKeySecret == "" {
-		opts.AccessKeySecret = DefaultAccessKeySecret
-	}
-	if opts.ReadHeaderTimeout == 0 {
-		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
-	}
-	if opts.ReadTimeout == 0 {
-		opts.ReadTimeout = DefaultReadTimeout
-	}
-	if opts.WriteTimeout == 0 {
-		opts.WriteTimeout = DefaultWriteTimeout
-	}
-	if opts.IdleTimeout == 0 {
-		opts.IdleTimeout = DefaultIdleTimeout
-	}
-	if opts.MaxConns <= 0 {
-		opts.MaxConns = DefaultMaxConns
-	}
-	if opts.ResponseMemory <= 0 {
-		opts.ResponseMemory = DefaultResponseMemory
-	}
-	if opts.StallTimeout <= 0 {
-		opts.StallTimeout = DefaultStallTimeout
-	}
-	if opts.BodyMemory <= 0 {
-		opts.BodyMemory = DefaultBodyMemory
-	}
-	opts.BodyMemory = max(opts.BodyMemory, MaxBodySize)
-	if opts.ShutdownTimeout <= 0 {
-		opts.ShutdownTimeout = 30 * time.Second
-	}
+	opts.setDefaults()
 	if opts.Backend == nil {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "tsemu: Options.Backend is nil: give the Backend to serve (localengine.New() for one in memory)")
 	}
@@ -257,26 +215,9 @@ func NewServer(opts Options) (*Server, error) {
 		s.endpoint = "http://tsemu.invalid"
 		return s, nil
 	}
-	ln, err := net.Listen("tcp", opts.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("tsemu: listen on %s: %w", opts.Addr, err)
+	if err := s.listen(); err != nil {
+		return nil, err
 	}
-	s.lim = newConnLimiter(ln, opts.MaxConns)
-	s.ln = s.lim
-	s.endpoint = "http://" + ln.Addr().String()
-	s.hs = &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: opts.ReadHeaderTimeout,
-		ReadTimeout:       opts.ReadTimeout,
-		WriteTimeout:      opts.WriteTimeout,
-		IdleTimeout:       opts.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
-		ConnState:         s.lim.connState,
-		ConnContext:       connContext,
-		ErrorLog:          log.New(io.Discard, "", 0),
-	}
-	s.serveErr = make(chan error, 1)
-	go func() { s.serveErr <- s.hs.Serve(s.ln) }()
 	if opts.AdminAddr != "" {
 		a, err := startAdmin(s, opts.AdminAddr, opts.AdminToken)
 		if err != nil {
@@ -286,6 +227,78 @@ func NewServer(opts Options) (*Server, error) {
 		s.admin = a
 	}
 	return s, nil
+}
+
+// setDefaults fills the options left zero with their defaults.
+func (o *Options) setDefaults() {
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	if o.Clock == nil {
+		o.Clock = tablekit.SystemClock{}
+	}
+	if o.InstanceName == "" {
+		o.InstanceName = DefaultInstanceName
+	}
+	if o.AccessKeyID == "" {
+		o.AccessKeyID = DefaultAccessKeyID
+	}
+	if o.AccessKeySecret == "" {
+		o.AccessKeySecret = DefaultAccessKeySecret
+	}
+	if o.ReadHeaderTimeout == 0 {
+		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.ResponseMemory <= 0 {
+		o.ResponseMemory = DefaultResponseMemory
+	}
+	if o.StallTimeout <= 0 {
+		o.StallTimeout = DefaultStallTimeout
+	}
+	if o.BodyMemory <= 0 {
+		o.BodyMemory = DefaultBodyMemory
+	}
+	o.BodyMemory = max(o.BodyMemory, MaxBodySize)
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = 30 * time.Second
+	}
+}
+
+// listen starts serving on s.opts.Addr.
+func (s *Server) listen() error {
+	ln, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
+		return fmt.Errorf("tsemu: listen on %s: %w", s.opts.Addr, err)
+	}
+	s.lim = newConnLimiter(ln, s.opts.MaxConns)
+	s.ln = s.lim
+	s.endpoint = "http://" + ln.Addr().String()
+	s.hs = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		ReadTimeout:       s.opts.ReadTimeout,
+		WriteTimeout:      s.opts.WriteTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ConnState:         s.lim.connState,
+		ConnContext:       connContext,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	s.serveErr = make(chan error, 1)
+	go func() { s.serveErr <- s.hs.Serve(s.ln) }()
+	return nil
 }
 
 // Endpoint returns the URL to give the SDK, e.g. "http://127.0.0.1:41234".
@@ -630,6 +643,27 @@ var errParse = &otsError{status: 400, code: "OTSParameterInvalid", msg: "Failed 
 
 // unmarshal decodes a request; any failure (including a missing required
 // field) is Tablestore's parse error.
+// tableRequest is a request message (a pointer to R) that names a table.
+type tableRequest[R any] interface {
+	*R
+	proto.Message
+	GetTableName() string
+}
+
+// decodeTableRequest unmarshals body into a new request R and reads the
+// metadata of the table it names.
+func decodeTableRequest[R any, P tableRequest[R]](ctx context.Context, s *Server, body []byte) (P, *tablekit.TableMeta, error) {
+	req := P(new(R))
+	if err := unmarshal(body, req); err != nil {
+		return nil, nil, err
+	}
+	m, oe := s.meta(ctx, req.GetTableName())
+	if oe != nil {
+		return nil, nil, oe
+	}
+	return req, m, nil
+}
+
 func unmarshal(body []byte, m proto.Message) error {
 	if err := proto.Unmarshal(body, m); err != nil {
 		return errParse

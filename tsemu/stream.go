@@ -17,6 +17,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/internal/plainbuffer"
+	"github.com/tablekit/tablekit/internal/tsproto"
 )
 
 // Tablestore Stream (ListStream, DescribeStream, GetShardIterator,
@@ -522,12 +523,11 @@ func (s *Server) getStreamRecord(ctx context.Context, body []byte) (proto.Messag
 	return resp, nil
 }
 
+// actionType is the Stream record kind of k; a kind tablekit does not
+// define (never in a feed) reads as a delete.
 func actionType(k tablekit.WriteKind) otsprotocol.ActionType {
-	switch k {
-	case tablekit.WritePut:
-		return otsprotocol.ActionType_PUT_ROW
-	case tablekit.WriteUpdate:
-		return otsprotocol.ActionType_UPDATE_ROW
+	if t, ok := tsproto.ActionTypes.Wire(k); ok {
+		return t
 	}
 	return otsprotocol.ActionType_DELETE_ROW
 }

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/tsproto"
 )
 
 // meta returns a table's schema and options, read through the client so
@@ -116,15 +117,8 @@ func (s *Server) keySchema(meta *tablekit.TableMeta, pks []*otsprotocol.PrimaryK
 		if oe != nil {
 			return oe
 		}
-		var t tablekit.Type
-		switch pk.GetType() {
-		case otsprotocol.PrimaryKeyType_INTEGER:
-			t = tablekit.TypeInteger
-		case otsprotocol.PrimaryKeyType_STRING:
-			t = tablekit.TypeString
-		case otsprotocol.PrimaryKeyType_BINARY:
-			t = tablekit.TypeBinary
-		default:
+		t, ok := tsproto.KeyTypes.FromWire(pk.GetType())
+		if !ok {
 			return paramErr("Invalid primary key type: %d.", pk.GetType())
 		}
 		for _, prev := range meta.Key {
@@ -135,6 +129,17 @@ func (s *Server) keySchema(meta *tablekit.TableMeta, pks []*otsprotocol.PrimaryK
 		meta.Key = append(meta.Key, tablekit.KeyColumn{Name: pk.GetName(), Type: t, AutoIncrement: auto})
 	}
 	return nil
+}
+
+// keyColumnSchema is key column kc as DescribeTable and
+// ComputeSplitPointsBySize answer it: its name and type (DescribeTable
+// adds the option).
+func keyColumnSchema(kc tablekit.KeyColumn) *otsprotocol.PrimaryKeySchema {
+	t, ok := tsproto.KeyTypes.Wire(kc.Type)
+	if !ok { // never for a stored table: its key columns have key types
+		t = otsprotocol.PrimaryKeyType_BINARY
+	}
+	return &otsprotocol.PrimaryKeySchema{Name: proto.String(kc.Name), Type: t.Enum()}
 }
 
 // definedColumns checks CreateTable's defined columns against meta's key.
@@ -247,13 +252,9 @@ func (s *Server) listTable(ctx context.Context, body []byte) (proto.Message, err
 }
 
 func (s *Server) describeTable(ctx context.Context, body []byte) (proto.Message, error) {
-	var req otsprotocol.DescribeTableRequest
-	if err := unmarshal(body, &req); err != nil {
+	_, m, err := decodeTableRequest[otsprotocol.DescribeTableRequest](ctx, s, body)
+	if err != nil {
 		return nil, err
-	}
-	m, oe := s.meta(ctx, req.GetTableName())
-	if oe != nil {
-		return nil, oe
 	}
 	ex := s.extra(m.Name)
 	stream, err := s.streamDetails(ctx, m)
@@ -262,14 +263,9 @@ func (s *Server) describeTable(ctx context.Context, body []byte) (proto.Message,
 	}
 	tm := &otsprotocol.TableMeta{TableName: proto.String(m.Name)}
 	for _, kc := range m.Key {
-		t := otsprotocol.PrimaryKeyType_BINARY
-		switch kc.Type {
-		case tablekit.TypeInteger:
-			t = otsprotocol.PrimaryKeyType_INTEGER
-		case tablekit.TypeString:
-			t = otsprotocol.PrimaryKeyType_STRING
-		}
-		tm.PrimaryKey = append(tm.PrimaryKey, &otsprotocol.PrimaryKeySchema{Name: proto.String(kc.Name), Type: t.Enum(), Option: keyOption(kc)})
+		pk := keyColumnSchema(kc)
+		pk.Option = keyOption(kc)
+		tm.PrimaryKey = append(tm.PrimaryKey, pk)
 	}
 	for _, dc := range ex.definedColumns {
 		tm.DefinedColumn = append(tm.DefinedColumn, &otsprotocol.DefinedColumnSchema{
@@ -313,13 +309,9 @@ func tableID(name string, created int64) string {
 }
 
 func (s *Server) updateTable(ctx context.Context, body []byte) (proto.Message, error) {
-	var req otsprotocol.UpdateTableRequest
-	if err := unmarshal(body, &req); err != nil {
+	req, m, err := decodeTableRequest[otsprotocol.UpdateTableRequest](ctx, s, body)
+	if err != nil {
 		return nil, err
-	}
-	m, oe := s.meta(ctx, req.GetTableName())
-	if oe != nil {
-		return nil, oe
 	}
 	stream, oe := s.checkStreamSpec(req.GetStreamSpec())
 	if oe != nil {

@@ -312,13 +312,9 @@ func consumedWrite1(fieldNum protowire.Number) []byte {
 }
 
 func (s *Server) startLocalTransaction(ctx context.Context, body []byte) (proto.Message, error) {
-	var req otsprotocol.StartLocalTransactionRequest
-	if err := unmarshal(body, &req); err != nil {
+	req, meta, err := decodeTableRequest[otsprotocol.StartLocalTransactionRequest](ctx, s, body)
+	if err != nil {
 		return nil, err
-	}
-	meta, oe := s.meta(ctx, req.GetTableName())
-	if oe != nil {
-		return nil, oe
 	}
 	if !tablekit.CapabilitiesOf(s.backend).AtomicWrite {
 		return nil, paramErr("Try to call method using explicit transaction on explicit-transaction-disabled table: the tablekit Tablestore emulator's Backend cannot write several rows atomically (tablekit Capabilities.AtomicWrite is false), so table '%s' has no local transactions.", meta.Name)

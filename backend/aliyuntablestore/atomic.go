@@ -43,12 +43,7 @@ func (b *Backend) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest
 		sreq.AddRowChange(ch)
 		replay = replay || noReplay(w)
 	}
-	var resp *tablestore.BatchWriteRowResponse
-	err := b.do(ctx, "/BatchWriteRow", sreq, replay, func() error {
-		var err error
-		resp, err = b.c.BatchWriteRow(sreq)
-		return err
-	})
+	resp, err := doCall(ctx, b, "/BatchWriteRow", sreq, replay, b.c.BatchWriteRow)
 	if err != nil {
 		return nil, staleKey(err)
 	}

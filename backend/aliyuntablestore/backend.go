@@ -16,6 +16,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/tsproto"
 )
 
 // Backend is a tablekit.Backend over one Tablestore instance. It is safe
@@ -36,6 +37,26 @@ type Backend struct {
 func (b *Backend) do(ctx context.Context, action string, req traced, noReplay bool, fn func() error) error {
 	var bud budget
 	return mapError(b.attempts(ctx, &bud, action, req, noReplay, fn))
+}
+
+// doCall is do for fn, an SDK method that takes req and answers a
+// response: it returns fn's answer to its last attempt.
+func doCall[Req traced, Resp any](ctx context.Context, b *Backend, action string, req Req, noReplay bool, fn func(Req) (Resp, error)) (Resp, error) {
+	var bud budget
+	resp, err := attemptsCall(ctx, b, &bud, action, req, noReplay, fn)
+	return resp, mapError(err)
+}
+
+// attemptsCall is doCall without the mapping, its attempts counted in
+// bud (as attempts is do's).
+func attemptsCall[Req traced, Resp any](ctx context.Context, b *Backend, bud *budget, action string, req Req, noReplay bool, fn func(Req) (Resp, error)) (Resp, error) {
+	var resp Resp
+	err := b.attempts(ctx, bud, action, req, noReplay, func() error {
+		var err error
+		resp, err = fn(req)
+		return err
+	})
+	return resp, err
 }
 
 // attempts is do without the mapping, its attempts counted in bud.
@@ -296,10 +317,8 @@ func (b *Backend) createTable(ctx context.Context, meta *tablekit.TableMeta, str
 		}
 		req.TableMeta.AddPrimaryKeyColumn(kc.Name, t)
 	}
-	return b.do(ctx, "/CreateTable", req, false, func() error {
-		_, err := b.c.CreateTable(req)
-		return err
-	})
+	_, err = doCall(ctx, b, "/CreateTable", req, false, b.c.CreateTable)
+	return err
 }
 
 // tableOption maps tablekit options; Tablestore keeps TTL and MaxVersions
@@ -319,13 +338,8 @@ func tableOption(o tablekit.TableOptions) (*tablestore.TableOption, error) {
 }
 
 func keyType(t tablekit.Type) (tablestore.PrimaryKeyType, error) {
-	switch t {
-	case tablekit.TypeString:
-		return tablestore.PrimaryKeyType_STRING, nil
-	case tablekit.TypeInteger:
-		return tablestore.PrimaryKeyType_INTEGER, nil
-	case tablekit.TypeBinary:
-		return tablestore.PrimaryKeyType_BINARY, nil
+	if kt, ok := tsproto.KeyTypes.SDK(t); ok {
+		return kt, nil
 	}
 	return 0, tablekit.Errorf(tablekit.ErrInvalidArgument, "type %v cannot be a primary-key type", t)
 }
@@ -335,12 +349,7 @@ func keyType(t tablekit.Type) (tablestore.PrimaryKeyType, error) {
 // applies the options itself, so no request can be stale about them.
 func (b *Backend) DescribeTable(ctx context.Context, table string) (*tablekit.TableMeta, error) {
 	req := &tablestore.DescribeTableRequest{TableName: table}
-	var resp *tablestore.DescribeTableResponse
-	err := b.do(ctx, "/DescribeTable", req, false, func() error {
-		var err error
-		resp, err = b.c.DescribeTable(req)
-		return err
-	})
+	resp, err := doCall(ctx, b, "/DescribeTable", req, false, b.c.DescribeTable)
 	if err != nil {
 		return nil, err
 	}
@@ -355,15 +364,8 @@ func (b *Backend) DescribeTable(ctx context.Context, table string) (*tablekit.Ta
 		if s == nil || s.Name == nil || s.Type == nil {
 			return nil, tablekit.Errorf(tablekit.ErrUnavailable, "DescribeTable of %q answered with an incomplete primary-key schema", table)
 		}
-		var t tablekit.Type
-		switch *s.Type {
-		case tablestore.PrimaryKeyType_STRING:
-			t = tablekit.TypeString
-		case tablestore.PrimaryKeyType_INTEGER:
-			t = tablekit.TypeInteger
-		case tablestore.PrimaryKeyType_BINARY:
-			t = tablekit.TypeBinary
-		default:
+		t, ok := tsproto.KeyTypes.FromSDK(*s.Type)
+		if !ok {
 			return nil, tablekit.Errorf(tablekit.ErrUnimplemented, "table %q: primary-key column %q has type %d, which tablekit does not know", table, *s.Name, *s.Type)
 		}
 		auto := s.Option != nil && *s.Option == tablestore.AUTO_INCREMENT
@@ -427,10 +429,7 @@ func (b *Backend) UpdateTable(ctx context.Context, req *tablekit.UpdateTableRequ
 		return nil, tablekit.Errorf(tablekit.ErrConditionFailed, "the table's options changed since they were read")
 	}
 	sreq := &tablestore.UpdateTableRequest{TableName: name, TableOption: opt}
-	err = b.do(ctx, "/UpdateTable", sreq, false, func() error {
-		_, err := b.c.UpdateTable(sreq)
-		return err
-	})
+	_, err = doCall(ctx, b, "/UpdateTable", sreq, false, b.c.UpdateTable)
 	if err != nil {
 		return nil, err
 	}
@@ -457,8 +456,6 @@ func updateLock(table string) chan struct{} {
 // DeleteTable implements tablekit.Backend.
 func (b *Backend) DeleteTable(ctx context.Context, table string) error {
 	req := &tablestore.DeleteTableRequest{TableName: table}
-	return b.do(ctx, "/DeleteTable", req, false, func() error {
-		_, err := b.c.DeleteTable(req)
-		return err
-	})
+	_, err := doCall(ctx, b, "/DeleteTable", req, false, b.c.DeleteTable)
+	return err
 }

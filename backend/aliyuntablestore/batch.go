@@ -137,12 +137,8 @@ func (b *Backend) batchWriteOnce(ctx context.Context, bud *budget, reqs []*table
 		perTable[t] = append(perTable[t], i)
 		replay = replay || noReplay(reqs[i])
 	}
-	var resp *tablestore.BatchWriteRowResponse
-	err = mapError(b.attempts(ctx, bud, "/BatchWriteRow", sreq, replay, func() error {
-		var err error
-		resp, err = b.c.BatchWriteRow(sreq)
-		return err
-	}))
+	resp, err := attemptsCall(ctx, b, bud, "/BatchWriteRow", sreq, replay, b.c.BatchWriteRow)
+	err = mapError(err)
 	if err != nil {
 		if ctx.Err() != nil || !definite(err) {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/tsproto"
 )
 
 // The SDK panics on a value of a Go type it does not know (NewColumn,
@@ -167,15 +168,6 @@ func cellOrder(a, b tablekit.Column) int {
 	return cmp.Compare(b.Version, a.Version)
 }
 
-var compareOps = [...]tablestore.ComparatorType{
-	tablekit.Equal:        tablestore.CT_EQUAL,
-	tablekit.NotEqual:     tablestore.CT_NOT_EQUAL,
-	tablekit.Greater:      tablestore.CT_GREATER_THAN,
-	tablekit.GreaterEqual: tablestore.CT_GREATER_EQUAL,
-	tablekit.Less:         tablestore.CT_LESS_THAN,
-	tablekit.LessEqual:    tablestore.CT_LESS_EQUAL,
-}
-
 // The service bounds a filter: its documentation gives 10 to 32
 // single-column conditions per filter depending on the page, and the
 // emulator (tsemu.MaxFilterConditions, tsemu.MaxFilterWidth) allows 32.
@@ -245,33 +237,27 @@ func nativeFilter(f tablekit.Filter) (tablestore.ColumnFilter, error) {
 }
 
 func nativeColumnFilter(f *tablekit.ColumnFilter) (tablestore.ColumnFilter, error) {
-	if f.Op < tablekit.Equal || f.Op > tablekit.LessEqual {
+	ct, ok := tsproto.Comparators.SDK(f.Op)
+	if !ok {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "filter on column %q: unknown comparison %d", f.Column, f.Op)
 	}
 	x, ok := nativeValue(f.Value)
 	if !ok {
 		return nil, badValue("filter on column "+f.Column, f.Value)
 	}
-	c := tablestore.NewSingleColumnCondition(f.Column, compareOps[f.Op], x)
+	c := tablestore.NewSingleColumnCondition(f.Column, ct, x)
 	c.FilterIfMissing = f.FilterIfMissing
 	c.LatestVersionOnly = !f.AllVersions
 	return c, nil
 }
 
 func nativeComposite(f *tablekit.CompositeFilter) (tablestore.ColumnFilter, error) {
-	var lo tablestore.LogicalOperator
-	switch f.Op {
-	case tablekit.LogicAnd:
-		lo = tablestore.LO_AND
-	case tablekit.LogicOr:
-		lo = tablestore.LO_OR
-	case tablekit.LogicNot:
-		lo = tablestore.LO_NOT
-		if len(f.Filters) != 1 {
-			return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "NOT filter needs exactly one sub-filter, got %d", len(f.Filters))
-		}
-	default:
+	lo, ok := tsproto.LogicOps.SDK(f.Op)
+	if !ok {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "unknown filter combinator %d", f.Op)
+	}
+	if f.Op == tablekit.LogicNot && len(f.Filters) != 1 {
+		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "NOT filter needs exactly one sub-filter, got %d", len(f.Filters))
 	}
 	if len(f.Filters) == 0 {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "%v filter needs at least one sub-filter", f.Op)
@@ -293,17 +279,11 @@ func nativeComposite(f *tablekit.CompositeFilter) (tablestore.ColumnFilter, erro
 // nativeCondition translates a write condition; it never returns nil (the
 // SDK dereferences the condition of every change).
 func nativeCondition(c tablekit.Condition) (*tablestore.RowCondition, error) {
-	rc := &tablestore.RowCondition{}
-	switch c.Row {
-	case tablekit.Ignore:
-		rc.RowExistenceExpectation = tablestore.RowExistenceExpectation_IGNORE
-	case tablekit.ExpectExist:
-		rc.RowExistenceExpectation = tablestore.RowExistenceExpectation_EXPECT_EXIST
-	case tablekit.ExpectNotExist:
-		rc.RowExistenceExpectation = tablestore.RowExistenceExpectation_EXPECT_NOT_EXIST
-	default:
+	existence, ok := tsproto.RowExistences.SDK(c.Row)
+	if !ok {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "unknown row existence expectation %d", c.Row)
 	}
+	rc := &tablestore.RowCondition{RowExistenceExpectation: existence}
 	if c.Column != nil && !fitsNative(c.Column) {
 		return nil, tablekit.Errorf(tablekit.ErrInvalidArgument,
 			"write condition %v: Tablestore checks at most %d column conditions (%d per AND/OR) in one condition",

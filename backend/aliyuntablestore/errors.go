@@ -3,84 +3,14 @@ package aliyuntablestore
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/tsproto"
 )
-
-// Tablestore error codes the adapter maps (Tablestore's "Error codes"
-// page), following SPEC §12: only load shedding is ErrThrottled and only
-// transient failures ErrUnavailable, the two a retry may cure.
-var codeMap = map[string]error{
-	// Requests that break a rule or a limit.
-	"OTSParameterInvalid":      tablekit.ErrInvalidArgument,
-	"OTSInvalidPK":             tablekit.ErrInvalidPrimaryKey,
-	"OTSOutOfColumnCountLimit": tablekit.ErrInvalidArgument,
-	"OTSOutOfRowSizeLimit":     tablekit.ErrInvalidArgument,
-	"OTSRequestBodyTooLarge":   tablekit.ErrInvalidArgument,
-	"OTSMissingHeader":         tablekit.ErrInvalidArgument,
-	"OTSConditionCheckFail":    tablekit.ErrConditionFailed,
-	"OTSObjectNotExist":        tablekit.ErrTableNotFound,
-	"OTSObjectAlreadyExist":    tablekit.ErrAlreadyExists,
-
-	// Credentials refused (a wrong AccessKey ID or secret, an expired STS
-	// token, a wrong instance) or lacking a permission (RAM policies).
-	"OTSAuthFailed":         tablekit.ErrPermissionDenied,
-	"OTSNoPermissionAccess": tablekit.ErrPermissionDenied,
-	"OTSPermissionDenied":   tablekit.ErrPermissionDenied,
-
-	// Load shedding.
-	"OTSServerBusy":                              tablekit.ErrThrottled,
-	"OTSStorageServerBusy":                       tablekit.ErrThrottled,
-	"OTSNotEnoughCapacityUnit":                   tablekit.ErrThrottled,
-	"OTSCapacityUnitExhausted":                   tablekit.ErrThrottled,
-	"OTSQuotaExhausted":                          tablekit.ErrThrottled,
-	"OTSTooFrequentReservedThroughputAdjustment": tablekit.ErrThrottled,
-	"OTSRowOperationConflict":                    tablekit.ErrThrottled,
-
-	// Transient failures.
-	"OTSPartitionUnavailable": tablekit.ErrUnavailable,
-	"OTSTimeout":              tablekit.ErrUnavailable,
-	"OTSServerUnavailable":    tablekit.ErrUnavailable,
-	"OTSInternalServerError":  tablekit.ErrUnavailable,
-	"OTSTableNotReady":        tablekit.ErrUnavailable,
-	"OTSRequestTimeout":       tablekit.ErrUnavailable,
-	"OTSStorageTimeout":       tablekit.ErrUnavailable,
-
-	"OTSUnsupportOperation": tablekit.ErrUnimplemented,
-	"OTSMethodNotAllowed":   tablekit.ErrUnimplemented,
-}
-
-// codeOf maps a Tablestore error code (and, for codes it does not know,
-// the HTTP status) to a tablekit sentinel.
-func codeOf(code string, status int) error {
-	if c, ok := codeMap[code]; ok {
-		return c
-	}
-	switch {
-	case status == http.StatusTooManyRequests:
-		return tablekit.ErrThrottled
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return tablekit.ErrPermissionDenied
-	case status == http.StatusRequestTimeout:
-		return tablekit.ErrUnavailable
-	case status == http.StatusNotImplemented:
-		return tablekit.ErrUnimplemented
-	case status >= 500:
-		return tablekit.ErrUnavailable
-	case status == http.StatusNotFound:
-		return tablekit.ErrTableNotFound
-	case status == http.StatusConflict:
-		return tablekit.ErrAlreadyExists
-	case status >= 400:
-		return tablekit.ErrInvalidArgument
-	}
-	return tablekit.ErrUnavailable
-}
 
 // mapError turns an error of the SDK into a *tablekit.Error whose Err is
 // the native error (a *tablestore.OtsError when the server answered).
@@ -95,7 +25,7 @@ func mapError(err error) error {
 	}
 	var oe *tablestore.OtsError
 	if errors.As(err, &oe) {
-		return tablekit.WrapError(codeOf(oe.Code, oe.HttpStatusCode), oe, "")
+		return tablekit.WrapError(tsproto.ErrOf(oe.Code, oe.HttpStatusCode), oe, "")
 	}
 	var ab *abandonedError
 	if errors.As(err, &ab) {
@@ -124,7 +54,7 @@ func mapError(err error) error {
 // errors.As reaches it as it does for single-row calls.
 func rowError(e tablestore.Error, requestID string) error {
 	oe := &tablestore.OtsError{Code: e.Code, Message: e.Message, RequestId: requestID}
-	return tablekit.WrapError(codeOf(e.Code, 0), oe, "")
+	return tablekit.WrapError(tsproto.ErrOf(e.Code, 0), oe, "")
 }
 
 // staleKey marks an OTSInvalidPK answer to a row call as a sign of stale

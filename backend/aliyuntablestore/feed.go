@@ -13,6 +13,7 @@ import (
 	"github.com/aliyun/aliyun-tablestore-go-sdk/tablestore"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/tsproto"
 )
 
 // The change feed (SPEC §15) through Tablestore Stream.
@@ -54,10 +55,7 @@ func (b *Backend) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeed
 		spec.ExpirationTime = int32(req.Retention / time.Hour)
 	}
 	sreq := &tablestore.UpdateTableRequest{TableName: req.Meta.Name, StreamSpec: spec}
-	err := b.do(ctx, "/UpdateTable", sreq, false, func() error {
-		_, err := b.c.UpdateTable(sreq)
-		return err
-	})
+	_, err := doCall(ctx, b, "/UpdateTable", sreq, false, b.c.UpdateTable)
 	if err != nil {
 		return nil, err
 	}
@@ -69,12 +67,7 @@ func (b *Backend) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeed
 func (b *Backend) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMeta) (*tablekit.ChangeFeedStatus, error) {
 	table := meta.Name
 	dreq := &tablestore.DescribeTableRequest{TableName: table}
-	var desc *tablestore.DescribeTableResponse
-	err := b.do(ctx, "/DescribeTable", dreq, false, func() error {
-		var err error
-		desc, err = b.c.DescribeTable(dreq)
-		return err
-	})
+	desc, err := doCall(ctx, b, "/DescribeTable", dreq, false, b.c.DescribeTable)
 	if err != nil {
 		return nil, err
 	}
@@ -87,12 +80,7 @@ func (b *Backend) DescribeChangeFeed(ctx context.Context, meta *tablekit.TableMe
 		}
 	}
 	lreq := &tablestore.ListStreamRequest{TableName: &table}
-	var list *tablestore.ListStreamResponse
-	err = b.do(ctx, "/ListStream", lreq, false, func() error {
-		var err error
-		list, err = b.c.ListStream(lreq)
-		return err
-	})
+	list, err := doCall(ctx, b, "/ListStream", lreq, false, b.c.ListStream)
 	if err != nil {
 		return nil, err
 	}
@@ -154,12 +142,7 @@ func (b *Backend) streamShards(ctx context.Context, table string, id *tablestore
 	)
 	for range 10000 {
 		req := &tablestore.DescribeStreamRequest{StreamId: id, InclusiveStartShardId: start}
-		var resp *tablestore.DescribeStreamResponse
-		err := b.do(ctx, "/DescribeStream", req, false, func() error {
-			var err error
-			resp, err = b.c.DescribeStream(req)
-			return err
-		})
+		resp, err := doCall(ctx, b, "/DescribeStream", req, false, b.c.DescribeStream)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -213,12 +196,7 @@ func (b *Backend) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest)
 	if req.From == "" {
 		sid, shid := tablestore.StreamId(stream), tablestore.ShardId(shard)
 		ireq := &tablestore.GetShardIteratorRequest{StreamId: &sid, ShardId: &shid}
-		var resp *tablestore.GetShardIteratorResponse
-		err := b.do(ctx, "/GetShardIterator", ireq, false, func() error {
-			var err error
-			resp, err = b.c.GetShardIterator(ireq)
-			return err
-		})
+		resp, err := doCall(ctx, b, "/GetShardIterator", ireq, false, b.c.GetShardIterator)
 		if err != nil {
 			return nil, feedError(err, table, req.Shard)
 		}
@@ -234,12 +212,7 @@ func (b *Backend) ReadShard(ctx context.Context, req *tablekit.ReadShardRequest)
 		it := tablestore.ShardIterator(pos.iterator)
 		n := int32(min(pos.skip+limit, tablekit.MaxFeedPage))
 		greq := &tablestore.GetStreamRecordRequest{ShardIterator: &it, Limit: &n}
-		var resp *tablestore.GetStreamRecordResponse
-		err := b.do(ctx, "/GetStreamRecord", greq, false, func() error {
-			var err error
-			resp, err = b.c.GetStreamRecord(greq)
-			return err
-		})
+		resp, err := doCall(ctx, b, "/GetStreamRecord", greq, false, b.c.GetStreamRecord)
 		if err != nil {
 			return nil, feedError(err, table, req.Shard)
 		}
@@ -302,16 +275,13 @@ func changeRecord(sr *tablestore.StreamRecord, table string) (tablekit.ChangeRec
 		return tablekit.ChangeRecord{}, err
 	}
 	r := tablekit.ChangeRecord{Key: key, CommitTime: time.UnixMicro(sr.Info.Timestamp).UTC()}
-	switch sr.Type {
-	case tablestore.AT_Put:
-		r.Kind = tablekit.WritePut
-	case tablestore.AT_Update:
-		r.Kind = tablekit.WriteUpdate
-	case tablestore.AT_Delete:
-		r.Kind = tablekit.WriteDelete
-		return r, nil
-	default:
+	kind, ok := tsproto.ActionTypes.FromSDK(sr.Type)
+	if !ok {
 		return tablekit.ChangeRecord{}, bad(fmt.Sprintf("of action type %d", sr.Type))
+	}
+	r.Kind = kind
+	if kind == tablekit.WriteDelete {
+		return r, nil
 	}
 	r.Changes = make([]tablekit.Change, 0, len(sr.Columns))
 	for _, c := range sr.Columns {

@@ -176,12 +176,7 @@ func (b *Backend) getRow(ctx context.Context, table string, pk *tablestore.Prima
 		MaxVersion:   p.maxVersions,
 		TimeRange:    timeRange(p.timeRange),
 	}}
-	var resp *tablestore.GetRowResponse
-	err := b.do(ctx, "/GetRow", sreq, false, func() error {
-		var err error
-		resp, err = b.c.GetRow(sreq)
-		return err
-	})
+	resp, err := doCall(ctx, b, "/GetRow", sreq, false, b.c.GetRow)
 	if err != nil {
 		return false, nil, err
 	}
@@ -317,12 +312,8 @@ func (b *Backend) batchGetOnce(ctx context.Context, bud *budget, reqs []*tableki
 		c.AddRow(keys[i])
 		perTable[t] = append(perTable[t], i)
 	}
-	var resp *tablestore.BatchGetRowResponse
-	err = mapError(b.attempts(ctx, bud, "/BatchGetRow", sreq, false, func() error {
-		var err error
-		resp, err = b.c.BatchGetRow(sreq)
-		return err
-	}))
+	resp, err := attemptsCall(ctx, b, bud, "/BatchGetRow", sreq, false, b.c.BatchGetRow)
+	err = mapError(err)
 	if err != nil {
 		if ctx.Err() != nil || !definite(err) {
 			return nil, err
@@ -366,14 +357,29 @@ func (b *Backend) batchGetOnce(ctx context.Context, bud *budget, reqs []*tableki
 
 // GetRange implements tablekit.Backend.
 func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*tablekit.GetRangeResponse, error) {
-	spec := &req.Read
-	start, err := nativeKey(req.Start)
+	crit, p, err := rangeCriteria(req)
 	if err != nil {
 		return nil, err
 	}
+	sreq := &tablestore.GetRangeRequest{RangeRowQueryCriteria: crit}
+	resp, err := doCall(ctx, b, "/GetRange", sreq, false, b.c.GetRange)
+	if err != nil {
+		return nil, staleKey(err)
+	}
+	return rangePage(&req.Read, &p, resp)
+}
+
+// rangeCriteria is the service's query for req, and the plan that
+// rangePage answers its rows with.
+func rangeCriteria(req *tablekit.GetRangeRequest) (*tablestore.RangeRowQueryCriteria, readPlan, error) {
+	spec := &req.Read
+	start, err := nativeKey(req.Start)
+	if err != nil {
+		return nil, readPlan{}, err
+	}
 	end, err := nativeKey(req.End)
 	if err != nil {
-		return nil, err
+		return nil, readPlan{}, err
 	}
 	crit := &tablestore.RangeRowQueryCriteria{
 		TableName:       req.Meta.Name,
@@ -396,19 +402,15 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 		// tablekit keeps; answer checks it again with MatchFilter. A filter
 		// larger than the service accepts is left to MatchFilter alone.
 		if crit.Filter, err = nativeFilter(spec.Filter); err != nil {
-			return nil, err
+			return nil, readPlan{}, err
 		}
 	}
-	sreq := &tablestore.GetRangeRequest{RangeRowQueryCriteria: crit}
-	var resp *tablestore.GetRangeResponse
-	err = b.do(ctx, "/GetRange", sreq, false, func() error {
-		var err error
-		resp, err = b.c.GetRange(sreq)
-		return err
-	})
-	if err != nil {
-		return nil, staleKey(err)
-	}
+	return crit, p, nil
+}
+
+// rangePage is the page of rows the service answered, as spec selects
+// them under plan p.
+func rangePage(spec *tablekit.ReadSpec, p *readPlan, resp *tablestore.GetRangeResponse) (*tablekit.GetRangeResponse, error) {
 	// One array for every key part and one for every cell of the page.
 	nk, nc := 0, 0
 	for _, r := range resp.Rows {
@@ -436,12 +438,13 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 			return nil, err
 		}
 		cellBuf = cellBuf[:len(cellBuf)+len(cells)]
-		cols, found, _ := answer(spec, &p, true, cells)
+		cols, found, _ := answer(spec, p, true, cells)
 		if found {
 			page.Rows = append(page.Rows, tablekit.Row{Key: k, Columns: cols})
 		}
 	}
 	if resp.NextStartPrimaryKey != nil && len(resp.NextStartPrimaryKey.PrimaryKeys) > 0 {
+		var err error
 		if page.Next, err = keyOf(resp.NextStartPrimaryKey); err != nil {
 			return nil, err
 		}

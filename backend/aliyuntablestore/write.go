@@ -151,12 +151,7 @@ func (b *Backend) Write(ctx context.Context, req *tablekit.WriteRequest) (*table
 	switch ch := ch.(type) {
 	case *tablestore.PutRowChange:
 		sreq := &tablestore.PutRowRequest{PutRowChange: ch}
-		var resp *tablestore.PutRowResponse
-		err = b.do(ctx, "/PutRow", sreq, replay, func() error {
-			var err error
-			resp, err = b.c.PutRow(sreq)
-			return err
-		})
+		resp, err := doCall(ctx, b, "/PutRow", sreq, replay, b.c.PutRow)
 		if err != nil {
 			return nil, staleKey(err)
 		}
@@ -170,22 +165,14 @@ func (b *Backend) Write(ctx context.Context, req *tablekit.WriteRequest) (*table
 			return out[0].Update, out[0].Err
 		}
 		sreq := &tablestore.UpdateRowRequest{UpdateRowChange: ch}
-		var resp *tablestore.UpdateRowResponse
-		err = b.do(ctx, "/UpdateRow", sreq, replay, func() error {
-			var err error
-			resp, err = b.c.UpdateRow(sreq)
-			return err
-		})
+		resp, err := doCall(ctx, b, "/UpdateRow", sreq, replay, b.c.UpdateRow)
 		if err != nil {
 			return nil, staleKey(err)
 		}
 		return incrementResult(req, resp.Columns)
 	case *tablestore.DeleteRowChange:
 		sreq := &tablestore.DeleteRowRequest{DeleteRowChange: ch}
-		err = b.do(ctx, "/DeleteRow", sreq, replay, func() error {
-			_, err := b.c.DeleteRow(sreq)
-			return err
-		})
+		_, err = doCall(ctx, b, "/DeleteRow", sreq, replay, b.c.DeleteRow)
 		return nil, staleKey(err)
 	}
 	return nil, tablekit.Errorf(tablekit.ErrInvalidArgument, "write of unknown kind %d", req.Kind)

@@ -134,6 +134,38 @@ Flags:
 // run is the command; it returns the exit code once a signal arrives on
 // sig (or at once on a usage or start-up error).
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer, sig <-chan os.Signal) int {
+	f, code, ok := parseFlags(args, getenv, stderr)
+	if !ok {
+		return code
+	}
+	st, err := configure(&f, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablestore-emulator:", err)
+		return 2
+	}
+	srv, code, err := startServer(st, &f)
+	if err != nil {
+		fmt.Fprintln(stderr, "tablestore-emulator:", err)
+		return code
+	}
+	banner(stdout, stderr, srv, st, &f)
+	return serve(sig, srv, st.opts.Backend, stderr)
+}
+
+// cmdFlags are the command's flags.
+type cmdFlags struct {
+	addr, instance, akID, secretFile string
+	backendURL, dataDir, metaFile    string
+	adminAddr, adminTokenFile, clock string
+	adminRemote                      bool
+	maxConns, maxTxns                int
+	readTimeout, writeTimeout        time.Duration
+	idleTimeout, txnTimeout          time.Duration
+}
+
+// parseFlags parses args. When ok is false run ends with code: 0 after
+// -help, 2 after a usage error (reported on stderr).
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (f cmdFlags, code int, ok bool) {
 	fs := flag.NewFlagSet("tablestore-emulator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -144,114 +176,140 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 	if v := getenv(envAccessKeyID); v != "" {
 		defID = v
 	}
-	addr := fs.String("addr", "127.0.0.1:8800", "TCP address to listen on (port 0 picks a free port)")
-	instance := fs.String("instance", tsemu.DefaultInstanceName, "instance name requests must carry")
-	akID := fs.String("access-key-id", defID, "access key ID requests must carry (default from $"+envAccessKeyID+")")
-	secretFile := fs.String("access-key-secret-file", "", "file holding the access key secret (instead of $"+envAccessKeySecret+")")
-	backendURL := fs.String("backend", "", "URL of the tablekit backend that stores the data (mem://, file://DIR, dynamodb://…, bigtable://…); default mem://")
-	dataDir := fs.String("data", "", "shorthand for -backend file://DIR: durable across restarts and kill -9")
-	metaFile := fs.String("meta", "", "file keeping the table state tablekit does not model; default DIR/"+metaFileName+" with a file:// backend, else in memory")
-	adminAddr := fs.String("admin-addr", "", "address of the test-control admin endpoint; empty: off")
-	adminTokenFile := fs.String("admin-token-file", "", "file holding the admin token (instead of $"+envAdminToken+")")
-	adminRemote := fs.Bool("admin-allow-remote", false, "let -admin-addr be a non-loopback address")
-	clockFlag := fs.String("clock", "system", `the server's clock: "system", or "manual" (frozen at the start time) or an RFC 3339 time (frozen there), moved only through the admin endpoint`)
-	maxConns := fs.Int("max-conns", tsemu.DefaultMaxConns, "most connections open at once")
-	readTimeout := fs.Duration("read-timeout", tsemu.DefaultReadTimeout, "longest time to read a request, body included")
-	writeTimeout := fs.Duration("write-timeout", tsemu.DefaultWriteTimeout, "longest time to serve and write a response")
-	idleTimeout := fs.Duration("idle-timeout", tsemu.DefaultIdleTimeout, "idle keep-alive connections are closed after this")
-	txnTimeout := fs.Duration("transaction-timeout", tsemu.DefaultTransactionTimeout, "a local transaction idle this long (on the server's clock) is aborted")
-	maxTxns := fs.Int("max-transactions", tsemu.DefaultMaxTransactions, "most local transactions open at once")
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8800", "TCP address to listen on (port 0 picks a free port)")
+	fs.StringVar(&f.instance, "instance", tsemu.DefaultInstanceName, "instance name requests must carry")
+	fs.StringVar(&f.akID, "access-key-id", defID, "access key ID requests must carry (default from $"+envAccessKeyID+")")
+	fs.StringVar(&f.secretFile, "access-key-secret-file", "", "file holding the access key secret (instead of $"+envAccessKeySecret+")")
+	fs.StringVar(&f.backendURL, "backend", "", "URL of the tablekit backend that stores the data (mem://, file://DIR, dynamodb://…, bigtable://…); default mem://")
+	fs.StringVar(&f.dataDir, "data", "", "shorthand for -backend file://DIR: durable across restarts and kill -9")
+	fs.StringVar(&f.metaFile, "meta", "", "file keeping the table state tablekit does not model; default DIR/"+metaFileName+" with a file:// backend, else in memory")
+	fs.StringVar(&f.adminAddr, "admin-addr", "", "address of the test-control admin endpoint; empty: off")
+	fs.StringVar(&f.adminTokenFile, "admin-token-file", "", "file holding the admin token (instead of $"+envAdminToken+")")
+	fs.BoolVar(&f.adminRemote, "admin-allow-remote", false, "let -admin-addr be a non-loopback address")
+	fs.StringVar(&f.clock, "clock", "system", `the server's clock: "system", or "manual" (frozen at the start time) or an RFC 3339 time (frozen there), moved only through the admin endpoint`)
+	fs.IntVar(&f.maxConns, "max-conns", tsemu.DefaultMaxConns, "most connections open at once")
+	fs.DurationVar(&f.readTimeout, "read-timeout", tsemu.DefaultReadTimeout, "longest time to read a request, body included")
+	fs.DurationVar(&f.writeTimeout, "write-timeout", tsemu.DefaultWriteTimeout, "longest time to serve and write a response")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", tsemu.DefaultIdleTimeout, "idle keep-alive connections are closed after this")
+	fs.DurationVar(&f.txnTimeout, "transaction-timeout", tsemu.DefaultTransactionTimeout, "a local transaction idle this long (on the server's clock) is aborted")
+	fs.IntVar(&f.maxTxns, "max-transactions", tsemu.DefaultMaxTransactions, "most local transactions open at once")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return f, 0, false
 		}
-		return 2
+		return f, 2, false
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "tablestore-emulator: unexpected arguments %q (a secret is never a flag: use $%s)\n", fs.Args(), envAccessKeySecret)
-		return 2
+		return f, 2, false
 	}
-	secret, secretFrom, err := fromEnvOrFile(getenv(envAccessKeySecret), "$"+envAccessKeySecret, *secretFile)
+	return f, 0, true
+}
+
+// setup is what the server starts with, and where the banner says each
+// part comes from.
+type setup struct {
+	opts                             tsemu.Options
+	secretFrom, adminFrom, clockWhat string
+	storage, metaWhere               string // set by start
+}
+
+// configure turns the flags and the environment into the server's options
+// but for its Backend. An error is a usage error.
+func configure(f *cmdFlags, getenv func(string) string) (*setup, error) {
+	st := &setup{}
+	secret, secretFrom, err := fromEnvOrFile(getenv(envAccessKeySecret), "$"+envAccessKeySecret, f.secretFile)
 	if err != nil {
-		fmt.Fprintln(stderr, "tablestore-emulator:", err)
-		return 2
+		return nil, err
 	}
 	if secret == "" {
-		if !loopback(*addr) {
-			fmt.Fprintf(stderr, "tablestore-emulator: refusing to serve %s with the public default secret: set $%s or -access-key-secret-file\n", *addr, envAccessKeySecret)
-			return 2
+		if !loopback(f.addr) {
+			return nil, fmt.Errorf("refusing to serve %s with the public default secret: set $%s or -access-key-secret-file", f.addr, envAccessKeySecret)
 		}
 		secret, secretFrom = tsemu.DefaultAccessKeySecret, "the public default (loopback only)"
 	}
-	if *txnTimeout <= 0 || *maxTxns <= 0 {
-		fmt.Fprintln(stderr, "tablestore-emulator: -transaction-timeout and -max-transactions must be positive")
-		return 2
+	st.secretFrom = secretFrom
+	if f.txnTimeout <= 0 || f.maxTxns <= 0 {
+		return nil, errors.New("-transaction-timeout and -max-transactions must be positive")
 	}
-	opts := tsemu.Options{
-		Addr: *addr, InstanceName: *instance, AccessKeyID: *akID, AccessKeySecret: secret,
-		MaxConns: *maxConns, ReadTimeout: *readTimeout, WriteTimeout: *writeTimeout, IdleTimeout: *idleTimeout,
-		TransactionTimeout: *txnTimeout, MaxTransactions: *maxTxns,
+	st.opts = tsemu.Options{
+		Addr: f.addr, InstanceName: f.instance, AccessKeyID: f.akID, AccessKeySecret: secret,
+		MaxConns: f.maxConns, ReadTimeout: f.readTimeout, WriteTimeout: f.writeTimeout, IdleTimeout: f.idleTimeout,
+		TransactionTimeout: f.txnTimeout, MaxTransactions: f.maxTxns,
 	}
-	adminFrom := ""
-	if *adminAddr != "" {
-		opts.AdminAddr, opts.AdminAllowRemote = *adminAddr, *adminRemote
-		opts.AdminToken, adminFrom, err = fromEnvOrFile(getenv(envAdminToken), "$"+envAdminToken, *adminTokenFile)
-		if err == nil && opts.AdminToken == "" {
+	if f.adminAddr != "" {
+		st.opts.AdminAddr, st.opts.AdminAllowRemote = f.adminAddr, f.adminRemote
+		st.opts.AdminToken, st.adminFrom, err = fromEnvOrFile(getenv(envAdminToken), "$"+envAdminToken, f.adminTokenFile)
+		if err == nil && st.opts.AdminToken == "" {
 			err = fmt.Errorf("-admin-addr needs a token: set $%s or -admin-token-file", envAdminToken)
 		}
 		if err != nil {
-			fmt.Fprintln(stderr, "tablestore-emulator:", err)
-			return 2
+			return nil, err
 		}
 	}
-	clock, clockWhat, err := serverClock(*clockFlag, time.Now)
+	st.opts.Clock, st.clockWhat, err = serverClock(f.clock, time.Now)
 	if err != nil {
-		fmt.Fprintln(stderr, "tablestore-emulator:", err)
-		return 2
+		return nil, err
 	}
-	opts.Clock = clock
-	backend, storage, err := openBackend(*backendURL, *dataDir)
+	return st, nil
+}
+
+// startServer opens the Backend the flags name and starts the server over it.
+// On an error nothing is left open, and code is the exit code: 2 for a
+// wrong backend URL, 1 for a failure to start.
+func startServer(st *setup, f *cmdFlags) (srv *tsemu.Server, code int, err error) {
+	backend, storage, err := openBackend(f.backendURL, f.dataDir)
 	if err != nil {
-		fmt.Fprintln(stderr, "tablestore-emulator:", err)
 		if errors.Is(err, tablekit.ErrInvalidArgument) {
-			return 2
+			return nil, 2, err
 		}
-		return 1
+		return nil, 1, err
 	}
-	opts.Backend = backend
-	opts.MetaFile = *metaFile
-	if fe, ok := backend.(*fileengine.Engine); ok && opts.MetaFile == "" {
-		opts.MetaFile = filepath.Join(fe.Dir(), metaFileName)
+	st.storage = storage
+	st.opts.Backend = backend
+	st.opts.MetaFile = f.metaFile
+	if fe, ok := backend.(*fileengine.Engine); ok && st.opts.MetaFile == "" {
+		st.opts.MetaFile = filepath.Join(fe.Dir(), metaFileName)
 	}
-	metaWhere := "in memory: lost at restart (-meta FILE keeps it)"
-	if opts.MetaFile != "" {
-		metaWhere = opts.MetaFile
+	st.metaWhere = "in memory: lost at restart (-meta FILE keeps it)"
+	if st.opts.MetaFile != "" {
+		st.metaWhere = st.opts.MetaFile
 	}
-	closeBackend := backend.Close
-	srv, err := tsemu.NewServer(opts)
+	srv, err = tsemu.NewServer(st.opts)
 	if err != nil {
-		closeBackend()
-		fmt.Fprintln(stderr, "tablestore-emulator:", err)
-		return 1
+		backend.Close()
+		return nil, 1, err
 	}
+	return srv, 0, nil
+}
+
+// banner prints the endpoint on stdout, and on stderr what is served and
+// where each part of it comes from (never the secret).
+func banner(stdout, stderr io.Writer, srv *tsemu.Server, st *setup, f *cmdFlags) {
 	fmt.Fprintln(stdout, srv.Endpoint())
 	fmt.Fprintf(stderr, "tablestore-emulator: serving the Tablestore API at %s\n", srv.Endpoint())
-	fmt.Fprintf(stderr, "  instance:      %s\n", *instance)
-	fmt.Fprintf(stderr, "  access key id: %s (secret from %s)\n", *akID, secretFrom)
-	fmt.Fprintf(stderr, "  data:          %s\n", storage)
-	fmt.Fprintf(stderr, "  table state:   %s\n", metaWhere)
-	fmt.Fprintf(stderr, "  clock:         %s\n", clockWhat)
+	fmt.Fprintf(stderr, "  instance:      %s\n", f.instance)
+	fmt.Fprintf(stderr, "  access key id: %s (secret from %s)\n", f.akID, st.secretFrom)
+	fmt.Fprintf(stderr, "  data:          %s\n", st.storage)
+	fmt.Fprintf(stderr, "  table state:   %s\n", st.metaWhere)
+	fmt.Fprintf(stderr, "  clock:         %s\n", st.clockWhat)
 	if a := srv.AdminEndpoint(); a != "" {
-		fmt.Fprintf(stderr, "  admin:         %s/admin/v1/ (token from %s)\n", a, adminFrom)
+		fmt.Fprintf(stderr, "  admin:         %s/admin/v1/ (token from %s)\n", a, st.adminFrom)
 	} else {
 		fmt.Fprintf(stderr, "  admin:         off (-admin-addr turns it on)\n")
 	}
 	fmt.Fprintf(stderr, "  stop with Ctrl-C or SIGTERM; requests in flight finish\n")
+}
+
+// serve waits for a signal on sig, then stops the server (letting
+// requests in flight finish) and closes the Backend; it returns the exit
+// code.
+func serve(sig <-chan os.Signal, srv *tsemu.Server, backend tablekit.Backend, stderr io.Writer) int {
 	s := <-sig
 	start := time.Now()
 	srv.Close()
 	code := 0
-	if err := closeBackend(); err != nil {
+	if err := backend.Close(); err != nil {
 		fmt.Fprintln(stderr, "tablestore-emulator: closing the data:", err)
 		code = 1
 	}
