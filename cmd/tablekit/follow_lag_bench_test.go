@@ -24,8 +24,9 @@ import (
 // (-follow.rate, default 1,000 writes/s, for -follow.time, default 5 s):
 // the lag of a row is the time from its write's commit (its version, ms)
 // to the end of its application to the destination (a local engine). It
-// reports the lag's p50, p99 and maximum in ms, and the write rate the
-// source sustained. Sources: the local engine (mem://), the file engine
+// reports the lag's p50, p99 and maximum in ms, the write rate the
+// source sustained and the 99th percentile of a write call's time
+// (put-p99-ms). Sources: the local engine (mem://), the file engine
 // (file://, nosync), and the Tablestore emulator (tsemu over a local
 // engine, in process, read through its Stream API).
 //
