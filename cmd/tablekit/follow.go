@@ -163,7 +163,7 @@ func followTables(ctx context.Context, src, dst *tablekit.Client, cp *checkpoint
 			}
 			if !cfg.quiet {
 				state := "interrupted"
-				if cfg.catchUp && ctx.Err() == nil {
+				if cfg.catchUp && fctx.Err() == nil {
 					state = "caught up"
 				}
 				fmt.Fprintf(out, "%s: followed %s, %s\n", name, plural(n, "change record"), state)
