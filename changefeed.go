@@ -207,7 +207,7 @@ func (t *Table) readPage(ctx context.Context, shard string, from Checkpoint) (*R
 // FollowOptions tune [Table.FollowChangeFeed].
 type FollowOptions struct {
 	Parallelism   int           // shards read at once (0: 4)
-	Poll          time.Duration // longest wait before re-reading a caught-up shard (0: 200 ms; a FeedWaiter backend wakes it at its next commit)
+	Poll          time.Duration // a caught-up shard is read again at most Poll after its previous round of reads began (0: 200 ms; a FeedWaiter backend wakes it at its next commit)
 	UntilCaughtUp bool          // return nil once caught up, not at ctx's end
 }
 
@@ -276,6 +276,12 @@ func (t *Table) FollowChangeFeed(ctx context.Context, pos FeedPosition, opts Fol
 	}
 	waiter, _ := optional[FeedWaiter](t.c, t.c.caps.ChangeFeed) // feedwaiter.go; no capability of its own
 	for {
+		// The poll counts from the round's start, not its end: a round
+		// that listed and read the shards for a while waits only what is
+		// left of Poll, so a caught-up shard is read every Poll (a backend
+		// spacing its reads, as DynamoDB's 5 a second, keeps its own
+		// pace), not every Poll plus a round.
+		round := time.Now()
 		// The backend's signal is taken before the shards are read, so a
 		// record committed after their reads wakes the wait below.
 		var wake <-chan struct{}
@@ -338,7 +344,7 @@ func (t *Table) FollowChangeFeed(ctx context.Context, pos FeedPosition, opts Fol
 		if opts.UntilCaughtUp {
 			return nil
 		}
-		tm := time.NewTimer(opts.Poll)
+		tm := time.NewTimer(opts.Poll - time.Since(round))
 		select {
 		case <-ctx.Done():
 			tm.Stop()

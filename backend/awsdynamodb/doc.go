@@ -256,7 +256,11 @@
 // adapter's (UPDATE p50 adapter/one-term 0.86-1.08), and 1.16-1.54 times a
 // plain UpdateItem: the store's price is that of a conditional update that
 // sets its bookkeeping, not the number of terms, and the adapter's own work
-// is within the noise of it. DynamoDB charges a conditional update the same
+// is within the noise of it. Part by part (BenchmarkUpdateShapes, the raw
+// SDK adding one part at a time to a plain UpdateItem): the two terms about
+// 1.06-1.08 together, the revision's if_not_exists 1.02-1.07, the ADD to .u
+// and the .w stamp nothing measurable, all of it 1.19-1.21 (ycsb/README.md,
+// "the update, part by part"). DynamoDB charges a conditional update the same
 // write capacity as a plain one.
 //
 // Atomic writes (SPEC §13, tablekit.Client.AtomicWrite) are one

@@ -87,6 +87,27 @@ func followTables(ctx context.Context, src, dst *tablekit.Client, cp *checkpoint
 			}
 		}()
 	}
+	// The checkpoint file is written (and synced) by a saver of its own,
+	// at most every 200 ms while records are applied (the first at once):
+	// applying a record never waits for a save, which on a busy disk took
+	// up to tens of ms, during which the rest of a page's records waited.
+	// A save failing stops the followers and is the command's error.
+	fctx, stopFollowing := context.WithCancel(ctx)
+	defer stopFollowing()
+	saveReq := make(chan struct{}, 1)
+	saverDone := make(chan error, 1)
+	go func() {
+		for range saveReq {
+			if err := cp.save(); err != nil {
+				stopFollowing()
+				saverDone <- err
+				for range saveReq { // the followers' last requests
+				}
+				return
+			}
+		}
+		saverDone <- nil
+	}()
 	var saveMu sync.Mutex
 	var lastSave time.Time // the first record applied is saved at once
 	for _, name := range names {
@@ -102,8 +123,8 @@ func followTables(ctx context.Context, src, dst *tablekit.Client, cp *checkpoint
 			defer wg.Done()
 			dt := dst.Table(name)
 			n := int64(0)
-			err := src.Table(name).FollowChangeFeed(ctx, pos, tablekit.FollowOptions{UntilCaughtUp: cfg.catchUp}, func(r tablekit.ChangeRecord) error {
-				if err := applyRecord(ctx, dt, r); err != nil {
+			err := src.Table(name).FollowChangeFeed(fctx, pos, tablekit.FollowOptions{UntilCaughtUp: cfg.catchUp}, func(r tablekit.ChangeRecord) error {
+				if err := applyRecord(fctx, dt, r); err != nil {
 					return fmt.Errorf("applying %s of row %v (commit time %v): %w", kindNames[r.Kind], r.Key, r.CommitTime, err)
 				}
 				n++
@@ -115,10 +136,6 @@ func followTables(ctx context.Context, src, dst *tablekit.Client, cp *checkpoint
 				}
 				tc.Feed[r.Shard] = r.Checkpoint
 				cp.mu.Unlock()
-				// The lock covers the clock, not the file write: followers of
-				// other tables do not wait for a save. Two saves may race; the
-				// older one winning only means records applied again, which
-				// leaves the destination unchanged.
 				saveMu.Lock()
 				due := time.Since(lastSave) >= 200*time.Millisecond
 				if due {
@@ -126,11 +143,14 @@ func followTables(ctx context.Context, src, dst *tablekit.Client, cp *checkpoint
 				}
 				saveMu.Unlock()
 				if due {
-					return cp.save()
+					select {
+					case saveReq <- struct{}{}:
+					default: // a save is asked for already
+					}
 				}
 				return nil
 			})
-			if interrupted(ctx, err) {
+			if interrupted(fctx, err) {
 				err = nil
 			}
 			if err != nil {
@@ -143,7 +163,7 @@ func followTables(ctx context.Context, src, dst *tablekit.Client, cp *checkpoint
 			}
 			if !cfg.quiet {
 				state := "interrupted"
-				if cfg.catchUp && ctx.Err() == nil {
+				if cfg.catchUp && fctx.Err() == nil {
 					state = "caught up"
 				}
 				fmt.Fprintf(out, "%s: followed %s, %s\n", name, plural(n, "change record"), state)
@@ -152,6 +172,10 @@ func followTables(ctx context.Context, src, dst *tablekit.Client, cp *checkpoint
 	}
 	wg.Wait()
 	close(stopProg)
+	close(saveReq)
+	if err := <-saverDone; err != nil && first == nil {
+		first = fmt.Errorf("saving the checkpoint: %w", err)
+	}
 	if err := cp.save(); err != nil && first == nil {
 		first = err
 	}
