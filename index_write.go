@@ -45,22 +45,33 @@ type indexPlan struct {
 	known   map[string]bool
 }
 
+// IndexWriter is [Capabilities.IndexedWrite] (SPEC §16): a backend that
+// takes a row write together with its index entries and commits them in
+// one step, so that the entries are never later than the row, for readers
+// and across a crash alike, and one call does both.
+type IndexWriter interface {
+	// WriteIndexed applies req as Write would, and entries (unconditional
+	// puts of entry-table rows, of other tables than req's): every entry
+	// is visible no later than req's write, and a crash keeps req's write
+	// only with its entries. An entry whose table does not exist is
+	// skipped (its index was dropped meanwhile). When req fails (its
+	// condition, say) it returns req's error; entries may then have been
+	// written or not (an extra entry is harmless: reads verify). It may
+	// answer ErrSkip, nothing written: the Client then puts the entries
+	// and writes the row after them, as without an IndexWriter.
+	WriteIndexed(ctx context.Context, req *WriteRequest, entries []*WriteRequest) (*UpdateResult, error)
+}
+
 // applyWrite writes one row, maintaining its table's indexes first.
 func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResult, error) {
 	if len(req.Meta.Indexes) == 0 {
 		return c.b.Write(ctx, req)
 	}
+	iw, together := optional[IndexWriter](c, c.caps.IndexedWrite)
 	for attempt := 1; ; attempt++ {
 		plan, err := c.planIndexes(ctx, req)
 		if err != nil {
 			return nil, err
-		}
-		start := time.Now()
-		if err := c.putEntries(ctx, plan.entries); err != nil {
-			return nil, err
-		}
-		if time.Since(start) > c.grace()/2 && attempt < maxIndexAttempts {
-			continue // the entries might be old enough to be removed: put them again
 		}
 		w := req
 		if plan.guard != nil {
@@ -68,7 +79,23 @@ func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResu
 			cp.Condition.Column = andFilter(req.Condition.Column, plan.guard)
 			w = &cp
 		}
-		res, err := c.b.Write(ctx, w)
+		var res *UpdateResult
+		if together {
+			// Entries and row in one step: no entry put can grow old
+			// before its row write (no grace check).
+			res, err = iw.WriteIndexed(ctx, w, plan.entries)
+			together = !errors.Is(err, ErrSkip)
+		}
+		if !together {
+			start := time.Now()
+			if err := c.putEntries(ctx, plan.entries); err != nil {
+				return nil, err
+			}
+			if time.Since(start) > c.grace()/2 && attempt < maxIndexAttempts {
+				continue // the entries might be old enough to be removed: put them again
+			}
+			res, err = c.b.Write(ctx, w)
+		}
 		if err == nil && plan.guard != nil {
 			err = c.putRevealed(ctx, req, plan)
 		}

@@ -57,6 +57,15 @@ func (c *counter) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReque
 	return bw.BatchWriteRow(ctx, reqs)
 }
 
+func (c *counter) WriteIndexed(ctx context.Context, req *tablekit.WriteRequest, entries []*tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	iw, ok := c.Backend.(tablekit.IndexWriter)
+	if !ok {
+		return nil, tablekit.ErrSkip
+	}
+	c.n.Add(1)
+	return iw.WriteIndexed(ctx, req, entries)
+}
+
 var seq atomic.Int64
 
 // Run runs the index benchmarks on backends from open (one per
