@@ -99,11 +99,17 @@ func bigEndian64(b string) uint64 {
 
 // entryChunks cuts an encoded index key into an entry table's key.
 func entryChunks(b []byte) PrimaryKey {
-	k := make(PrimaryKey, len(entryKey))
-	for i := range k {
-		n := min(len(b), MaxKeyValueSize)
-		k[i] = KeyPart{Name: entryKey[i].Name, Value: BinaryString(string(b[:n]))}
-		b = b[n:]
+	return appendEntryChunks(make(PrimaryKey, 0, len(entryKey)), b)
+}
+
+// appendEntryChunks appends entryChunks(b)'s parts to k; the pieces share
+// one string.
+func appendEntryChunks(k PrimaryKey, b []byte) PrimaryKey {
+	s := string(b)
+	for i := range entryKey {
+		n := min(len(s), MaxKeyValueSize)
+		k = append(k, KeyPart{Name: entryKey[i].Name, Value: BinaryString(s[:n])})
+		s = s[n:]
 	}
 	return k
 }

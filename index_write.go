@@ -167,9 +167,19 @@ func guardFilter(cur *Row, cols []string) Filter {
 	return And(fs...)
 }
 
-// attrColumns returns ix's columns that are not key columns of m.
+// attrColumns returns ix's columns that are not key columns of m (ix's
+// own slice, capped, when it has no key column: callers only read it).
 func attrColumns(m *TableMeta, ix *IndexSpec) []KeyColumn {
-	var out []KeyColumn
+	n := 0
+	for _, col := range ix.Columns {
+		if !isKeyName(m, col.Name) {
+			n++
+		}
+	}
+	if n == len(ix.Columns) {
+		return ix.Columns[:n:n]
+	}
+	out := make([]KeyColumn, 0, n)
 	for _, col := range ix.Columns {
 		if !isKeyName(m, col.Name) {
 			out = append(out, col)
@@ -237,8 +247,10 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 	if revealing {
 		plan.guarded = append(plan.guarded, ix)
 	}
-	vals := make([][]Value, len(ix.Columns))
-	fresh := make([][]bool, len(ix.Columns)) // vals[j][n] is written by req (not read)
+	var valsBuf [MaxIndexColumns][]Value
+	var freshBuf [MaxIndexColumns][]bool
+	vals := valsBuf[:len(ix.Columns)]
+	fresh := freshBuf[:len(ix.Columns)] // vals[j][n] is written by req (not read)
 	wrote := false
 	for j, col := range ix.Columns {
 		if kv, ok := req.Key.Get(col.Name); ok {
@@ -316,15 +328,18 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 	if none && !revealing {
 		return nil
 	}
-	rest := indexKeySchema(m, ix)[len(ix.Columns):]
+	// The table's other key columns, in its order (indexKeySchema).
 	var tail []byte
-	for _, kc := range rest {
-		kv, _ := req.Key.Get(kc.Name)
-		tail = appendIndexValue(tail, kv)
+	for _, kc := range m.Key {
+		if !slices.ContainsFunc(ix.Columns, func(c KeyColumn) bool { return c.Name == kc.Name }) {
+			kv, _ := req.Key.Get(kc.Name)
+			tail = appendIndexValue(tail, kv)
+		}
 	}
 	// Every combination, one value per column, with at least one written
 	// value (the others' entries exist already).
-	idx := make([]int, len(vals))
+	var idxBuf [MaxIndexColumns]int
+	idx := idxBuf[:len(vals)]
 	for {
 		written := req.Kind == WritePut || len(attrs) == 0
 		var b []byte
@@ -392,8 +407,15 @@ func (c *Client) putRevealed(ctx context.Context, req *WriteRequest, plan *index
 
 // entryPut is the put of an entry with a new stamp.
 func entryPut(storage string, key []byte, now int64) *WriteRequest {
-	return &WriteRequest{Meta: storageMeta(storage), Kind: WritePut, Key: entryChunks(key), Now: now,
-		Columns: []Column{{Name: "n", Value: Integer(randomNonce()), Version: now}, {Name: "t", Value: Integer(now), Version: now}}}
+	// The request, its key's pieces and its cells in one allocation.
+	e := &struct {
+		req  WriteRequest
+		key  [4]KeyPart // len(entryKey)
+		cols [2]Column
+	}{}
+	e.cols = [2]Column{{Name: "n", Value: Integer(randomNonce()), Version: now}, {Name: "t", Value: Integer(now), Version: now}}
+	e.req = WriteRequest{Meta: storageMeta(storage), Kind: WritePut, Key: appendEntryChunks(e.key[:0], key), Now: now, Columns: e.cols[:]}
+	return &e.req
 }
 
 // putEntries puts entries (an entry table that is gone belongs to an index
