@@ -117,6 +117,8 @@ func (r *indexRead) verify(ctx context.Context, entries []Row) (rows []Row, keys
 	// The requests and their keys in one allocation each.
 	gets := make([]GetRowRequest, len(entries))
 	parts := make([]KeyPart, len(entries)*len(r.m.Key))
+	rows = make([]Row, 0, len(entries))
+	keys = make([]PrimaryKey, 0, len(entries))
 	now := r.c.now()
 	for _, e := range entries {
 		ik, ok := decodeIndexKey(r.ks, entryBytes(e.Key))
@@ -171,6 +173,16 @@ func (r *indexRead) match(row *Row, ik PrimaryKey) (Row, bool) {
 		}
 	}
 	out := Row{Key: ik}
+	n := 0
+	for _, cell := range row.Columns {
+		if slices.Contains(r.include, cell.Name) {
+			n++
+		}
+	}
+	if n == 0 {
+		return out, true
+	}
+	out.Columns = make([]Column, 0, n)
 	for _, cell := range row.Columns {
 		if slices.Contains(r.include, cell.Name) {
 			out.Columns = append(out.Columns, cell)
