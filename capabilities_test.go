@@ -24,6 +24,9 @@ import (
 type withholding struct {
 	*fileengine.Engine
 	optionalCalls atomic.Int64
+	// BatchGetRow hides the engine's method of that name: the backend has
+	// none, though it claims BatchRead.
+	BatchGetRow struct{}
 }
 
 func (w *withholding) Capabilities(shown tablekit.Capabilities) tablekit.Capabilities {

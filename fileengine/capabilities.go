@@ -11,6 +11,7 @@ import (
 
 var (
 	_ tablekit.Backend            = (*Engine)(nil)
+	_ tablekit.BatchReader        = (*Engine)(nil) // batchget.go
 	_ tablekit.BatchWriter        = (*Engine)(nil) // engine.go
 	_ tablekit.RangeScanner       = (*Engine)(nil) // range.go
 	_ tablekit.AtomicWriter       = (*Engine)(nil) // atomic.go
