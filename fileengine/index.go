@@ -56,7 +56,7 @@ func (e *Engine) WriteIndexed(ctx context.Context, w *tablekit.WriteRequest, ent
 	eks := make([][]byte, len(entries))
 	for i, q := range entries {
 		et := tabs[q.Meta.Name]
-		if et == nil || et == t || et.current(q.Meta) != nil {
+		if et == nil || et.current(q.Meta) != nil {
 			continue
 		}
 		eks[i] = key(et, q.Key)
