@@ -329,7 +329,8 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 		return nil
 	}
 	// The table's other key columns, in its order (indexKeySchema).
-	var tail []byte
+	var tailRoom, keyRoom [128]byte // an index key's bytes, on the stack when short
+	tail := tailRoom[:0]
 	for _, kc := range m.Key {
 		if !slices.ContainsFunc(ix.Columns, func(c KeyColumn) bool { return c.Name == kc.Name }) {
 			kv, _ := req.Key.Get(kc.Name)
@@ -342,7 +343,7 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 	idx := idxBuf[:len(vals)]
 	for {
 		written := req.Kind == WritePut || len(attrs) == 0
-		var b []byte
+		b := keyRoom[:0]
 		for j, k := range idx {
 			b = appendIndexValue(b, vals[j][k])
 			written = written || fresh[j][k] && !isKeyName(m, ix.Columns[j].Name)
