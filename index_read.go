@@ -191,9 +191,9 @@ func (r *indexRead) match(row *Row, ik PrimaryKey) (Row, bool) {
 	return out, true
 }
 
-// entryKeysOnly reads entries' keys only (an empty projection: the row's
-// existence), which is all a read needs of them.
-var entryKeysOnly = ReadSpec{Columns: []string{}, MaxVersions: 1}
+// entryKeysOnly reads what a read needs of an entry, its key, with its
+// smallest cell (a projection every backend maps to its own).
+var entryKeysOnly = ReadSpec{Columns: []string{"t"}, MaxVersions: 1}
 
 // indexCursor walks an index range through entry-table pages.
 type indexCursor struct {
