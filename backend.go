@@ -26,7 +26,7 @@ import (
 //
 // Beyond these methods a backend may implement optional interfaces
 // ([BatchReader], [BatchWriter], [RangeScanner], [AtomicWriter],
-// [ChangeFeeder], [FeedCreator], [FeedWaiter], [NativeAccessor],
+// [ChangeFeeder], [FeedCreator], [FeedWaiter], [IndexWriter], [NativeAccessor],
 // [SystemNamer], [Wrapper], [CapabilityDeclarer]): implementing one is
 // having its capability ([CapabilitiesOf]; FeedWaiter, which changes only
 // how soon a follower reads, has none); each says whether it may answer
@@ -197,6 +197,10 @@ type Capabilities struct {
 	// without it the Client enables the feed right after the creation.
 	// Never without ChangeFeed.
 	CreateWithFeed bool
+	// IndexedWrite: a row write and its index entries (SPEC §16) go to
+	// the store in one call and commit together ([IndexWriter]); without
+	// it the Client puts the entries, then writes the row.
+	IndexedWrite bool
 }
 
 // optionals lists each optional interface with its Capabilities field:
@@ -212,6 +216,7 @@ var optionals = [...]struct {
 	{implements[AtomicWriter], func(c *Capabilities) *bool { return &c.AtomicWrite }},
 	{implements[ChangeFeeder], func(c *Capabilities) *bool { return &c.ChangeFeed }},
 	{implements[FeedCreator], func(c *Capabilities) *bool { return &c.CreateWithFeed }},
+	{implements[IndexWriter], func(c *Capabilities) *bool { return &c.IndexedWrite }},
 }
 
 func implements[I any](b Backend) bool {

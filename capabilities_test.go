@@ -17,18 +17,22 @@ import (
 )
 
 // withholding is the file engine (which has BatchWriteRow, ScanRange,
-// AtomicWrite and a change feed) declaring less than its methods show, as
+// AtomicWrite, a change feed and WriteIndexed) declaring less than its methods show, as
 // a backend whose store lacks a feature at run time does, and claiming
 // BatchRead, which it has no method for. It counts the calls of its
 // optional methods.
 type withholding struct {
 	*fileengine.Engine
 	optionalCalls atomic.Int64
+	// BatchGetRow hides the engine's method of that name: the backend has
+	// none, though it claims BatchRead.
+	BatchGetRow struct{}
 }
 
 func (w *withholding) Capabilities(shown tablekit.Capabilities) tablekit.Capabilities {
 	shown.BatchRead = true // no BatchGetRow: presence wins
 	shown.BatchWrite, shown.LendingScan, shown.AtomicWrite, shown.ChangeFeed = false, false, false, false
+	shown.IndexedWrite = false
 	return shown
 }
 
@@ -50,6 +54,11 @@ func (w *withholding) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteReq
 func (w *withholding) CreateTableWithFeed(ctx context.Context, meta *tablekit.TableMeta, feed *tablekit.SetChangeFeedRequest) error {
 	w.optionalCalls.Add(1)
 	return w.Engine.CreateTableWithFeed(ctx, meta, feed)
+}
+
+func (w *withholding) WriteIndexed(ctx context.Context, req *tablekit.WriteRequest, entries []*tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+	w.optionalCalls.Add(1)
+	return w.Engine.WriteIndexed(ctx, req, entries)
 }
 
 func (w *withholding) SetChangeFeed(ctx context.Context, req *tablekit.SetChangeFeedRequest) (*tablekit.ChangeFeedStatus, error) {
@@ -107,6 +116,17 @@ func TestCapabilitiesWithheldAreNotUsed(t *testing.T) {
 	}
 	if _, err := db.DescribeTable(ctx, "f"); !errors.Is(err, tablekit.ErrTableNotFound) {
 		t.Errorf("DescribeTable of the refused table = %v, want ErrTableNotFound", err)
+	}
+	// An indexed table's writes take the ordered path (entries, then row).
+	ix := tablekit.IndexSpec{Name: "by_c", Columns: []tablekit.KeyColumn{{Name: "c", Type: tablekit.TypeInteger}}}
+	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "x", Key: tablekit.KeySchema{{Name: "k", Type: tablekit.TypeInteger}}, Indexes: []tablekit.IndexSpec{ix}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Table("x").PutRow(ctx, k(1), []tablekit.Column{{Name: "c", Value: tablekit.Integer(7)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := db.Table("x").Index("by_c").GetRow(ctx, tablekit.Key("c", tablekit.Integer(7)).Add("k", tablekit.Integer(1))); err != nil || !found {
+		t.Errorf("index read after the ordered write: found %v, %v", found, err)
 	}
 	if c := b.optionalCalls.Load(); c != 0 {
 		t.Errorf("the Client called a withheld optional method %d times", c)

@@ -73,6 +73,27 @@ package tablekit
 // (whose verify reports it). An error of the second put says the row was
 // written (ErrUnavailable).
 //
+// A backend with [Capabilities.IndexedWrite] ([IndexWriter]: the local
+// and file engines) takes the row write and its entries in one call
+// (WriteIndexed), and keeps the order itself: entries never later than
+// the row, for readers and across a crash (the file engine commits both
+// in one pebble batch, with one sync; the local engine stores the entries,
+// then the row). The plan, the guard, the retries and the second read of
+// a guarded write are the same on every backend; what one call saves is
+// the separate entry puts (a second Backend call, and on the file engine a
+// second sync) and the grace check (an entry cannot grow old before its
+// row write when both are one step). Without the capability, or when
+// WriteIndexed answers ErrSkip, the Client makes the calls in order.
+//
+// Reads verify on every backend, IndexedWrite or not: entries are never
+// removed on the write path (see below), so an entry whose row moved on
+// stays until Reindex, and the read of each entry's row, which hides it,
+// is also what returns the row's included columns: the check itself is
+// a comparison of values already read. The cost of an index read is that
+// of its page of entries plus one row read per entry; a backend with
+// [Capabilities.BatchRead] reads the page's rows in one call (the file
+// engine through one pebble iterator), the others row by row.
+//
 // Deletes (row, column, version) write no entry: they only shrink the
 // visible values. Entries are never removed on the write path: removing an
 // entry while another writer has put it and not yet written its row would

@@ -123,11 +123,19 @@ func testIndexConsistency(t *testing.T, b tablekit.Backend) {
 			}
 		})
 	}
+	// Readers go on until one scan started after the last write returned:
+	// every written row is stable during it, so checkNeverMissing always
+	// has pairs to check, however fast the writers were.
+	var writesEnd atomic.Int64 // seq once every write has returned; 0 before
+	quiet := make(chan struct{})
+	var quietOnce sync.Once
 	var rg sync.WaitGroup
 	for r := range readers {
 		rg.Go(func() {
 			for !stop.Load() {
 				call := seq.Add(1)
+				end := writesEnd.Load()
+				after := end != 0 && call > end
 				var got []tablekit.Row
 				for row, err := range ix.Rows(ctx, lo, hi) {
 					if err != nil {
@@ -150,10 +158,20 @@ func testIndexConsistency(t *testing.T, b tablekit.Backend) {
 					v, _ := row.Key[0].Value.Str()
 					record(porcupine.Operation{ClientId: writers + r, Input: ixOp{row: int(id)}, Call: call, Output: v, Return: ret})
 				}
+				if after { // recorded: the writers' side may stop the readers
+					quietOnce.Do(func() { close(quiet) })
+				}
 			}
 		})
 	}
 	wg.Wait()
+	writesEnd.Store(seq.Add(1))
+	readersDone := make(chan struct{})
+	go func() { rg.Wait(); close(readersDone) }()
+	select {
+	case <-quiet:
+	case <-readersDone: // a reader failed
+	}
 	stop.Store(true)
 	rg.Wait()
 	if t.Failed() {

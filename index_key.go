@@ -3,6 +3,7 @@ package tablekit
 import (
 	"encoding/binary"
 	"slices"
+	"strings"
 )
 
 // indexKeySchema is ix's key: its columns, then the table's other key
@@ -36,16 +37,26 @@ func appendIndexValue(dst []byte, v Value) []byte {
 	return append(dst, 0, 1)
 }
 
-// decodeIndexKey decodes an entry key's bytes by schema ks.
-func decodeIndexKey(ks KeySchema, b []byte) (PrimaryKey, bool) {
+// decodeIndexKey decodes an entry key's bytes by schema ks. A String or
+// Binary value without an escaped 0x00 is a substring of b (no copy).
+func decodeIndexKey(ks KeySchema, b string) (PrimaryKey, bool) {
 	k := make(PrimaryKey, len(ks))
 	for i, kc := range ks {
 		if kc.Type == TypeInteger {
 			if len(b) < 8 {
 				return nil, false
 			}
-			k[i] = KeyPart{Name: kc.Name, Value: Value{typ: TypeInteger, num: binary.BigEndian.Uint64(b) ^ (1 << 63)}}
+			k[i] = KeyPart{Name: kc.Name, Value: Value{typ: TypeInteger, num: bigEndian64(b) ^ (1 << 63)}}
 			b = b[8:]
+			continue
+		}
+		n := strings.IndexByte(b, 0)
+		if n < 0 || n+1 >= len(b) {
+			return nil, false
+		}
+		if b[n+1] == 1 { // no escape: the value is b[:n]
+			k[i] = KeyPart{Name: kc.Name, Value: Value{typ: kc.Type, str: b[:n]}}
+			b = b[n+2:]
 			continue
 		}
 		var s []byte
@@ -79,24 +90,49 @@ func decodeIndexKey(ks KeySchema, b []byte) (PrimaryKey, bool) {
 	return k, true
 }
 
+// bigEndian64 reads b's first 8 bytes as a big-endian number.
+func bigEndian64(b string) uint64 {
+	_ = b[7]
+	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
+		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
+}
+
 // entryChunks cuts an encoded index key into an entry table's key.
 func entryChunks(b []byte) PrimaryKey {
-	k := make(PrimaryKey, len(entryKey))
-	for i := range k {
-		n := min(len(b), MaxKeyValueSize)
-		k[i] = KeyPart{Name: entryKey[i].Name, Value: BinaryString(string(b[:n]))}
-		b = b[n:]
+	return appendEntryChunks(make(PrimaryKey, 0, len(entryKey)), b)
+}
+
+// appendEntryChunks appends entryChunks(b)'s parts to k; the pieces share
+// one string.
+func appendEntryChunks(k PrimaryKey, b []byte) PrimaryKey {
+	s := string(b)
+	for i := range entryKey {
+		n := min(len(s), MaxKeyValueSize)
+		k = append(k, KeyPart{Name: entryKey[i].Name, Value: BinaryString(s[:n])})
+		s = s[n:]
 	}
 	return k
 }
 
-// entryBytes is the encoded index key of an entry table's key.
-func entryBytes(k PrimaryKey) []byte {
-	var b []byte
+// entryBytes is the encoded index key of an entry table's key (its first
+// piece itself when the others are empty, as they are for keys of up to
+// 1,024 bytes).
+func entryBytes(k PrimaryKey) string {
+	n, last := 0, 0
+	for i, p := range k {
+		if len(p.Value.str) > 0 {
+			n += len(p.Value.str)
+			last = i
+		}
+	}
+	if last == 0 && len(k) > 0 {
+		return k[0].Value.str
+	}
+	b := make([]byte, 0, n)
 	for _, p := range k {
 		b = append(b, p.Value.str...)
 	}
-	return b
+	return string(b)
 }
 
 // entryTop is the entry key above every other.

@@ -114,20 +114,28 @@ func (r *indexRead) verify(ctx context.Context, entries []Row) (rows []Row, keys
 	iks := make([]PrimaryKey, 0, len(entries))
 	ekeys := make([]PrimaryKey, 0, len(entries))
 	reqs := make([]*GetRowRequest, 0, len(entries))
+	// The requests and their keys in one allocation each.
+	gets := make([]GetRowRequest, len(entries))
+	parts := make([]KeyPart, len(entries)*len(r.m.Key))
+	rows = make([]Row, 0, len(entries))
+	keys = make([]PrimaryKey, 0, len(entries))
 	now := r.c.now()
 	for _, e := range entries {
 		ik, ok := decodeIndexKey(r.ks, entryBytes(e.Key))
 		if !ok {
 			continue // not an entry of this schema: never written by the Client
 		}
-		rk := make(PrimaryKey, len(r.m.Key))
+		rk := PrimaryKey(parts[:len(r.m.Key):len(r.m.Key)])
+		parts = parts[len(r.m.Key):]
 		for i, kc := range r.m.Key {
 			v, _ := ik.Get(kc.Name)
 			rk[i] = KeyPart{Name: kc.Name, Value: v}
 		}
 		iks = append(iks, ik)
 		ekeys = append(ekeys, e.Key)
-		reqs = append(reqs, &GetRowRequest{Meta: r.m, Key: rk, Read: r.read, Now: now})
+		g := &gets[len(reqs)]
+		*g = GetRowRequest{Meta: r.m, Key: rk, Read: r.read, Now: now}
+		reqs = append(reqs, g)
 	}
 	for len(reqs) > 0 {
 		n := min(len(reqs), MaxBatchGet)
@@ -165,6 +173,16 @@ func (r *indexRead) match(row *Row, ik PrimaryKey) (Row, bool) {
 		}
 	}
 	out := Row{Key: ik}
+	n := 0
+	for _, cell := range row.Columns {
+		if slices.Contains(r.include, cell.Name) {
+			n++
+		}
+	}
+	if n == 0 {
+		return out, true
+	}
+	out.Columns = make([]Column, 0, n)
 	for _, cell := range row.Columns {
 		if slices.Contains(r.include, cell.Name) {
 			out.Columns = append(out.Columns, cell)
@@ -172,6 +190,10 @@ func (r *indexRead) match(row *Row, ik PrimaryKey) (Row, bool) {
 	}
 	return out, true
 }
+
+// entryKeysOnly reads what a read needs of an entry, its key, with its
+// smallest cell (a projection every backend maps to its own).
+var entryKeysOnly = ReadSpec{Columns: []string{"t"}, MaxVersions: 1}
 
 // indexCursor walks an index range through entry-table pages.
 type indexCursor struct {
@@ -239,7 +261,7 @@ func (cur *indexCursor) next(ctx context.Context, want int) ([]Row, []PrimaryKey
 		limit++
 	}
 	resp, err := cur.r.c.b.GetRange(ctx, &GetRangeRequest{Meta: cur.r.sm, Start: cur.start, End: cur.end, Backward: cur.backward,
-		Limit: min(limit, MaxPageRows+1), Read: ReadSpec{Columns: []string{"t"}, MaxVersions: 1}, Now: cur.r.c.now()})
+		Limit: min(limit, MaxPageRows+1), Read: entryKeysOnly, Now: cur.r.c.now()})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -325,7 +347,7 @@ func (x *IndexTable) GetRow(ctx context.Context, key PrimaryKey, opts ...ReadOpt
 	if err := checkIndexKey(r.ks, key, false); err != nil {
 		return Row{}, false, annotate(err, op, x.t.name)
 	}
-	e, err := r.c.b.GetRow(ctx, &GetRowRequest{Meta: r.sm, Key: indexBound(key), Read: ReadSpec{Columns: []string{"t"}, MaxVersions: 1}, Now: r.c.now()})
+	e, err := r.c.b.GetRow(ctx, &GetRowRequest{Meta: r.sm, Key: indexBound(key), Read: entryKeysOnly, Now: r.c.now()})
 	if err != nil || e == nil {
 		return Row{}, false, annotate(err, op, x.t.name)
 	}

@@ -124,7 +124,7 @@ func (c *Client) reindex(ctx context.Context, m *TableMeta, index string, verify
 			if v, ok := e.Get("n"); ok {
 				s.n, _ = v.Int()
 			}
-			existing[string(entryBytes(e.Key))] = s
+			existing[entryBytes(e.Key)] = s
 		}
 		return nil
 	})
@@ -183,7 +183,7 @@ func (c *Client) reindex(ctx context.Context, m *TableMeta, index string, verify
 // removeEntry deletes the entry b if its row still does not need it and its
 // stamp is still s.
 func (c *Client) removeEntry(ctx context.Context, m *TableMeta, ix *IndexSpec, ks KeySchema, b string, s stamp, read ReadSpec) (bool, error) {
-	ik, ok := decodeIndexKey(ks, []byte(b))
+	ik, ok := decodeIndexKey(ks, b)
 	if ok {
 		rk := make(PrimaryKey, len(m.Key))
 		for i, kc := range m.Key {

@@ -45,22 +45,33 @@ type indexPlan struct {
 	known   map[string]bool
 }
 
+// IndexWriter is [Capabilities.IndexedWrite] (SPEC §16): a backend that
+// takes a row write together with its index entries and commits them in
+// one step, so that the entries are never later than the row, for readers
+// and across a crash alike, and one call does both.
+type IndexWriter interface {
+	// WriteIndexed applies req as Write would, and entries (unconditional
+	// puts of entry-table rows, of other tables than req's): every entry
+	// is visible no later than req's write, and a crash keeps req's write
+	// only with its entries. An entry whose table does not exist is
+	// skipped (its index was dropped meanwhile). When req fails (its
+	// condition, say) it returns req's error; entries may then have been
+	// written or not (an extra entry is harmless: reads verify). It may
+	// answer ErrSkip, nothing written: the Client then puts the entries
+	// and writes the row after them, as without an IndexWriter.
+	WriteIndexed(ctx context.Context, req *WriteRequest, entries []*WriteRequest) (*UpdateResult, error)
+}
+
 // applyWrite writes one row, maintaining its table's indexes first.
 func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResult, error) {
 	if len(req.Meta.Indexes) == 0 {
 		return c.b.Write(ctx, req)
 	}
+	iw, together := optional[IndexWriter](c, c.caps.IndexedWrite)
 	for attempt := 1; ; attempt++ {
 		plan, err := c.planIndexes(ctx, req)
 		if err != nil {
 			return nil, err
-		}
-		start := time.Now()
-		if err := c.putEntries(ctx, plan.entries); err != nil {
-			return nil, err
-		}
-		if time.Since(start) > c.grace()/2 && attempt < maxIndexAttempts {
-			continue // the entries might be old enough to be removed: put them again
 		}
 		w := req
 		if plan.guard != nil {
@@ -68,7 +79,23 @@ func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResu
 			cp.Condition.Column = andFilter(req.Condition.Column, plan.guard)
 			w = &cp
 		}
-		res, err := c.b.Write(ctx, w)
+		var res *UpdateResult
+		if together {
+			// Entries and row in one step: no entry put can grow old
+			// before its row write (no grace check).
+			res, err = iw.WriteIndexed(ctx, w, plan.entries)
+			together = !errors.Is(err, ErrSkip)
+		}
+		if !together {
+			start := time.Now()
+			if err := c.putEntries(ctx, plan.entries); err != nil {
+				return nil, err
+			}
+			if time.Since(start) > c.grace()/2 && attempt < maxIndexAttempts {
+				continue // the entries might be old enough to be removed: put them again
+			}
+			res, err = c.b.Write(ctx, w)
+		}
 		if err == nil && plan.guard != nil {
 			err = c.putRevealed(ctx, req, plan)
 		}
@@ -140,9 +167,19 @@ func guardFilter(cur *Row, cols []string) Filter {
 	return And(fs...)
 }
 
-// attrColumns returns ix's columns that are not key columns of m.
+// attrColumns returns ix's columns that are not key columns of m (ix's
+// own slice, capped, when it has no key column: callers only read it).
 func attrColumns(m *TableMeta, ix *IndexSpec) []KeyColumn {
-	var out []KeyColumn
+	n := 0
+	for _, col := range ix.Columns {
+		if !isKeyName(m, col.Name) {
+			n++
+		}
+	}
+	if n == len(ix.Columns) {
+		return ix.Columns[:n:n]
+	}
+	out := make([]KeyColumn, 0, n)
 	for _, col := range ix.Columns {
 		if !isKeyName(m, col.Name) {
 			out = append(out, col)
@@ -210,8 +247,10 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 	if revealing {
 		plan.guarded = append(plan.guarded, ix)
 	}
-	vals := make([][]Value, len(ix.Columns))
-	fresh := make([][]bool, len(ix.Columns)) // vals[j][n] is written by req (not read)
+	var valsBuf [MaxIndexColumns][]Value
+	var freshBuf [MaxIndexColumns][]bool
+	vals := valsBuf[:len(ix.Columns)]
+	fresh := freshBuf[:len(ix.Columns)] // vals[j][n] is written by req (not read)
 	wrote := false
 	for j, col := range ix.Columns {
 		if kv, ok := req.Key.Get(col.Name); ok {
@@ -289,18 +328,22 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 	if none && !revealing {
 		return nil
 	}
-	rest := indexKeySchema(m, ix)[len(ix.Columns):]
-	var tail []byte
-	for _, kc := range rest {
-		kv, _ := req.Key.Get(kc.Name)
-		tail = appendIndexValue(tail, kv)
+	// The table's other key columns, in its order (indexKeySchema).
+	var tailRoom, keyRoom [128]byte // an index key's bytes, on the stack when short
+	tail := tailRoom[:0]
+	for _, kc := range m.Key {
+		if !slices.ContainsFunc(ix.Columns, func(c KeyColumn) bool { return c.Name == kc.Name }) {
+			kv, _ := req.Key.Get(kc.Name)
+			tail = appendIndexValue(tail, kv)
+		}
 	}
 	// Every combination, one value per column, with at least one written
 	// value (the others' entries exist already).
-	idx := make([]int, len(vals))
+	var idxBuf [MaxIndexColumns]int
+	idx := idxBuf[:len(vals)]
 	for {
 		written := req.Kind == WritePut || len(attrs) == 0
-		var b []byte
+		b := keyRoom[:0]
 		for j, k := range idx {
 			b = appendIndexValue(b, vals[j][k])
 			written = written || fresh[j][k] && !isKeyName(m, ix.Columns[j].Name)
@@ -365,8 +408,15 @@ func (c *Client) putRevealed(ctx context.Context, req *WriteRequest, plan *index
 
 // entryPut is the put of an entry with a new stamp.
 func entryPut(storage string, key []byte, now int64) *WriteRequest {
-	return &WriteRequest{Meta: storageMeta(storage), Kind: WritePut, Key: entryChunks(key), Now: now,
-		Columns: []Column{{Name: "n", Value: Integer(randomNonce()), Version: now}, {Name: "t", Value: Integer(now), Version: now}}}
+	// The request, its key's pieces and its cells in one allocation.
+	e := &struct {
+		req  WriteRequest
+		key  [4]KeyPart // len(entryKey)
+		cols [2]Column
+	}{}
+	e.cols = [2]Column{{Name: "n", Value: Integer(randomNonce()), Version: now}, {Name: "t", Value: Integer(now), Version: now}}
+	e.req = WriteRequest{Meta: storageMeta(storage), Kind: WritePut, Key: appendEntryChunks(e.key[:0], key), Now: now, Columns: e.cols[:]}
+	return &e.req
 }
 
 // putEntries puts entries (an entry table that is gone belongs to an index

@@ -335,6 +335,7 @@ var (
 	_ tablekit.ChangeFeeder   = (*backend)(nil) // feed.go
 	_ tablekit.FeedCreator    = (*backend)(nil) // feed.go
 	_ tablekit.FeedWaiter     = (*backend)(nil) // feed.go
+	_ tablekit.IndexWriter    = (*backend)(nil) // index.go
 	_ tablekit.NativeAccessor = (*backend)(nil)
 )
 

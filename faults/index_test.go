@@ -14,11 +14,31 @@ import (
 // TestIndexWriteFaults fails each step of a write of an indexed table in
 // turn (the guard's read, the entry put, the row write, each answer lost):
 // no index read ever returns a row whose values do not match, none misses
-// a row, and a reindex past the grace period leaves the index exact.
+// a row, and a reindex past the grace period leaves the index exact. It
+// runs over the local engine, whose WriteIndexed takes a row write and its
+// entries in one call (the wrapper forwards it, faults decided for each
+// row), and over the same engine without it (the ordered calls).
 func TestIndexWriteFaults(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		inner    tablekit.Backend
+		together bool
+	}{{"IndexedWrite", localengine.New(), true}, {"ordered", requiredOnly{localengine.New()}, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tablekit.CapabilitiesOf(faults.New(0).Wrap(tc.inner)).IndexedWrite; got != tc.together {
+				t.Fatalf("CapabilitiesOf(wrapper).IndexedWrite = %v, want %v", got, tc.together)
+			}
+			testIndexWriteFaults(t, tc.inner)
+		})
+	}
+}
+
+// requiredOnly is a backend with the required methods only.
+type requiredOnly struct{ tablekit.Backend }
+
+func testIndexWriteFaults(t *testing.T, inner tablekit.Backend) {
 	ctx := context.Background()
 	clock := tablekit.NewManualClock(time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC))
-	inner := localengine.New()
 	boot := tablekit.NewClient(inner, tablekit.WithClock(clock))
 	specs := []tablekit.IndexSpec{
 		{Name: "by_s", Columns: []tablekit.KeyColumn{{Name: "s", Type: tablekit.TypeString}}, Include: []string{"n"}},

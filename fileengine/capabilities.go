@@ -11,12 +11,14 @@ import (
 
 var (
 	_ tablekit.Backend            = (*Engine)(nil)
+	_ tablekit.BatchReader        = (*Engine)(nil) // batchget.go
 	_ tablekit.BatchWriter        = (*Engine)(nil) // engine.go
 	_ tablekit.RangeScanner       = (*Engine)(nil) // range.go
 	_ tablekit.AtomicWriter       = (*Engine)(nil) // atomic.go
 	_ tablekit.ChangeFeeder       = (*Engine)(nil) // feed.go
 	_ tablekit.FeedCreator        = (*Engine)(nil) // feed.go
 	_ tablekit.FeedWaiter         = (*Engine)(nil) // feed.go
+	_ tablekit.IndexWriter        = (*Engine)(nil) // index.go
 	_ tablekit.NativeAccessor     = (*Engine)(nil)
 	_ tablekit.SystemNamer        = (*Engine)(nil)
 	_ tablekit.CapabilityDeclarer = (*Engine)(nil)

@@ -115,6 +115,15 @@
 // has committed, so Table.FollowChangeFeed reads the record then instead
 // of after its poll.
 //
+// Secondary indexes (SPEC §16, kept by the Client): the engine is a
+// tablekit.IndexWriter, so a write of an indexed table and its index
+// entries are one pebble batch with one sync (index.go): after a crash
+// the row is stored only with its entries (crash_index_test.go kills
+// writing processes and checks it), and an indexed put costs one sync,
+// not two. It is a tablekit.BatchReader: BatchGetRow reads its rows
+// through one pebble iterator (batchget.go), which is how an index read
+// reads the rows of its page of entries.
+//
 // Auto-increment key columns (SPEC §14): a write's value is the greatest
 // its partition key has held plus one; a counter key is written in the
 // same pebble batch as the row, so after a crash or Close and Open no

@@ -12,6 +12,7 @@ var (
 	_ tablekit.ChangeFeeder       = (*Engine)(nil) // feed.go
 	_ tablekit.FeedCreator        = (*Engine)(nil) // feed.go
 	_ tablekit.FeedWaiter         = (*Engine)(nil) // feed.go
+	_ tablekit.IndexWriter        = (*Engine)(nil) // index.go
 	_ tablekit.SystemNamer        = (*Engine)(nil)
 	_ tablekit.CapabilityDeclarer = (*Engine)(nil)
 	_ tablekit.NativeAccessor     = (*sharedHandle)(nil) // url.go

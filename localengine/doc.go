@@ -127,6 +127,14 @@
 // that row meanwhile, so its row is always new (autoinc.go has the
 // rules). The counters are in memory and go with the table.
 //
+// Secondary indexes (SPEC §16, kept by the Client): the engine is a
+// tablekit.IndexWriter, so a write of an indexed table and its index
+// entries are one call (index.go): the entries are stored first, each
+// under its own stripe, then the row, so a reader that sees the row sees
+// its entries; no lock is held across tables. An index read reads its
+// page's rows one GetRow at a time (there is no BatchGetRow: an in-memory
+// read is cheaper than the batching).
+//
 // # Limits
 //
 // None beyond SPEC's: the limit is the process's memory, which holds every

@@ -493,6 +493,12 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 	if w.Kind != tablekit.WriteDelete && w.Key.AutoIncrementIndex() >= 0 {
 		return t.writeAuto(w) // autoinc.go
 	}
+	return t.write(w)
+}
+
+// write is Write's work on table t, for a write whose key is complete: it
+// takes the row's stripe and applies the write (writeRow).
+func (t *table) write(w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
 	// Exactly sized: the map's lookups call its comparator indirectly, so
 	// the compiler cannot see that they keep no key, and a buffer on the
 	// stack would be moved to the heap, all of it.

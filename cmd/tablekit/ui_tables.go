@@ -95,7 +95,7 @@ func capsOf(c tablekit.Capabilities) []capInfo {
 	return []capInfo{
 		{"batch read", c.BatchRead}, {"batch write", c.BatchWrite}, {"lending scan", c.LendingScan},
 		{"atomic write", c.AtomicWrite}, {"auto-increment", c.AutoIncrement}, {"change feed", c.ChangeFeed},
-		{"feed at creation", c.CreateWithFeed},
+		{"feed at creation", c.CreateWithFeed}, {"indexed write", c.IndexedWrite},
 	}
 }
 
