@@ -56,7 +56,13 @@ func attemptsCall[Req traced, Resp any](ctx context.Context, b *Backend, bud *bu
 		resp, err = fn(req)
 		return err
 	})
-	return resp, err
+	if err != nil {
+		// An attempt abandoned at its context's end may still be running
+		// fn (call returns without waiting for it): resp is its to write.
+		var zero Resp
+		return zero, err
+	}
+	return resp, nil
 }
 
 // attempts is do without the mapping, its attempts counted in bud.
