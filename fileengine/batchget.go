@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"slices"
-	"sort"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
@@ -31,17 +30,7 @@ func (e *Engine) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest
 			tabs[q.Meta.Name] = t
 		}
 	}
-	names := make([]string, 0, len(tabs))
-	for n, t := range tabs {
-		if t != nil {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		tabs[n].mu.RLock()
-		defer tabs[n].mu.RUnlock()
-	}
+	defer rlockInOrder(tabs)()
 	it, err := e.db.NewIter(nil)
 	if err != nil {
 		return nil, storeError(err, "batch of %d reads", len(reqs))

@@ -752,15 +752,7 @@ func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 		}
 		tabs[w.Meta.Name] = t
 	}
-	names := make([]string, 0, len(tabs))
-	for n := range tabs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		tabs[n].mu.RLock()
-		defer tabs[n].mu.RUnlock()
-	}
+	defer rlockInOrder(tabs)()
 	keys := make([][]byte, len(reqs))
 	var held []int
 	reqs, assigned, err := e.assignAll(reqs, func(i int) *table { // autoinc.go
@@ -971,4 +963,26 @@ func (e *Engine) commitThen(b *pebble.Batch, visible func()) (err error) {
 		return fail(&fatal{msg: fmt.Sprintf("pebble: fatal commit error: %v", err), cause: err})
 	}
 	return nil
+}
+
+// rlockInOrder read-locks the tables of tabs (nil ones left out) in the
+// order of their names, the one order in which every call holding several
+// tables takes them, so that two such calls never wait on each other, and
+// returns the function that unlocks them.
+func rlockInOrder(tabs map[string]*table) (unlock func()) {
+	names := make([]string, 0, len(tabs))
+	for n, t := range tabs {
+		if t != nil {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		tabs[n].mu.RLock()
+	}
+	return func() {
+		for _, n := range names {
+			tabs[n].mu.RUnlock()
+		}
+	}
 }

@@ -2,7 +2,6 @@ package fileengine
 
 import (
 	"context"
-	"sort"
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
@@ -36,15 +35,7 @@ func (e *Engine) WriteIndexed(ctx context.Context, w *tablekit.WriteRequest, ent
 			}
 		}
 	}
-	names := make([]string, 0, len(tabs))
-	for n := range tabs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		tabs[n].mu.RLock()
-		defer tabs[n].mu.RUnlock()
-	}
+	defer rlockInOrder(tabs)()
 	if err := t.current(w.Meta); err != nil {
 		return nil, err
 	}
