@@ -207,18 +207,7 @@ func RunWire(b *testing.B, open func(b *testing.B) tablekit.Backend, wire func()
 func putFloor(b *testing.B, db *tablekit.Client, cnt *counter, table string, keys []tablekit.PrimaryKey) {
 	ctx := context.Background()
 	be := cnt.Backend
-	meta, err := db.DescribeTable(ctx, table)
-	if err != nil {
-		b.Fatal(err)
-	}
-	em, err := be.DescribeTable(ctx, meta.Indexes[0].Storage)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tm, err := be.DescribeTable(ctx, table)
-	if err != nil {
-		b.Fatal(err)
-	}
+	em, tm := floorMetas(b, db, be, table)
 	iw, together := be.(tablekit.IndexWriter)
 	// The requests of every (value, key) pair the loop writes, made
 	// before it (a backend keeps no request: they may be sent again).
@@ -268,18 +257,7 @@ func putFloor(b *testing.B, db *tablekit.Client, cnt *counter, table string, key
 func floor(b *testing.B, db *tablekit.Client, cnt *counter, table string) {
 	ctx := context.Background()
 	be := cnt.Backend
-	meta, err := db.DescribeTable(ctx, table)
-	if err != nil {
-		b.Fatal(err)
-	}
-	em, err := be.DescribeTable(ctx, meta.Indexes[0].Storage)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tm, err := be.DescribeTable(ctx, table)
-	if err != nil {
-		b.Fatal(err)
-	}
+	em, tm := floorMetas(b, db, be, table)
 	res, err := db.Table(table).GetRange(ctx, tablekit.Key("id", tablekit.InfMin), tablekit.Key("id", tablekit.InfMax), tablekit.Limit(100))
 	if err != nil || len(res.Rows) != 100 {
 		b.Fatalf("%d rows, %v", len(res.Rows), err)
@@ -358,4 +336,24 @@ func Backfill(b *testing.B, open func(b *testing.B) tablekit.Backend) {
 			b.StartTimer()
 		}
 	}
+}
+
+// floorMetas returns what the floors write and read with: the backend's
+// own metadata of the table's first index's entry table (named by the
+// Client's), and of the table.
+func floorMetas(b *testing.B, db *tablekit.Client, be tablekit.Backend, table string) (em, tm *tablekit.TableMeta) {
+	ctx := context.Background()
+	m, err := db.DescribeTable(ctx, table)
+	if err != nil {
+		b.Fatal(err)
+	}
+	em, err = be.DescribeTable(ctx, m.Indexes[0].Storage)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tm, err = be.DescribeTable(ctx, table)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return em, tm
 }
