@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/backend/codec"
 )
 
 // AtomicWrite implements tablekit.AtomicWriter (SPEC §13): under the
@@ -37,7 +36,7 @@ func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest)
 	keys := make([][]byte, len(reqs))
 	held := make([]int, len(reqs))
 	for i, w := range reqs {
-		keys[i] = codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(w.Key)), t.prefix...), w.Key)
+		keys[i] = t.rowKey(w.Key)
 		held[i] = e.stripe(keys[i])
 	}
 	unlock := e.lockStripes(held)

@@ -643,7 +643,7 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 func (e *Engine) writeRow(t *table, w *tablekit.WriteRequest, absent bool) (_ *tablekit.UpdateResult, taken bool, _ error) {
 	b := e.db.NewBatch()
 	defer b.Close()
-	k := codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(w.Key)), t.prefix...), w.Key)
+	k := t.rowKey(w.Key)
 	mu := &e.locks[e.stripe(k)]
 	mu.Lock()
 	if absent {
@@ -780,7 +780,7 @@ func (e *Engine) BatchWriteRow(ctx context.Context, reqs []*tablekit.WriteReques
 			out[i].Err = err
 			continue
 		}
-		keys[i] = codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(w.Key)), t.prefix...), w.Key)
+		keys[i] = t.rowKey(w.Key)
 		held = append(held, e.stripe(keys[i]))
 	}
 	unlock := e.lockStripes(held)
@@ -985,4 +985,10 @@ func rlockInOrder(tabs map[string]*table) (unlock func()) {
 			tabs[n].mu.RUnlock()
 		}
 	}
+}
+
+// rowKey returns the pebble key of k's row in t, in a buffer of its own:
+// the table's prefix, then the key's order-preserving encoding.
+func (t *table) rowKey(k tablekit.PrimaryKey) []byte {
+	return codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(k)), t.prefix...), k)
 }

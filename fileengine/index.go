@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/tablekit/tablekit"
-	"github.com/tablekit/tablekit/backend/codec"
 )
 
 // WriteIndexed implements tablekit.IndexWriter: the row write and its
@@ -39,10 +38,7 @@ func (e *Engine) WriteIndexed(ctx context.Context, w *tablekit.WriteRequest, ent
 	if err := t.current(w.Meta); err != nil {
 		return nil, err
 	}
-	key := func(t *table, k tablekit.PrimaryKey) []byte {
-		return codec.AppendKey(append(make([]byte, 0, len(t.prefix)+codec.KeySize(k)), t.prefix...), k)
-	}
-	rk := key(t, w.Key)
+	rk := t.rowKey(w.Key)
 	held := []int{e.stripe(rk)}
 	eks := make([][]byte, len(entries))
 	for i, q := range entries {
@@ -50,7 +46,7 @@ func (e *Engine) WriteIndexed(ctx context.Context, w *tablekit.WriteRequest, ent
 		if et == nil || et.current(q.Meta) != nil {
 			continue
 		}
-		eks[i] = key(et, q.Key)
+		eks[i] = et.rowKey(q.Key)
 		held = append(held, e.stripe(eks[i]))
 	}
 	unlock := e.lockStripes(held)
