@@ -68,9 +68,10 @@ func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResu
 		return c.b.Write(ctx, req)
 	}
 	iw, together := optional[IndexWriter](c, c.caps.IndexedWrite)
+	var plan indexPlan // on the stack: a put's plan is read only here
 	for attempt := 1; ; attempt++ {
-		plan, err := c.planIndexes(ctx, req)
-		if err != nil {
+		plan = indexPlan{}
+		if err := c.planIndexes(ctx, req, &plan); err != nil {
 			return nil, err
 		}
 		w := req
@@ -79,7 +80,10 @@ func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResu
 			cp.Condition.Column = andFilter(req.Condition.Column, plan.guard)
 			w = &cp
 		}
-		var res *UpdateResult
+		var (
+			res *UpdateResult
+			err error
+		)
 		if together {
 			// Entries and row in one step: no entry put can grow old
 			// before its row write (no grace check).
@@ -97,7 +101,7 @@ func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResu
 			res, err = c.b.Write(ctx, w)
 		}
 		if err == nil && plan.guard != nil {
-			err = c.putRevealed(ctx, req, plan)
+			err = c.putRevealed(ctx, req, &plan)
 		}
 		if err == nil || plan.guard == nil || !errors.Is(err, ErrConditionFailed) {
 			return res, err
@@ -189,12 +193,12 @@ func attrColumns(m *TableMeta, ix *IndexSpec) []KeyColumn {
 }
 
 // planIndexes checks req against its table's indexes (types, sizes: before
-// anything is written) and returns the entries to put first.
-func (c *Client) planIndexes(ctx context.Context, req *WriteRequest) (*indexPlan, error) {
+// anything is written) and fills plan, empty, with the entries to put
+// first (and the guard).
+func (c *Client) planIndexes(ctx context.Context, req *WriteRequest, plan *indexPlan) error {
 	m := req.Meta
-	plan := &indexPlan{}
 	if req.Kind == WriteDelete {
-		return plan, nil
+		return nil
 	}
 	// Which indexes need the row read, and which columns it guards.
 	if req.Kind == WriteUpdate {
@@ -220,7 +224,7 @@ func (c *Client) planIndexes(ctx context.Context, req *WriteRequest) (*indexPlan
 			slices.Sort(plan.cols)
 			cur, err := c.readIndexColumns(ctx, req, plan.cols)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			plan.cur = cur
 			plan.guard = guardFilter(cur, plan.cols)
@@ -230,10 +234,10 @@ func (c *Client) planIndexes(ctx context.Context, req *WriteRequest) (*indexPlan
 	for i := range m.Indexes {
 		ix := &m.Indexes[i]
 		if err := c.planIndex(m, ix, req, plan, now); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return plan, nil
+	return nil
 }
 
 // planIndex adds ix's entries for req to plan.
@@ -247,14 +251,22 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 	if revealing {
 		plan.guarded = append(plan.guarded, ix)
 	}
-	var valsBuf [MaxIndexColumns][]Value
-	var freshBuf [MaxIndexColumns][]bool
-	vals := valsBuf[:len(ix.Columns)]
-	fresh := freshBuf[:len(ix.Columns)] // vals[j][n] is written by req (not read)
+	// vals[j] are column j's values, fresh[j][n] whether vals[j][n] is
+	// written by req (not read). Arrays, not slices of them, and room for
+	// one value per column (a put's): all on the stack while they fit.
+	var (
+		vals     [MaxIndexColumns][]Value
+		fresh    [MaxIndexColumns][]bool
+		oneVal   [MaxIndexColumns][1]Value
+		oneFresh [MaxIndexColumns][1]bool
+	)
+	for j := range ix.Columns {
+		vals[j], fresh[j] = oneVal[j][:0], oneFresh[j][:0]
+	}
 	wrote := false
 	for j, col := range ix.Columns {
 		if kv, ok := req.Key.Get(col.Name); ok {
-			vals[j], fresh[j] = []Value{kv}, []bool{true}
+			vals[j], fresh[j] = append(vals[j], kv), append(fresh[j], true)
 			continue
 		}
 		add := func(v Value, written bool) error {
@@ -340,7 +352,7 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 	// Every combination, one value per column, with at least one written
 	// value (the others' entries exist already).
 	var idxBuf [MaxIndexColumns]int
-	idx := idxBuf[:len(vals)]
+	idx := idxBuf[:len(ix.Columns)]
 	for {
 		written := req.Kind == WritePut || len(attrs) == 0
 		b := keyRoom[:0]
@@ -353,7 +365,13 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 			return invalid("table %q index %q: the index key of row %v is %d bytes encoded; the limit is %d", m.Name, ix.Name, req.Key, len(b), MaxIndexKeySize)
 		}
 		if written && !none {
-			plan.entries = append(plan.entries, entryPut(ix.Storage, b, now))
+			e := newEntryPut(ix.Storage, b, now)
+			if plan.entries == nil { // the first: its slice is in its allocation
+				e.self[0] = &e.req
+				plan.entries = e.self[:]
+			} else {
+				plan.entries = append(plan.entries, &e.req)
+			}
 		}
 		if revealing {
 			if plan.known == nil {
@@ -406,17 +424,27 @@ func (c *Client) putRevealed(ctx context.Context, req *WriteRequest, plan *index
 	return nil
 }
 
-// entryPut is the put of an entry with a new stamp.
-func entryPut(storage string, key []byte, now int64) *WriteRequest {
-	// The request, its key's pieces and its cells in one allocation.
-	e := &struct {
-		req  WriteRequest
-		key  [4]KeyPart // len(entryKey)
-		cols [2]Column
-	}{}
+// entryReq is an entry's put: the request, its key's pieces and its cells
+// in one allocation, and room for a slice of one request (a plan's
+// entries when it has only this one).
+type entryReq struct {
+	req  WriteRequest
+	key  [4]KeyPart // len(entryKey)
+	cols [2]Column
+	self [1]*WriteRequest
+}
+
+// newEntryPut is the put of an entry with a new stamp.
+func newEntryPut(storage string, key []byte, now int64) *entryReq {
+	e := &entryReq{}
 	e.cols = [2]Column{{Name: "n", Value: Integer(randomNonce()), Version: now}, {Name: "t", Value: Integer(now), Version: now}}
 	e.req = WriteRequest{Meta: storageMeta(storage), Kind: WritePut, Key: appendEntryChunks(e.key[:0], key), Now: now, Columns: e.cols[:]}
-	return &e.req
+	return e
+}
+
+// entryPut is the put of an entry with a new stamp.
+func entryPut(storage string, key []byte, now int64) *WriteRequest {
+	return &newEntryPut(storage, key, now).req
 }
 
 // putEntries puts entries (an entry table that is gone belongs to an index
@@ -490,15 +518,14 @@ func (c *Client) batchWriteIndexed(ctx context.Context, reqs []*WriteRequest) ([
 // store has no transaction spanning the entry tables).
 func (c *Client) atomicIndexed(ctx context.Context, aw AtomicWriter, reqs []*WriteRequest) ([]WriteResponse, error) {
 	for attempt := 1; ; attempt++ {
-		plans := make([]*indexPlan, len(reqs))
+		plans := make([]indexPlan, len(reqs))
 		var entries []*WriteRequest
 		guarded := make([]*WriteRequest, len(reqs))
 		for i, req := range reqs {
-			plan, err := c.planIndexes(ctx, req)
-			if err != nil {
+			plan := &plans[i]
+			if err := c.planIndexes(ctx, req, plan); err != nil {
 				return nil, &AtomicWriteError{Index: i, Err: err}
 			}
-			plans[i] = plan
 			entries = append(entries, plan.entries...)
 			guarded[i] = req
 			if plan.guard != nil {
@@ -516,8 +543,8 @@ func (c *Client) atomicIndexed(ctx context.Context, aw AtomicWriter, reqs []*Wri
 		}
 		res, err := aw.AtomicWrite(ctx, guarded)
 		if err == nil {
-			for i, plan := range plans {
-				if plan.guard != nil {
+			for i := range plans {
+				if plan := &plans[i]; plan.guard != nil {
 					if err := c.putRevealed(ctx, reqs[i], plan); err != nil {
 						return nil, &AtomicWriteError{Index: i, Err: err}
 					}
@@ -530,7 +557,7 @@ func (c *Client) atomicIndexed(ctx context.Context, aw AtomicWriter, reqs []*Wri
 			ae.Index < 0 || ae.Index >= len(reqs) || plans[ae.Index].guard == nil {
 			return res, err
 		}
-		if req, plan := reqs[ae.Index], plans[ae.Index]; !req.Condition.IsZero() {
+		if req, plan := reqs[ae.Index], &plans[ae.Index]; !req.Condition.IsZero() {
 			now, rerr := c.readIndexColumns(ctx, req, plan.cols)
 			if rerr != nil {
 				return nil, rerr
