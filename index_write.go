@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -43,6 +44,20 @@ type indexPlan struct {
 	// read (whose entries exist).
 	guarded []*IndexSpec
 	known   map[string]bool
+	// made are the first entries' allocations, for release.
+	made  [MaxIndexes]*entryReq
+	nmade int
+}
+
+// release gives the plan's entry requests back for reuse: the caller has
+// sent them, and a backend keeps no request after its call (Backend).
+func (p *indexPlan) release() {
+	for i := range p.nmade {
+		entryReqs.Put(p.made[i])
+		p.made[i] = nil
+	}
+	p.nmade = 0
+	p.entries = nil
 }
 
 // IndexWriter is [Capabilities.IndexedWrite] (SPEC §16): a backend that
@@ -70,8 +85,15 @@ func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResu
 	iw, together := optional[IndexWriter](c, c.caps.IndexedWrite)
 	var plan indexPlan // on the stack: a put's plan is read only here
 	for attempt := 1; ; attempt++ {
+		// Entries written with their row in one step are stamped with the
+		// row's time (no grace to keep: below); the clock is read again
+		// for any other try.
+		stamp := int64(0)
+		if together && attempt == 1 {
+			stamp = req.Now
+		}
 		plan = indexPlan{}
-		if err := c.planIndexes(ctx, req, &plan); err != nil {
+		if err := c.planIndexes(ctx, req, &plan, stamp); err != nil {
 			return nil, err
 		}
 		w := req
@@ -89,6 +111,11 @@ func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResu
 			// before its row write (no grace check).
 			res, err = iw.WriteIndexed(ctx, w, plan.entries)
 			together = !errors.Is(err, ErrSkip)
+			if together {
+				plan.release()
+			} else if stamp != 0 {
+				continue // plan again, stamped now, for separate calls
+			}
 		}
 		if !together {
 			start := time.Now()
@@ -194,8 +221,9 @@ func attrColumns(m *TableMeta, ix *IndexSpec) []KeyColumn {
 
 // planIndexes checks req against its table's indexes (types, sizes: before
 // anything is written) and fills plan, empty, with the entries to put
-// first (and the guard).
-func (c *Client) planIndexes(ctx context.Context, req *WriteRequest, plan *indexPlan) error {
+// first (and the guard). The entries are stamped with now, or the clock's
+// time when now is 0 or the row was read.
+func (c *Client) planIndexes(ctx context.Context, req *WriteRequest, plan *indexPlan, now int64) error {
 	m := req.Meta
 	if req.Kind == WriteDelete {
 		return nil
@@ -230,7 +258,9 @@ func (c *Client) planIndexes(ctx context.Context, req *WriteRequest, plan *index
 			plan.guard = guardFilter(cur, plan.cols)
 		}
 	}
-	now := c.now()
+	if now == 0 || plan.cur != nil || len(plan.cols) > 0 {
+		now = c.now()
+	}
 	for i := range m.Indexes {
 		ix := &m.Indexes[i]
 		if err := c.planIndex(m, ix, req, plan, now); err != nil {
@@ -366,6 +396,10 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 		}
 		if written && !none {
 			e := newEntryPut(ix.Storage, b, now)
+			if plan.nmade < len(plan.made) {
+				plan.made[plan.nmade] = e
+				plan.nmade++
+			}
 			if plan.entries == nil { // the first: its slice is in its allocation
 				e.self[0] = &e.req
 				plan.entries = e.self[:]
@@ -434,9 +468,13 @@ type entryReq struct {
 	self [1]*WriteRequest
 }
 
-// newEntryPut is the put of an entry with a new stamp.
+// entryReqs holds entry requests for reuse (indexPlan.release).
+var entryReqs = sync.Pool{New: func() any { return new(entryReq) }}
+
+// newEntryPut is the put of an entry with a new stamp, its allocation
+// reused when one was released (every field is set here).
 func newEntryPut(storage string, key []byte, now int64) *entryReq {
-	e := &entryReq{}
+	e := entryReqs.Get().(*entryReq)
 	e.cols = [2]Column{{Name: "n", Value: Integer(randomNonce()), Version: now}, {Name: "t", Value: Integer(now), Version: now}}
 	e.req = WriteRequest{Meta: storageMeta(storage), Kind: WritePut, Key: appendEntryChunks(e.key[:0], key), Now: now, Columns: e.cols[:]}
 	return e
@@ -523,7 +561,7 @@ func (c *Client) atomicIndexed(ctx context.Context, aw AtomicWriter, reqs []*Wri
 		guarded := make([]*WriteRequest, len(reqs))
 		for i, req := range reqs {
 			plan := &plans[i]
-			if err := c.planIndexes(ctx, req, plan); err != nil {
+			if err := c.planIndexes(ctx, req, plan, 0); err != nil {
 				return nil, &AtomicWriteError{Index: i, Err: err}
 			}
 			entries = append(entries, plan.entries...)
