@@ -281,11 +281,6 @@ func checkIndexes(m *TableMeta) *Error {
 	if len(m.Indexes) > MaxIndexes {
 		return invalid("table %q has %d indexes; the limit is %d", m.Name, len(m.Indexes), MaxIndexes)
 	}
-	if len(m.Indexes) > 0 {
-		if i := slices.IndexFunc(m.Key, func(kc KeyColumn) bool { return kc.AutoIncrement }); i >= 0 {
-			return autoIncrementRefusal(m.Name, m.Key[i].Name)
-		}
-	}
 	specs := make([]IndexSpec, len(m.Indexes))
 	for i, ix := range m.Indexes {
 		if err := checkName("index", ix.Name); err != nil {
@@ -345,12 +340,27 @@ func checkIndexes(m *TableMeta) *Error {
 	return nil
 }
 
+// checkAutoIndexed refuses indexes on m, a table with an auto-increment
+// key column, on a backend without [Capabilities.IndexedWrite] (see the
+// index notes, "Auto-increment keys").
+func (c *Client) checkAutoIndexed(m *TableMeta) *Error {
+	if len(m.Indexes) == 0 || c.caps.IndexedWrite {
+		return nil
+	}
+	if i := slices.IndexFunc(m.Key, func(kc KeyColumn) bool { return kc.AutoIncrement }); i >= 0 {
+		return autoIncrementRefusal(m.Name, m.Key[i].Name, "the backend cannot commit a row write and its index entries in one step (Capabilities.IndexedWrite is false)")
+	}
+	return nil
+}
+
 // autoIncrementRefusal is the refusal of an index on a table with an
-// auto-increment key column (see the index notes, "Auto-increment keys").
-func autoIncrementRefusal(table, column string) *Error {
-	return &Error{Table: table, Code: ErrUnimplemented, Msg: fmt.Sprintf("key column %q is auto-increment, so the table cannot be indexed: "+
-		"an index entry holds the row's full key and is written before the row, so that a crash leaves an extra entry and never a missing one, "+
-		"but the value of %q is assigned by the row write itself (SPEC §14, §16)", column, column)}
+// auto-increment key column, or of a write creating a row of one, where
+// the backend cannot commit the row and its entries in one step: why says
+// what is missing.
+func autoIncrementRefusal(table, column, why string) *Error {
+	return &Error{Table: table, Code: ErrUnimplemented, Msg: fmt.Sprintf("key column %q is auto-increment and %s: "+
+		"an index entry holds the row's full key and must be stored no later than the row, so that a crash leaves an extra entry and never a missing one, "+
+		"but the value of %q is assigned by the row write itself; only a backend that assigns it and stores the entries in the row write's step keeps such an index (SPEC §14, §16)", column, why, column)}
 }
 
 // newStorageName returns a new entry table's name.
@@ -552,6 +562,9 @@ func (c *Client) AddIndex(ctx context.Context, table string, spec IndexSpec) (er
 	spec.State, spec.Storage = "", ""
 	next.Indexes = append(slices.Clone(m.Indexes), spec)
 	if verr := checkIndexes(&next); verr != nil {
+		return annotate(verr, op, table)
+	}
+	if verr := c.checkAutoIndexed(&next); verr != nil {
 		return annotate(verr, op, table)
 	}
 	cr, err := c.readCatalog(ctx, table)
