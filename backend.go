@@ -67,7 +67,8 @@ type Backend interface {
 	// one newer options hide (rowmodel.Reveals, rowmodel.CheckGeneration).
 	//
 	// Auto-increment (SPEC §14), with Capabilities.AutoIncrement: the key
-	// of a put or update (here, in BatchWriteRow and in AtomicWrite) may
+	// of a put or update (here, in BatchWriteRow, in AtomicWrite and in
+	// IndexWriter.WriteIndexed) may
 	// hold AutoIncrement in its auto-increment column
 	// (Key.AutoIncrementIndex()). Assign a value above every one assigned
 	// before in the partition key, never again, also after a crash or a
@@ -199,7 +200,10 @@ type Capabilities struct {
 	CreateWithFeed bool
 	// IndexedWrite: a row write and its index entries (SPEC §16) go to
 	// the store in one call and commit together ([IndexWriter]); without
-	// it the Client puts the entries, then writes the row.
+	// it the Client puts the entries, then writes the row. With
+	// AutoIncrement it is also what lets a table with an auto-increment
+	// key column be indexed (the call assigns the key and stores the
+	// entries under it); without it such an index is refused.
 	IndexedWrite bool
 }
 

@@ -124,24 +124,48 @@ package tablekit
 //
 // # Auto-increment keys
 //
-// A table with an auto-increment key column (SPEC §14) cannot be indexed:
-// CreateTable with indexes and AddIndex refuse it with ErrUnimplemented,
-// naming the table and the column. An entry's key holds the row's whole
-// key, and the entry must be stored before the row (the order that makes
-// a crash leave an extra entry, never a missing one), but the column's
-// value exists only once the row write has assigned it. Each way round
-// breaks SPEC §16: entries after the row leave, on a crash, a row no
-// index read returns (and, before the entry put, one a read that starts
-// after the row is visible misses); an entry before the row has no key to
-// carry, and a placeholder (the row's other key columns and index values,
-// the auto-increment value open) needs every read to resolve it with a
-// range read of the partition, out of index order; creating the row empty
-// first to learn its key shows a row without its cells, and a crash leaves
-// it. A Backend gives the value only with the row write: the Bigtable and
-// DynamoDB adapters draw it from a counter row first, inside their Write,
-// and a Backend call that reserved a value could let the Client put the
-// entry first there, but Tablestore's service assigns it only inside its
-// PutRow, so the refusal stays, the same on every backend.
+// An entry's key holds the row's whole key, and the entry must be stored
+// no later than the row (the order that makes a crash leave an extra
+// entry, never a missing one), but the value of an auto-increment key
+// column (SPEC §14) exists only once the row write has assigned it. Done
+// in separate Backend calls, each way round breaks SPEC §16: entries after
+// the row leave, on a crash, a row no index read returns (and, before the
+// entry put, one a read that starts after the row is visible misses); an
+// entry before the row has no key to carry, and a placeholder left in the
+// store (the row's other key columns and index values, the value open)
+// needs every read to resolve it with a range read of the partition, out
+// of index order; creating the row empty first to learn its key shows a
+// row without its cells, and a crash leaves it.
+//
+// So such a table is indexed only where one step assigns the value and
+// stores the entries under it: a backend with [Capabilities.IndexedWrite]
+// ([IndexWriter], whose contract includes it: no separate capability).
+// For a put or update whose key holds [AutoIncrement] the Client plans
+// the entries as for any new row (no row to read, no guard), each entry
+// key holding a placeholder, 8 bytes wide, where the auto-increment column
+// falls in the index key (among the index columns or in the table's key
+// columns after them); WriteIndexed assigns the value as Write would,
+// replaces the placeholder ([AssignEntries], the one implementation the
+// engines share) and stores the entries with the row: the file engine in
+// the row's pebble batch, with the counter key, the local engine before
+// the row. Its result carries the assigned key, as Write's does, for
+// ReturnKey. Updates and deletes of stored rows (real keys) go as on any
+// table, and so do backfill ([Client.AddIndex]) and [Client.Reindex],
+// which read the rows' stored keys.
+//
+// Elsewhere the index is refused: CreateTable with indexes and AddIndex
+// on a backend without IndexedWrite fail with ErrUnimplemented naming the
+// table and the column, before anything is stored (Bigtable and DynamoDB
+// draw the value from a counter inside their Write, Tablestore's service
+// assigns it inside its PutRow: none takes entries with it). A write with
+// AutoIncrement that meets an indexed table anyway (a Client whose backend
+// lacks IndexedWrite serving a table another indexed, or a WriteIndexed
+// answering ErrSkip, as a wrapper whose inside lacks it does) fails with
+// ErrUnimplemented and writes nothing: never the row without its entries.
+// An atomic write (SPEC §13) creating a row with AutoIncrement in an
+// indexed table is refused the same way, before any write (no backend call
+// takes an atomic write with its entries); its writes of stored rows go as
+// on any table.
 //
 // Known limit: with MaxVersions above 1 and two or more attribute index
 // columns, the newest-value condition does not see a concurrent write of
