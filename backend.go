@@ -68,9 +68,8 @@ type Backend interface {
 	//
 	// Auto-increment (SPEC §14), with Capabilities.AutoIncrement: the key
 	// of a put or update (here, in BatchWriteRow, in AtomicWrite and in
-	// IndexWriter.WriteIndexed) may
-	// hold AutoIncrement in its auto-increment column
-	// (Key.AutoIncrementIndex()). Assign a value above every one assigned
+	// IndexWriter.WriteIndexed) may hold AutoIncrement in its
+	// auto-increment column (Key.AutoIncrementIndex()). Assign a value above every one assigned
 	// before in the partition key, never again, also after a crash or a
 	// failed write (gaps are fine); write the row under
 	// Key.WithAutoIncrement(v) as a new row (its condition sees no row);
