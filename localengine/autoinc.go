@@ -162,6 +162,9 @@ func (t *table) writeAuto(w *tablekit.WriteRequest, before func(*tablekit.WriteR
 				return nil, err
 			}
 		}
+		if afterAssign != nil {
+			afterAssign(aw.Key)
+		}
 		k := codec.AppendKey(buf[:0], aw.Key)
 		st := &t.stripes[stripeOf(k)]
 		st.Lock()
@@ -176,3 +179,7 @@ func (t *table) writeAuto(w *tablekit.WriteRequest, before func(*tablekit.WriteR
 		return withKey(res, aw.Key), nil
 	}
 }
+
+// afterAssign, if set (by tests), runs between assigning a value (and
+// storing the entries, in WriteIndexed) and writing the row.
+var afterAssign func(tablekit.PrimaryKey)
