@@ -124,24 +124,48 @@ package tablekit
 //
 // # Auto-increment keys
 //
-// A table with an auto-increment key column (SPEC §14) cannot be indexed:
-// CreateTable with indexes and AddIndex refuse it with ErrUnimplemented,
-// naming the table and the column. An entry's key holds the row's whole
-// key, and the entry must be stored before the row (the order that makes
-// a crash leave an extra entry, never a missing one), but the column's
-// value exists only once the row write has assigned it. Each way round
-// breaks SPEC §16: entries after the row leave, on a crash, a row no
-// index read returns (and, before the entry put, one a read that starts
-// after the row is visible misses); an entry before the row has no key to
-// carry, and a placeholder (the row's other key columns and index values,
-// the auto-increment value open) needs every read to resolve it with a
-// range read of the partition, out of index order; creating the row empty
-// first to learn its key shows a row without its cells, and a crash leaves
-// it. A Backend gives the value only with the row write: the Bigtable and
-// DynamoDB adapters draw it from a counter row first, inside their Write,
-// and a Backend call that reserved a value could let the Client put the
-// entry first there, but Tablestore's service assigns it only inside its
-// PutRow, so the refusal stays, the same on every backend.
+// An entry's key holds the row's whole key, and the entry must be stored
+// no later than the row (the order that makes a crash leave an extra
+// entry, never a missing one), but the value of an auto-increment key
+// column (SPEC §14) exists only once the row write has assigned it. Done
+// in separate Backend calls, each way round breaks SPEC §16: entries after
+// the row leave, on a crash, a row no index read returns (and, before the
+// entry put, one a read that starts after the row is visible misses); an
+// entry before the row has no key to carry, and a placeholder left in the
+// store (the row's other key columns and index values, the value open)
+// needs every read to resolve it with a range read of the partition, out
+// of index order; creating the row empty first to learn its key shows a
+// row without its cells, and a crash leaves it.
+//
+// So such a table is indexed only where one step assigns the value and
+// stores the entries under it: a backend with [Capabilities.IndexedWrite]
+// ([IndexWriter], whose contract includes it: no separate capability).
+// For a put or update whose key holds [AutoIncrement] the Client plans
+// the entries as for any new row (no row to read, no guard), each entry
+// key holding a placeholder, 8 bytes wide, where the auto-increment column
+// falls in the index key (among the index columns or in the table's key
+// columns after them); WriteIndexed assigns the value as Write would,
+// replaces the placeholder ([AssignEntries], the one implementation the
+// engines share) and stores the entries with the row: the file engine in
+// the row's pebble batch, with the counter key, the local engine before
+// the row. Its result carries the assigned key, as Write's does, for
+// ReturnKey. Updates and deletes of stored rows (real keys) go as on any
+// table, and so do backfill ([Client.AddIndex]) and [Client.Reindex],
+// which read the rows' stored keys.
+//
+// Elsewhere the index is refused: CreateTable with indexes and AddIndex
+// on a backend without IndexedWrite fail with ErrUnimplemented naming the
+// table and the column, before anything is stored (Bigtable and DynamoDB
+// draw the value from a counter inside their Write, Tablestore's service
+// assigns it inside its PutRow: none takes entries with it). A write with
+// AutoIncrement that meets an indexed table anyway (a Client whose backend
+// lacks IndexedWrite serving a table another indexed, or a WriteIndexed
+// answering ErrSkip, as a wrapper whose inside lacks it does) fails with
+// ErrUnimplemented and writes nothing: never the row without its entries.
+// An atomic write (SPEC §13) creating a row with AutoIncrement in an
+// indexed table is refused the same way, before any write (no backend call
+// takes an atomic write with its entries); its writes of stored rows go as
+// on any table.
 //
 // Known limit: with MaxVersions above 1 and two or more attribute index
 // columns, the newest-value condition does not see a concurrent write of
@@ -281,11 +305,6 @@ func checkIndexes(m *TableMeta) *Error {
 	if len(m.Indexes) > MaxIndexes {
 		return invalid("table %q has %d indexes; the limit is %d", m.Name, len(m.Indexes), MaxIndexes)
 	}
-	if len(m.Indexes) > 0 {
-		if i := slices.IndexFunc(m.Key, func(kc KeyColumn) bool { return kc.AutoIncrement }); i >= 0 {
-			return autoIncrementRefusal(m.Name, m.Key[i].Name)
-		}
-	}
 	specs := make([]IndexSpec, len(m.Indexes))
 	for i, ix := range m.Indexes {
 		if err := checkName("index", ix.Name); err != nil {
@@ -345,12 +364,27 @@ func checkIndexes(m *TableMeta) *Error {
 	return nil
 }
 
+// checkAutoIndexed refuses indexes on m, a table with an auto-increment
+// key column, on a backend without [Capabilities.IndexedWrite] (see the
+// index notes, "Auto-increment keys").
+func (c *Client) checkAutoIndexed(m *TableMeta) *Error {
+	if len(m.Indexes) == 0 || c.caps.IndexedWrite {
+		return nil
+	}
+	if i := slices.IndexFunc(m.Key, func(kc KeyColumn) bool { return kc.AutoIncrement }); i >= 0 {
+		return autoIncrementRefusal(m.Name, m.Key[i].Name, "the backend cannot commit a row write and its index entries in one step (Capabilities.IndexedWrite is false)")
+	}
+	return nil
+}
+
 // autoIncrementRefusal is the refusal of an index on a table with an
-// auto-increment key column (see the index notes, "Auto-increment keys").
-func autoIncrementRefusal(table, column string) *Error {
-	return &Error{Table: table, Code: ErrUnimplemented, Msg: fmt.Sprintf("key column %q is auto-increment, so the table cannot be indexed: "+
-		"an index entry holds the row's full key and is written before the row, so that a crash leaves an extra entry and never a missing one, "+
-		"but the value of %q is assigned by the row write itself (SPEC §14, §16)", column, column)}
+// auto-increment key column, or of a write creating a row of one, where
+// the backend cannot commit the row and its entries in one step: why says
+// what is missing.
+func autoIncrementRefusal(table, column, why string) *Error {
+	return &Error{Table: table, Code: ErrUnimplemented, Msg: fmt.Sprintf("key column %q is auto-increment and %s: "+
+		"an index entry holds the row's full key and must be stored no later than the row, so that a crash leaves an extra entry and never a missing one, "+
+		"but the value of %q is assigned by the row write itself; only a backend that assigns it and stores the entries in the row write's step keeps such an index (SPEC §14, §16)", column, why, column)}
 }
 
 // newStorageName returns a new entry table's name.
@@ -552,6 +586,9 @@ func (c *Client) AddIndex(ctx context.Context, table string, spec IndexSpec) (er
 	spec.State, spec.Storage = "", ""
 	next.Indexes = append(slices.Clone(m.Indexes), spec)
 	if verr := checkIndexes(&next); verr != nil {
+		return annotate(verr, op, table)
+	}
+	if verr := c.checkAutoIndexed(&next); verr != nil {
 		return annotate(verr, op, table)
 	}
 	cr, err := c.readCatalog(ctx, table)

@@ -491,7 +491,7 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 		return nil, err
 	}
 	if w.Kind != tablekit.WriteDelete && w.Key.AutoIncrementIndex() >= 0 {
-		return t.writeAuto(w) // autoinc.go
+		return t.writeAuto(w, nil) // autoinc.go
 	}
 	return t.write(w)
 }
