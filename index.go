@@ -87,7 +87,7 @@ package tablekit
 //
 // Reads verify on every backend, IndexedWrite or not: entries are never
 // removed on the write path (see below), so an entry whose row moved on
-// stays until Reindex, and the read of each entry's row, which hides it,
+// stays until a read or Reindex removes it (below), and the read of each entry's row, which hides it,
 // is also what returns the row's included columns: the check itself is
 // a comparison of values already read. The cost of an index read is that
 // of its page of entries plus one row read per entry; a backend with
@@ -98,18 +98,29 @@ package tablekit
 // visible values. Entries are never removed on the write path: removing an
 // entry while another writer has put it and not yet written its row would
 // lose it (the race of the old-entry delete). So a crash or failed write
-// leaves extra entries, never missing ones.
+// leaves extra entries, never missing ones, and so does every write that
+// moves a row out of an index value, until a read or Reindex removes them.
 //
 // Reads take the entries of the range in index-key order, read their rows
 // in batches (BatchGetRow) and return a row only if its newest visible
 // values equal the entry's index key at that read, so an extra entry is
 // never seen and each row returned matched at one instant during the read.
 //
-// Removal is [Client.Reindex]'s: it deletes an entry only when its stamp is
-// older than the grace period ([WithIndexGrace], 1 minute), no
-// combination of the row's visible values is its key, and its stamp is
+// Removal is [Client.Reindex]'s, and the reads': an entry goes only when
+// its stamp is older than the grace period ([WithIndexGrace], 1 minute),
+// no combination of the row's visible values is its key, and its stamp is
 // unchanged (a conditional delete): a writer that put the entry again in
-// the meantime wins. A writer whose row write would start more than half
+// the meantime wins. Reindex judges every entry; a read (index_read.go,
+// entrySweeper) removes the old entries its own verification found stale,
+// where that verification can tell: in a table keeping one version (one
+// visible value per column, the newest, which the read compares), on a
+// read without a filter (a filtered-out row reads as no row). So an index
+// of a value rows pass through (a job's "pending") does not grow with
+// every row that ever had it: without the sweep, 1,000 jobs gone from
+// pending to done made each read of the 10 pending ones verify 1,010
+// entries (BenchmarkIndexStale: 4.1 ms a read on the local engine, 12 µs
+// once swept). In tables keeping several versions, extra entries stay
+// until Reindex. A writer whose row write would start more than half
 // the grace after its entry put puts the entries again first, so an entry
 // whose row write is pending is never old enough to go (clocks of clients
 // must agree within half the grace).
