@@ -514,16 +514,17 @@ func (c *console) cellValue(w http.ResponseWriter, r *http.Request) {
 func (c *console) putRow(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("table")
 	err := func() error {
-		_, k, err := c.tableKey(r, r.PostFormValue("key"))
+		m, k, err := c.tableKey(r, r.PostFormValue("key"))
 		if err != nil {
 			return err
 		}
+		types := indexTypes(m)
 		var cols []tablekit.Column
 		for line := range strings.SplitSeq(r.PostFormValue("cols"), "\n") {
 			if line = strings.TrimSpace(line); line == "" {
 				continue
 			}
-			col, err := parseColumn(line)
+			col, err := parseColumnTyped(line, types)
 			if err != nil {
 				return usagef("column %s: %v", shorten(line), err)
 			}
