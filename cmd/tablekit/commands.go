@@ -259,7 +259,7 @@ func (r readFlags) options() ([]tablekit.ReadOption, error) {
 
 func getCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	rf := addReadFlags(fs)
-	index := fs.String("index", "", indexReadHelp+": KEY is an index key (a row of the table whose values give it)")
+	index := fs.String("index", "", "read the row of the table's index `NAME` whose index key is KEY: "+indexKeyHelp+", e.g. status=pending,id=o1")
 	return func(ctx context.Context, args []string) error {
 		opts, out, err := rf.prepare(e.stdout)
 		if err != nil {

@@ -61,8 +61,12 @@ func describeIndexes(e *env, m tablekit.TableMeta) {
 	}
 }
 
-// indexReadHelp is the --index flag's help of scan, count and get.
-const indexReadHelp = "read the table's index `NAME` instead, in index-key order: its key is the index columns, then the table's other key columns; an attribute index column's value takes the type the index declares"
+// indexKeyHelp says what an index key is, for the --index flags of scan,
+// count and get.
+const indexKeyHelp = "the index columns, then the table's other key columns (an attribute index column's value takes the type the index declares)"
+
+// indexRangeHelp is the --index flag's help of scan and count.
+const indexRangeHelp = "read the table's index `NAME` instead, in index-key order; --start, --end and --prefix are index keys: " + indexKeyHelp
 
 // getIndexRow prints the index row of index of table whose index key is
 // key (IndexTable.GetRow), under the index key's header.

@@ -381,7 +381,7 @@ func plainValue(v tablekit.Value) string {
 func scanCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	rf := addReadFlags(fs)
 	rg := addRangeFlags(fs)
-	index := fs.String("index", "", indexReadHelp+" (bounds and --prefix are index keys; also --limit, --backward, --filter, --columns)")
+	index := fs.String("index", "", indexRangeHelp)
 	return func(ctx context.Context, args []string) error {
 		read, out, err := rf.prepare(e.stdout)
 		if err != nil {
@@ -395,7 +395,7 @@ func scanCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 
 func countCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	rg := addRangeFlags(fs)
-	index := fs.String("index", "", indexReadHelp+" (bounds and --prefix are index keys)")
+	index := fs.String("index", "", indexRangeHelp)
 	return func(ctx context.Context, args []string) error {
 		return e.withRange(ctx, args[0], *index, rg, nil, func(_ *tablekit.TableMeta, rows iter.Seq2[tablekit.Row, error]) error {
 			n := 0
