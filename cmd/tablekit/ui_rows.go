@@ -219,7 +219,7 @@ func (c *console) readRows(ctx context.Context, src *rowSource, q url.Values) (*
 		return nil, err
 	}
 	empty, limit := "", 0
-	sr, err := rangeFlags{start: &empty, end: &empty, prefix: &prefix, filter: &empty, limit: &limit, backward: &rq.Backward}.resolve(view)
+	sr, err := rangeFlags{start: &empty, end: &empty, prefix: &prefix, filter: &empty, limit: &limit, backward: &rq.Backward}.resolveOf(view, src.owner())
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func (c *console) readRows(ctx context.Context, src *rowSource, q url.Values) (*
 	var more bool
 	switch {
 	case rq.Before != "":
-		cur, err := parseKey(view, rq.Before, false, tablekit.Value{})
+		cur, err := parseKeyOf(view, src.owner(), rq.Before, false, tablekit.Value{})
 		if err != nil {
 			return nil, usagef("before: %v", err)
 		}
@@ -238,7 +238,7 @@ func (c *console) readRows(ctx context.Context, src *rowSource, q url.Values) (*
 		}
 		slices.Reverse(rows)
 	case rq.After != "":
-		cur, err := parseKey(view, rq.After, false, tablekit.Value{})
+		cur, err := parseKeyOf(view, src.owner(), rq.After, false, tablekit.Value{})
 		if err != nil {
 			return nil, usagef("after: %v", err)
 		}
