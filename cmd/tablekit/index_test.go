@@ -137,6 +137,13 @@ func TestIndexBounds(t *testing.T) {
 	if r := tk(t, url, "", "scan", "orders", "--index", "nope", "--prefix", "status=a"); r.code != 1 || !strings.Contains(r.stderr, `no index "nope"`) {
 		t.Errorf("scan of a missing index: %+v", r)
 	}
+	// A read the index refuses prints nothing on stdout, not a header.
+	if r := tk(t, url, "", "scan", "orders", "--index", "by_status", "--prefix", "status=pending", "--versions", "2"); r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "MaxVersions") {
+		t.Errorf("scan --index --versions 2: %+v", r)
+	}
+	if out := ok(t, url, "scan", "orders", "--index", "by_status", "--prefix", "status=none"); out != "KEY  COLUMN  VERSION  VALUE\n" {
+		t.Errorf("an empty index range prints the header alone: %q", out)
+	}
 }
 
 func containsAll(s string, subs []string) bool {

@@ -242,17 +242,30 @@ func (sr *scanRange) rows(ctx context.Context, rd rangeReader, limit int, read [
 }
 
 // printRows prints rows under m's header, then flushes; on a read error it
-// flushes what was printed and returns the error (scan, scan --index).
+// flushes what was printed and returns the error (scan, scan --index). The
+// header waits for the first answer, so a read refused at once (an option
+// an index does not take, say) prints nothing on stdout.
 func printRows(out rowWriter, m *tablekit.TableMeta, rows iter.Seq2[tablekit.Row, error]) error {
-	if err := out.header(m); err != nil {
-		return err
-	}
+	started := false
 	for row, err := range rows {
 		if err != nil {
-			out.flush()
+			if started {
+				out.flush()
+			}
 			return err
 		}
+		if !started {
+			if err := out.header(m); err != nil {
+				return err
+			}
+			started = true
+		}
 		if err := out.row(&row); err != nil {
+			return err
+		}
+	}
+	if !started {
+		if err := out.header(m); err != nil {
 			return err
 		}
 	}
