@@ -1,6 +1,10 @@
 package awsdynamodb
 
-import "time"
+import (
+	"time"
+
+	"github.com/tablekit/tablekit"
+)
 
 // SetEarlierRangeTuning makes range reads size their first Queries and
 // bound their parallelism as they did before (true) or as now (false).
@@ -23,4 +27,21 @@ func SetMaxOCCAttempts(n int) (restore func()) {
 	prev := maxOCCAttempts
 	maxOCCAttempts = n
 	return func() { maxOCCAttempts = prev }
+}
+
+// SetLegacyPlacement makes CreateTable make tables as the adapter did
+// before placements were recorded (FNV-1a mod N, no placement attribute)
+// and returns a function restoring the current placement.
+func SetLegacyPlacement() (restore func()) {
+	legacyPlacement.Store(true)
+	return func() { legacyPlacement.Store(false) }
+}
+
+// ShardOf is the shard of partition-key value pk in a table of n shards
+// under the legacy placement (legacy true) or the current one.
+func ShardOf(pk tablekit.Value, n int, legacy bool) int {
+	if legacy {
+		return shardOf(pk, n, placementFNV)
+	}
+	return shardOf(pk, n, currentPlacement)
 }

@@ -23,7 +23,7 @@ var docMeta = &tablekit.TableMeta{
 
 // The storage format is what the package doc shows.
 func TestDocumentedLayout(t *testing.T) {
-	if got := shardOf(tablekit.String("c42"), 8); got != 3 {
+	if got := shardOf(tablekit.String("c42"), 8, placementFNV); got != 3 {
 		t.Errorf("shard of \"c42\" with N=8 = %d, the package doc says 3", got)
 	}
 	key := tablekit.Key("customer", tablekit.String("c42")).Add("id", tablekit.Integer(7))

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -32,6 +33,7 @@ const (
 	metaNativeTTL   = "nativeTTL"
 	metaIncarnation = "incarnation" // absent on tables made before incarnations
 	metaGeneration  = "generation"  // absent on tables made before generations
+	metaPlacement   = "placement"   // N: the shard placement (item.go); absent is placementFNV
 
 	// metaAutoIncrement, in a key column's map: BOOL true on the table's
 	// auto-increment column (SPEC §14), absent on every other.
@@ -69,6 +71,9 @@ func metaItem(m *tablekit.TableMeta, ti *tableInfo) map[string]types.AttributeVa
 	}
 	if m.Incarnation != "" {
 		item[metaIncarnation] = str(m.Incarnation)
+	}
+	if ti.placement != placementFNV {
+		item[metaPlacement] = num(int64(ti.placement))
 	}
 	return item
 }
@@ -151,11 +156,41 @@ func parseMeta(item map[string]types.AttributeValue) (*tablekit.TableMeta, *tabl
 			return nil, nil, bad("generation")
 		}
 	}
+	if _, present := item[metaPlacement]; present {
+		// A placement this code does not know (a newer adapter's) would
+		// look for rows in the wrong shards: refuse the table instead.
+		p, ok := n(metaPlacement)
+		if !ok || p < int64(placementFNV) || p > int64(placementSpread) {
+			return nil, nil, bad("placement " + placementText(item[metaPlacement]) + " is not one this adapter knows (0-1)")
+		}
+		ti.placement = placement(p)
+	}
 	if bv, ok := item[metaFeed].(*types.AttributeValueMemberBOOL); ok {
 		ti.feed = bv.Value
 	}
 	ti.incarnation = m.Incarnation
 	return &m, &ti, nil
+}
+
+// placementText quotes a metadata item's placement attribute for an error.
+func placementText(v types.AttributeValue) string {
+	if nv, ok := v.(*types.AttributeValueMemberN); ok {
+		return strconv.Quote(nv.Value)
+	}
+	return "(not a number)"
+}
+
+// legacyPlacement, set by tests (SetLegacyPlacement), makes CreateTable
+// place a table's rows as the adapter did before placements were
+// recorded, with no placement attribute in its metadata.
+var legacyPlacement atomic.Bool
+
+// newPlacement is the placement CreateTable gives a new table.
+func newPlacement() placement {
+	if legacyPlacement.Load() {
+		return placementFNV
+	}
+	return currentPlacement
 }
 
 // incarnationCond is the condition that a metadata item has incarnation
@@ -215,7 +250,7 @@ func (b *Backend) createTable(ctx context.Context, meta *tablekit.TableMeta, fee
 	if shards < 1 || shards > MaxShards {
 		return tablekit.Errorf(tablekit.ErrInvalidArgument, "%d shards; it must be 1-%d", shards, MaxShards)
 	}
-	ti := &tableInfo{incarnation: meta.Incarnation, native: nativeName(b.opts.prefix, meta.Name, meta.Incarnation), shards: shards, feed: feed}
+	ti := &tableInfo{incarnation: meta.Incarnation, native: nativeName(b.opts.prefix, meta.Name, meta.Incarnation), shards: shards, placement: newPlacement(), feed: feed}
 	item := metaItem(meta, ti)
 	if feed {
 		item[metaFeed] = &types.AttributeValueMemberBOOL{Value: true}
