@@ -69,14 +69,15 @@
 // back in no order. SPEC's ordered GetRange over the whole table uses write
 // sharding: every table has a fixed number N of shard keys, chosen at
 // CreateTable ([Options.Shards], default 8) and recorded in its metadata,
-// with the placement that maps a row to its shard (metadata attribute
-// placement). With h = FNV-1a-64(codec.EncodeKey(first key column)):
+// with the placement that maps a row to its shard. With h =
+// FNV-1a-64(codec.EncodeKey(first key column)):
 //
-//   - placement 1, which every table made now records: shard = the high
-//     word of the 128-bit product splitmix64fin(h)·N (splitmix64's
-//     finalizer; internal/base.Spread), so every bit of the key counts.
-//   - no placement attribute (tables made before it was recorded): shard =
-//     h mod N, as they were written; they keep it. FNV-1a's low bits
+//   - placement 1, which every table made now records (metadata attributes
+//     placement = 1 and placedShards = N): shard = the high word of the
+//     128-bit product splitmix64fin(h)·N (splitmix64's finalizer;
+//     internal/base.Spread), so every bit of the key counts.
+//   - no placement attribute (tables made before it was recorded; their N
+//     is in shards): shard = h mod N, as they were written; they keep it. FNV-1a's low bits
 //     depend only on the low bits of the key's bytes, so keys whose bytes
 //     repeat a pattern fill only some shards: an index's entry keys
 //     (index value and row key sharing their last digits) filled 2 of 4,
@@ -86,7 +87,11 @@
 //
 // A placement this adapter does not know (written by a newer one) makes
 // the table's metadata unreadable (ErrUnavailable naming it) rather than
-// its rows looked for in the wrong shards. An item is
+// its rows looked for in the wrong shards; an adapter from before
+// placements, which requires shards, finds a new table's metadata
+// malformed (ErrUnavailable) for the same reason. Mixing the two while
+// tables are created (a rolling upgrade that creates tables or indexes)
+// thus fails loudly in the old processes until they are upgraded. An item is
 //
 //	.s   N  partition key: the shard, 0..N-1, by the table's placement
 //	.k   B  sort key: codec.EncodeKey (backend/codec) of the whole primary key
@@ -184,10 +189,11 @@
 // "<prefix>tablekit.meta", hash key "name" S), one item per portable table:
 // name, native, key (list of {name, type}, and autoIncrement true on an
 // auto-increment column), ttl, maxVersions,
-// maxVersionOffset, shards, placement (N 1; see Storage layout), nativeTTL
+// maxVersionOffset, shards (or placement and placedShards; see Storage
+// layout), nativeTTL
 // (whether DynamoDB's TTL is on for the table), incarnation and generation
-// (each absent on tables made before it: DescribeTable then reports an
-// empty Incarnation and Generation 0, and rows use FNV-1a mod N).
+// (absent on tables made before them: DescribeTable then reports an empty
+// Incarnation and Generation 0).
 // CreateTable claims the name there with a conditional put, then creates
 // the DynamoDB table and waits for ACTIVE; DeleteTable removes the item,
 // then the DynamoDB table it names. UpdateTable is one conditional

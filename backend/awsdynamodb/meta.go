@@ -29,11 +29,17 @@ const (
 	metaTTL         = "ttl"
 	metaMaxVer      = "maxVersions"
 	metaMaxOffset   = "maxVersionOffset"
-	metaShards      = "shards"
+	metaShards      = "shards" // N: the shard count of a table without placement
 	metaNativeTTL   = "nativeTTL"
 	metaIncarnation = "incarnation" // absent on tables made before incarnations
 	metaGeneration  = "generation"  // absent on tables made before generations
 	metaPlacement   = "placement"   // N: the shard placement (item.go); absent is placementFNV
+
+	// metaPlacedShards is the shard count of a table with a placement
+	// attribute, which has no metaShards: an adapter from before
+	// placements, which ignores the placement and would look for rows in
+	// the FNV shards, finds the item malformed and refuses the table.
+	metaPlacedShards = "placedShards"
 
 	// metaAutoIncrement, in a key column's map: BOOL true on the table's
 	// auto-increment column (SPEC §14), absent on every other.
@@ -65,15 +71,17 @@ func metaItem(m *tablekit.TableMeta, ti *tableInfo) map[string]types.AttributeVa
 		metaTTL:        num(m.Options.TTLSeconds()),
 		metaMaxVer:     num(int64(m.Options.MaxVersions)),
 		metaMaxOffset:  num(m.Options.MaxVersionOffsetSeconds()),
-		metaShards:     num(int64(ti.shards)),
 		metaNativeTTL:  &types.AttributeValueMemberBOOL{Value: ti.nativeTTL},
 		metaGeneration: num(m.Generation),
 	}
 	if m.Incarnation != "" {
 		item[metaIncarnation] = str(m.Incarnation)
 	}
-	if ti.placement != placementFNV {
+	if ti.placement == placementFNV {
+		item[metaShards] = num(int64(ti.shards))
+	} else {
 		item[metaPlacement] = num(int64(ti.placement))
+		item[metaPlacedShards] = num(int64(ti.shards))
 	}
 	return item
 }
@@ -137,7 +145,20 @@ func parseMeta(item map[string]types.AttributeValue) (*tablekit.TableMeta, *tabl
 	ttl, ok1 := n(metaTTL)
 	mv, ok2 := n(metaMaxVer)
 	off, ok3 := n(metaMaxOffset)
-	shards, ok4 := n(metaShards)
+	if _, present := item[metaPlacement]; present {
+		// A placement this code does not know (a newer adapter's) would
+		// look for rows in the wrong shards: refuse the table instead.
+		p, ok := n(metaPlacement)
+		if !ok || p <= int64(placementFNV) || p > int64(placementSpread) {
+			return nil, nil, bad("placement " + placementText(item[metaPlacement]) + " is not one this adapter knows (1)")
+		}
+		ti.placement = placement(p)
+	}
+	shardsAttr := metaShards
+	if ti.placement != placementFNV {
+		shardsAttr = metaPlacedShards
+	}
+	shards, ok4 := n(shardsAttr)
 	if !ok1 || !ok2 || !ok3 || !ok4 || shards < 1 || shards > MaxShards {
 		return nil, nil, bad("options")
 	}
@@ -155,15 +176,6 @@ func parseMeta(item map[string]types.AttributeValue) (*tablekit.TableMeta, *tabl
 		if m.Generation, ok = n(metaGeneration); !ok {
 			return nil, nil, bad("generation")
 		}
-	}
-	if _, present := item[metaPlacement]; present {
-		// A placement this code does not know (a newer adapter's) would
-		// look for rows in the wrong shards: refuse the table instead.
-		p, ok := n(metaPlacement)
-		if !ok || p < int64(placementFNV) || p > int64(placementSpread) {
-			return nil, nil, bad("placement " + placementText(item[metaPlacement]) + " is not one this adapter knows (0-1)")
-		}
-		ti.placement = placement(p)
 	}
 	if bv, ok := item[metaFeed].(*types.AttributeValueMemberBOOL); ok {
 		ti.feed = bv.Value

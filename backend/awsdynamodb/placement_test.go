@@ -1,6 +1,7 @@
 package awsdynamodb_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,7 +43,8 @@ func wantShard(pk string, n int, legacy bool) int {
 // recorded (its metadata item has no placement) keeps its rows where the
 // FNV placement put them, and a backend opened afterwards finds every one
 // of them by GetRow, BatchGetRow and ranges; a new table records
-// placement 1 and its rows are where that placement says, spread over
+// placement 1 (and its shard count under a new name) and its rows are
+// where that placement says, spread over
 // every shard where the FNV placement used one of four. A placement this adapter
 // does not know is refused, naming it.
 func TestPlacementOfStoredTables(t *testing.T) {
@@ -178,12 +180,24 @@ func TestPlacementOfStoredTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, present := out.Item["placement"]
-		if c.legacy && present {
-			t.Errorf("%s: a legacy table's metadata has placement %v", c.name, p)
+		// A new table's count is in placedShards, so that an adapter from
+		// before placements, which requires shards, refuses it rather than
+		// look for its rows in the FNV shards.
+		want := map[string]string{"shards": "4"}
+		if !c.legacy {
+			want = map[string]string{"placement": "1", "placedShards": "4"}
 		}
-		if nv, ok := p.(*types.AttributeValueMemberN); !c.legacy && (!ok || nv.Value != "1") {
-			t.Errorf("%s: a new table's metadata has placement %#v, want N 1", c.name, p)
+		for _, attr := range []string{"shards", "placement", "placedShards"} {
+			got := "absent"
+			if v, ok := out.Item[attr]; ok {
+				got = fmt.Sprintf("%#v", v)
+				if nv, ok := v.(*types.AttributeValueMemberN); ok {
+					got = nv.Value
+				}
+			}
+			if w, ok := want[attr]; !ok && got != "absent" || ok && got != w {
+				t.Errorf("%s: metadata attribute %s is %s, want %s", c.name, attr, got, cmp.Or(w, "absent"))
+			}
 		}
 	}
 
