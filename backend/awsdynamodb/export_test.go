@@ -1,10 +1,6 @@
 package awsdynamodb
 
-import (
-	"time"
-
-	"github.com/tablekit/tablekit"
-)
+import "time"
 
 // SetEarlierRangeTuning makes range reads size their first Queries and
 // bound their parallelism as they did before (true) or as now (false).
@@ -35,13 +31,4 @@ func SetMaxOCCAttempts(n int) (restore func()) {
 func SetLegacyPlacement() (restore func()) {
 	legacyPlacement.Store(true)
 	return func() { legacyPlacement.Store(false) }
-}
-
-// ShardOf is the shard of partition-key value pk in a table of n shards
-// under the legacy placement (legacy true) or the current one.
-func ShardOf(pk tablekit.Value, n int, legacy bool) int {
-	if legacy {
-		return shardOf(pk, n, placementFNV)
-	}
-	return shardOf(pk, n, currentPlacement)
 }

@@ -504,6 +504,9 @@ func (b *Backend) describe(ctx context.Context, table string) (*tablekit.TableMe
 	}
 	m, ti, err := parseMeta(out.Item)
 	if err != nil {
+		if e, ok := err.(*tablekit.Error); ok {
+			err = inTable(e, table) // a malformed item names its table
+		}
 		return nil, nil, err
 	}
 	b.remember(table, ti)

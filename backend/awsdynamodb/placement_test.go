@@ -216,8 +216,8 @@ func TestPlacementOfStoredTables(t *testing.T) {
 	}
 	setPlacement("2")
 	_, err = newBackend(t, opts).DescribeTable(ctx, current)
-	if !errors.Is(err, tablekit.ErrUnavailable) || !strings.Contains(err.Error(), `placement "2"`) {
-		t.Errorf("DescribeTable of a table with placement 2: %v, want ErrUnavailable naming the placement", err)
+	if !errors.Is(err, tablekit.ErrUnavailable) || !strings.Contains(err.Error(), `placement "2"`) || !strings.Contains(err.Error(), current) {
+		t.Errorf("DescribeTable of a table with placement 2: %v, want ErrUnavailable naming the table and the placement", err)
 	}
 	setPlacement("1")
 	if _, ok, err := tablekit.NewClient(newBackend(t, opts)).Table(current).GetRow(ctx, keys[0]); err != nil || !ok {
