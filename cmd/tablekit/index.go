@@ -148,7 +148,7 @@ func reindexCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error 
 				return nil
 			}
 			if rep.Extra > 0 {
-				fmt.Fprintf(e.stdout, "%s left by updates (or failed writes): never read; `reindex` without --verify removes them (once a minute old)\n", entries(rep.Extra, "stale "))
+				fmt.Fprintf(e.stdout, "%s left by updates (or failed writes): never read; index reads and `reindex` without --verify remove them once a minute old\n", entries(rep.Extra, "stale "))
 			}
 			if rep.Missing > 0 {
 				return fmt.Errorf("index %q of table %q lacks %s that rows need: reads of the index miss those rows; reindex without --verify puts them", args[1], args[0], entries(rep.Missing, ""))
