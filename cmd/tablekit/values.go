@@ -304,14 +304,11 @@ func parseValue(s string) (tablekit.Value, error) {
 }
 
 // parseColumn reads NAME=VALUE[@VERSION] for put.
-func parseColumn(s string) (tablekit.Column, error) { return parseColumnTyped(s, nil) }
+func parseColumn(s string) (tablekit.Column, error) { return parseColumnTyped(s, columnTypes{}) }
 
-// parseColumnTyped is parseColumn where types gives some columns a type
-// (indexTypes: an index declares it): a value of such a column without a
-// TYPE: prefix is read as a key value of that type (a bare Binary is hex,
-// a quoted literal is a String's or a Binary's bytes); a prefix still
-// wins, and a type that disagrees is the store's refusal.
-func parseColumnTyped(s string, types map[string]tablekit.Type) (tablekit.Column, error) {
+// parseColumnTyped is parseColumn where the value is read by types.value:
+// an untyped value of a column an index declares with a type takes it.
+func parseColumnTyped(s string, types columnTypes) (tablekit.Column, error) {
 	name, val, ok := strings.Cut(s, "=")
 	if !ok || name == "" {
 		return tablekit.Column{}, fmt.Errorf("column %s: want NAME=TYPE:VALUE[@VERSION]", shorten(s))
@@ -322,21 +319,7 @@ func parseColumnTyped(s string, types map[string]tablekit.Type) (tablekit.Column
 			version, val = n, val[:i]
 		}
 	}
-	var v tablekit.Value
-	var err error
-	if t, typed := types[name]; typed {
-		prefix, rest := splitPrefix(val)
-		if prefix == "" {
-			v, err = parseLiteral(t, "", rest)
-		} else {
-			v, err = parseLiteral(typePrefixes[prefix], prefix, rest)
-		}
-		if err != nil {
-			err = fmt.Errorf("%v (an index declares it %v)", err, t)
-		}
-	} else {
-		v, err = parseValue(val)
-	}
+	v, err := types.value(name, val)
 	if err != nil {
 		return tablekit.Column{}, fmt.Errorf("column %q: %v", name, err)
 	}
