@@ -19,7 +19,8 @@ import (
 // NAME is a column name (or `NAME` in backquotes, for a column called
 // and, or, not); OP is ==, !=, <, <=, > or >=; VALUE is an attribute value
 // as put --col takes it (s:TEXT or "quoted", i:42, d:1.5, bool:true,
-// b:HEX, b64:BASE64). A row without the column fails the comparison
+// b:HEX, b64:BASE64; untyped for a column an index declares with a type:
+// columnTypes.value). A row without the column fails the comparison
 // (ColumnFilter.FilterIfMissing), unless the column is followed by ?
 // (Tablestore's default: the row passes). any(NAME) lets any selected
 // version match (ColumnFilter.AllVersions), not only the newest.
@@ -35,10 +36,14 @@ tested by the backend:
 A comparison is COLUMN OP VALUE: OP one of == != < <= > >=, VALUE typed as
 put --col takes it (s:TEXT or "quoted", i:INT, d:FLOAT, bool:BOOL, b:HEX,
 or the type's name: String:TEXT, Integer:INT, ...; see tablekit help
-keys). A row that lacks the column FAILS the comparison, != included, so 'status == s:pending' never matches a row without status;
-write COLUMN? to let such a row pass (Tablestore's default, and the
-library's SingleColumnValue default). A cell of another type than VALUE
-never matches: 'price > i:10' skips a Double price. Combine with and, or,
+keys). A column an index of the table declares with a type (create
+--index by_status=status:String) takes that type when VALUE has none,
+as in put: --filter 'status == pending', 'n > 5', 'blob == 0x00ff'.
+A row that lacks the column FAILS the comparison, != included, so
+'status == s:pending' never matches a row without status; write
+COLUMN? to let such a row pass (Tablestore's default, and the library's
+SingleColumnValue default). A cell of another type than VALUE never
+matches: 'price > i:10' skips a Double price. Combine with and, or,
 not (or &&, ||, !) and parentheses: not binds tightest, then and, then or.
 Key columns are not filtered: select them with --prefix, --start, --end.
 `

@@ -49,11 +49,15 @@ An attribute value (put --col NAME=VALUE, filters) always names its type:
 TYPE may also be the type's name, in any case: String:hat, integer:42,
 Double:1.5, BOOLEAN:true, Binary:00ff (short forms in any case too).
 A version is appended with @: --col price=d:9.5@1700000000000 (ms).
-One exception: in put, a column that an index of the table declares with
-a type (create --index by_status=status:String) takes that type when its
-value has no TYPE:, written as in a key: --col status=pending (a Binary
-as hex). A TYPE: given still wins; one that disagrees with the index is
-refused by the store.
+One exception: in put and in filters (scan, count, the console's filter
+box), a column that an index of the table declares with a type (create
+--index by_status=status:String) takes that type when its value has no
+TYPE:, written as in a key (a Binary as hex):
+    --col status=pending     --filter 'status == pending'
+    --col blob=0x00ff        --filter 'blob == 0x00ff'
+A TYPE: given still wins (in put, one that disagrees with the index is
+refused by the store). A column two indexes declare with different types
+has none: its value must name one.
 
 Index keys (scan, count and get --index NAME) are the index columns, then
 the table's other key columns, in that order: --prefix status=pending,
@@ -265,7 +269,11 @@ func parseLiteral(t tablekit.Type, prefix, lit string) (tablekit.Value, error) {
 		return tablekit.Binary(b), nil
 	}
 	if quoted {
-		return tablekit.Value{}, fmt.Errorf("a %v cannot be quoted: %s", t, shorten(lit))
+		article := "a"
+		if t == tablekit.TypeInteger {
+			article = "an"
+		}
+		return tablekit.Value{}, fmt.Errorf("%s %v cannot be quoted: %s", article, t, shorten(lit))
 	}
 	switch t {
 	case tablekit.TypeInteger:
