@@ -97,27 +97,77 @@ func getIndexRow(ctx context.Context, e *env, table, index, key string, read []t
 	})
 }
 
-// indexTypes maps each attribute column that an index of m declares with
-// a type to that type: put takes an untyped value of such a column as
-// one of it. A column two indexes declare with different types has none.
-func indexTypes(m *tablekit.TableMeta) map[string]tablekit.Type {
-	types := map[string]tablekit.Type{}
-	conflict := map[string]bool{}
+// columnTypes are the types the indexes of a table declare for its
+// attribute columns (indexTypes): an untyped value of such a column, in
+// put --col, the console's new-row form and a --filter comparison, is
+// read as one of that type (columnTypes.value). The zero columnTypes
+// declares nothing.
+type columnTypes struct {
+	table string
+	// types maps a column that the indexes declare with one type to it.
+	types map[string]tablekit.Type
+	// conflicts maps a column that two indexes declare with different
+	// types to what they declare ("by_a String, by_b Integer"): it has
+	// no type, and an untyped value of it is refused saying why.
+	conflicts map[string]string
+}
+
+// indexTypes is what the indexes of m declare: each attribute column an
+// index declares with a type has that type, unless another index declares
+// it with another one (then it has none).
+func indexTypes(m *tablekit.TableMeta) columnTypes {
+	ct := columnTypes{table: m.Name, types: map[string]tablekit.Type{}}
+	declared := map[string][]string{} // column -> "index Type", in index order
 	for _, ix := range m.Indexes {
 		for _, c := range ix.Columns {
 			if _, isKey := keyColumn(m, c.Name); isKey || c.Type == 0 {
 				continue
 			}
-			if t, ok := types[c.Name]; ok && t != c.Type {
-				conflict[c.Name] = true
+			if t, ok := ct.types[c.Name]; ok && t != c.Type {
+				if ct.conflicts == nil {
+					ct.conflicts = map[string]string{}
+				}
+				ct.conflicts[c.Name] = ""
 			}
-			types[c.Name] = c.Type
+			ct.types[c.Name] = c.Type
+			declared[c.Name] = append(declared[c.Name], fmt.Sprintf("%s %v", ix.Name, c.Type))
 		}
 	}
-	for name := range conflict {
-		delete(types, name)
+	for name := range ct.conflicts {
+		delete(ct.types, name)
+		ct.conflicts[name] = strings.Join(declared[name], ", ")
 	}
-	return types
+	return ct
+}
+
+// value reads text, the value of column name in put --col or a filter:
+// with a TYPE: prefix (or, without one, quoted: a String) as parseValue
+// reads it, except that a column the indexes declare with a type takes
+// that type when text has no TYPE:, written as in a key (a bare Binary is
+// hex; a quoted literal is a String's or a Binary's bytes). A TYPE: given
+// still wins. An untyped value of another column is parseValue's refusal,
+// which says so when indexes declare the column with different types.
+func (ct columnTypes) value(name, text string) (tablekit.Value, error) {
+	prefix, rest := splitPrefix(text)
+	t, typed := ct.types[name]
+	if !typed {
+		v, err := parseValue(text)
+		if err != nil && prefix == "" && ct.conflicts[name] != "" {
+			err = fmt.Errorf("%v; indexes of table %q declare column %q with different types (%s), so its value must name one", err, ct.table, name, ct.conflicts[name])
+		}
+		return v, err
+	}
+	var v tablekit.Value
+	var err error
+	if prefix == "" {
+		v, err = parseLiteral(t, "", rest)
+	} else {
+		v, err = parseLiteral(typePrefixes[prefix], prefix, rest)
+	}
+	if err != nil {
+		err = fmt.Errorf("%v (an index declares it %v)", err, t)
+	}
+	return v, err
 }
 
 const reindexHelp = `

@@ -428,18 +428,13 @@ func countCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 // index not "", on the rows of that index of it, rg's keys being index
 // keys; f gets the rows' key schema (the table's, or indexView's).
 func (e *env) withRange(ctx context.Context, name, index string, rg rangeFlags, read []tablekit.ReadOption, f func(*tablekit.TableMeta, iter.Seq2[tablekit.Row, error]) error) error {
-	var cols []filterColumn
-	if *rg.filter != "" {
-		flt, c, err := parseFilter(*rg.filter)
-		if err != nil {
-			return err
-		}
-		cols = c
-		read = append(read[:len(read):len(read)], tablekit.WithFilter(flt))
-	}
 	return e.withTable(ctx, name, func(db *tablekit.Client, m *tablekit.TableMeta) error {
-		if err := checkFilterColumns(*rg.filter, cols, m); err != nil {
-			return err
+		if *rg.filter != "" { // parsed with the table: its indexes type untyped values
+			flt, err := parseFilter(*rg.filter, m)
+			if err != nil {
+				return err
+			}
+			read = append(read[:len(read):len(read)], tablekit.WithFilter(flt))
 		}
 		view, owner, rd := m, keyOwner{table: name}, rangeReader(db.Table(name).Rows)
 		if index != "" {

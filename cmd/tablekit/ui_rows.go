@@ -202,11 +202,8 @@ func (c *console) readRows(ctx context.Context, src *rowSource, q url.Values) (*
 	}
 	var read []tablekit.ReadOption
 	if rq.Filter != "" {
-		f, cols, err := parseFilter(rq.Filter)
+		f, err := parseFilter(rq.Filter, src.m)
 		if err != nil {
-			return nil, err
-		}
-		if err := checkFilterColumns(rq.Filter, cols, src.m); err != nil {
 			return nil, err
 		}
 		read = append(read, tablekit.WithFilter(f))

@@ -49,11 +49,15 @@ An attribute value (put --col NAME=VALUE, filters) always names its type:
 TYPE may also be the type's name, in any case: String:hat, integer:42,
 Double:1.5, BOOLEAN:true, Binary:00ff (short forms in any case too).
 A version is appended with @: --col price=d:9.5@1700000000000 (ms).
-One exception: in put, a column that an index of the table declares with
-a type (create --index by_status=status:String) takes that type when its
-value has no TYPE:, written as in a key: --col status=pending (a Binary
-as hex). A TYPE: given still wins; one that disagrees with the index is
-refused by the store.
+One exception: in put and in filters (scan, count, the console's filter
+box), a column that an index of the table declares with a type (create
+--index by_status=status:String) takes that type when its value has no
+TYPE:, written as in a key (a Binary as hex):
+    --col status=pending     --filter 'status == pending'
+    --col blob=0x00ff        --filter 'blob == 0x00ff'
+A TYPE: given still wins (in put, one that disagrees with the index is
+refused by the store). A column two indexes declare with different types
+has none: its value must name one.
 
 Index keys (scan, count and get --index NAME) are the index columns, then
 the table's other key columns, in that order: --prefix status=pending,
@@ -265,7 +269,11 @@ func parseLiteral(t tablekit.Type, prefix, lit string) (tablekit.Value, error) {
 		return tablekit.Binary(b), nil
 	}
 	if quoted {
-		return tablekit.Value{}, fmt.Errorf("a %v cannot be quoted: %s", t, shorten(lit))
+		article := "a"
+		if t == tablekit.TypeInteger {
+			article = "an"
+		}
+		return tablekit.Value{}, fmt.Errorf("%s %v cannot be quoted: %s", article, t, shorten(lit))
 	}
 	switch t {
 	case tablekit.TypeInteger:
@@ -304,14 +312,11 @@ func parseValue(s string) (tablekit.Value, error) {
 }
 
 // parseColumn reads NAME=VALUE[@VERSION] for put.
-func parseColumn(s string) (tablekit.Column, error) { return parseColumnTyped(s, nil) }
+func parseColumn(s string) (tablekit.Column, error) { return parseColumnTyped(s, columnTypes{}) }
 
-// parseColumnTyped is parseColumn where types gives some columns a type
-// (indexTypes: an index declares it): a value of such a column without a
-// TYPE: prefix is read as a key value of that type (a bare Binary is hex,
-// a quoted literal is a String's or a Binary's bytes); a prefix still
-// wins, and a type that disagrees is the store's refusal.
-func parseColumnTyped(s string, types map[string]tablekit.Type) (tablekit.Column, error) {
+// parseColumnTyped is parseColumn where the value is read by types.value:
+// an untyped value of a column an index declares with a type takes it.
+func parseColumnTyped(s string, types columnTypes) (tablekit.Column, error) {
 	name, val, ok := strings.Cut(s, "=")
 	if !ok || name == "" {
 		return tablekit.Column{}, fmt.Errorf("column %s: want NAME=TYPE:VALUE[@VERSION]", shorten(s))
@@ -322,21 +327,7 @@ func parseColumnTyped(s string, types map[string]tablekit.Type) (tablekit.Column
 			version, val = n, val[:i]
 		}
 	}
-	var v tablekit.Value
-	var err error
-	if t, typed := types[name]; typed {
-		prefix, rest := splitPrefix(val)
-		if prefix == "" {
-			v, err = parseLiteral(t, "", rest)
-		} else {
-			v, err = parseLiteral(typePrefixes[prefix], prefix, rest)
-		}
-		if err != nil {
-			err = fmt.Errorf("%v (an index declares it %v)", err, t)
-		}
-	} else {
-		v, err = parseValue(val)
-	}
+	v, err := types.value(name, val)
 	if err != nil {
 		return tablekit.Column{}, fmt.Errorf("column %q: %v", name, err)
 	}
