@@ -350,7 +350,7 @@ func verifyCrash(t *testing.T, dir string, opts *fileengine.Options, cycle int, 
 		}
 	}
 	verifyFeedAgrees(t, db, cycle)
-	verifyIndexAgrees(t, db, cycle)
+	verifyIndexAgrees(t, db, cycle, crashTable, crashIndex)
 	var missing []string
 	for _, k := range acked {
 		if !present[k] {
