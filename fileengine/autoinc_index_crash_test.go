@@ -281,6 +281,7 @@ func testAutoIncrementIndexedCrash(t *testing.T, noSync bool, cycles int) {
 				cur, ok := live[r]
 				if !ok {
 					t.Errorf("cycle %d: update of %s=%d acknowledged, a row never acknowledged", cycle, r.p, r.s)
+					continue
 				}
 				cur.v, cur.hasV = parseV(f[3])
 				live[r] = cur
