@@ -110,7 +110,12 @@ package tablekit
 // its stamp is older than the grace period ([WithIndexGrace], 1 minute),
 // no combination of the row's visible values is its key, and its stamp is
 // unchanged (a conditional delete): a writer that put the entry again in
-// the meantime wins. Reindex judges every entry; a read (index_read.go,
+// the meantime wins. A writer whose row write would start more than half
+// the grace after its entry put puts the entries again first, so an entry
+// whose row write is pending is never old enough to go (clocks of clients
+// must agree within half the grace).
+//
+// Reindex judges every entry; a read (index_read.go,
 // entrySweeper) removes the old entries its own verification found stale,
 // where that verification can tell: in a table keeping one version (one
 // visible value per column, the newest, which the read compares), on a
@@ -120,10 +125,7 @@ package tablekit
 // pending to done made each read of the 10 pending ones verify 1,010
 // entries (BenchmarkIndexStale: 4.1 ms a read on the local engine, 12 µs
 // once swept). In tables keeping several versions, extra entries stay
-// until Reindex. A writer whose row write would start more than half
-// the grace after its entry put puts the entries again first, so an entry
-// whose row write is pending is never old enough to go (clocks of clients
-// must agree within half the grace).
+// until Reindex.
 //
 // Adding an index ([Client.AddIndex]) is an online schema change: the
 // index is stored as write-only, so every client that loads the table's
