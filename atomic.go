@@ -33,7 +33,10 @@ func (e *AtomicWriteError) Unwrap() error { return e.Err }
 // AtomicWrite applies writes to distinct rows of one table and partition key
 // all or nothing, within SPEC §13's limits; if one fails, nothing is written
 // and err is an [*AtomicWriteError] naming it. No [Capabilities.AtomicWrite]:
-// ErrUnimplemented.
+// ErrUnimplemented. A write creating a row with [AutoIncrement] in a table
+// with secondary indexes is refused with ErrUnimplemented, nothing written
+// (its entries would need the key the atomic write assigns: see the index
+// notes, "Auto-increment keys"); write such a row alone.
 func (c *Client) AtomicWrite(ctx context.Context, writes []BatchWrite) (out []BatchWriteResult, err error) {
 	const op = "AtomicWrite"
 	table := ""

@@ -67,9 +67,9 @@ type Backend interface {
 	// one newer options hide (rowmodel.Reveals, rowmodel.CheckGeneration).
 	//
 	// Auto-increment (SPEC §14), with Capabilities.AutoIncrement: the key
-	// of a put or update (here, in BatchWriteRow and in AtomicWrite) may
-	// hold AutoIncrement in its auto-increment column
-	// (Key.AutoIncrementIndex()). Assign a value above every one assigned
+	// of a put or update (here, in BatchWriteRow, in AtomicWrite and in
+	// IndexWriter.WriteIndexed) may hold AutoIncrement in its
+	// auto-increment column (Key.AutoIncrementIndex()). Assign a value above every one assigned
 	// before in the partition key, never again, also after a crash or a
 	// failed write (gaps are fine); write the row under
 	// Key.WithAutoIncrement(v) as a new row (its condition sees no row);
@@ -199,7 +199,10 @@ type Capabilities struct {
 	CreateWithFeed bool
 	// IndexedWrite: a row write and its index entries (SPEC §16) go to
 	// the store in one call and commit together ([IndexWriter]); without
-	// it the Client puts the entries, then writes the row.
+	// it the Client puts the entries, then writes the row. With
+	// AutoIncrement it is also what lets a table with an auto-increment
+	// key column be indexed (the call assigns the key and stores the
+	// entries under it); without it such an index is refused.
 	IndexedWrite bool
 }
 

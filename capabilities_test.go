@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -165,6 +166,26 @@ func TestErrSkipAtRunTime(t *testing.T) {
 	}
 	if n := scanAll(t, tbl); n != 1 {
 		t.Errorf("Scan after ErrSkip read %d rows, want 1", n)
+	}
+	// Several pages read after ErrSkip, and the same iterator ranged twice.
+	for k := int64(2); k <= 5; k++ {
+		if err := tbl.PutRow(ctx, tablekit.Key("k", tablekit.Integer(k)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := tbl.Scan(ctx, tablekit.Key("k", tablekit.InfMin), tablekit.Key("k", tablekit.InfMax), tablekit.PageSize(2), tablekit.Limit(4))
+	for pass := range 2 {
+		var got []int64
+		for r, err := range rows {
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, _ := r.Key[0].Value.Int()
+			got = append(got, k)
+		}
+		if !slices.Equal(got, []int64{1, 2, 3, 4}) {
+			t.Errorf("pass %d: Scan after ErrSkip, pages of 2, Limit 4: keys %v, want [1 2 3 4]", pass, got)
+		}
 	}
 	_, err := tbl.AtomicWrite(ctx, []tablekit.BatchWrite{tablekit.BatchPut("", tablekit.Key("k", tablekit.Integer(2)), nil)})
 	var te *tablekit.Error

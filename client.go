@@ -107,6 +107,9 @@ func (c *Client) CreateTable(ctx context.Context, meta TableMeta, opts ...Create
 	if hasAutoIncrement(&m) && !c.caps.AutoIncrement {
 		return refuse(op, m.Name, "the backend has no auto-increment key columns (SPEC §14; Capabilities.AutoIncrement is false)")
 	}
+	if err := c.checkAutoIndexed(&m); err != nil {
+		return annotate(err, op, m.Name)
+	}
 	var o createOptions
 	for _, opt := range opts {
 		opt(&o)

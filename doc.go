@@ -37,8 +37,9 @@
 // Secondary indexes (SPEC §16, [TableMeta].Indexes, [Client.AddIndex],
 // [Table.Index]) are kept by the Client on every backend, consistent with
 // the table per row: entries are written before their row and verified
-// against it when read, so a crash leaves extra entries ([Client.Reindex]
-// removes them), never a wrong read. The storage layout, the argument for
+// against it when read, so a crash, or a row leaving an index value,
+// leaves extra entries (reads remove those they meet once past a grace
+// period, [Client.Reindex] the rest), never a wrong read. The storage layout, the argument for
 // the races (a delete revealing an older value; removing an entry while
 // another writer re-puts it) and the one known limit are the notes at the
 // top of index.go.

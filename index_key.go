@@ -22,9 +22,11 @@ func indexKeySchema(m *TableMeta, ix *IndexSpec) KeySchema {
 
 // appendIndexValue appends v's order-preserving encoding: String and
 // Binary with 0x00 escaped as 00 FF and terminated by 00 01, Integer as 8
-// bytes big endian with the sign bit flipped.
+// bytes big endian with the sign bit flipped. [AutoIncrement] takes the 8
+// bytes of the Integer it stands for (those of 0): a placeholder the
+// backend fills in ([AssignEntries]).
 func appendIndexValue(dst []byte, v Value) []byte {
-	if v.typ == TypeInteger {
+	if v.typ == TypeInteger || v.typ == typeAutoIncrement {
 		return binary.BigEndian.AppendUint64(dst, v.num^(1<<63))
 	}
 	for i := 0; i < len(v.str); i++ {

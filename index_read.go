@@ -113,6 +113,7 @@ func compositeColumns(fs []Filter) []string {
 func (r *indexRead) verify(ctx context.Context, entries []Row) (rows []Row, keys []PrimaryKey, err error) {
 	iks := make([]PrimaryKey, 0, len(entries))
 	ekeys := make([]PrimaryKey, 0, len(entries))
+	sw := r.sweeper()
 	reqs := make([]*GetRowRequest, 0, len(entries))
 	// The requests and their keys in one allocation each.
 	gets := make([]GetRowRequest, len(entries))
@@ -135,6 +136,7 @@ func (r *indexRead) verify(ctx context.Context, entries []Row) (rows []Row, keys
 		}
 		iks = append(iks, ik)
 		ekeys = append(ekeys, e.Key)
+		sw.consider(e)
 		g := &gets[len(reqs)]
 		*g = GetRowRequest{Meta: r.m, Key: rk, Read: r.read, Now: now}
 		reqs = append(reqs, g)
@@ -156,11 +158,92 @@ func (r *indexRead) verify(ctx context.Context, entries []Row) (rows []Row, keys
 			if out, ok := r.match(g.Row, iks[i], &slab, n-i); ok {
 				rows = append(rows, out)
 				keys = append(keys, ekeys[i])
+				sw.keep(ekeys[i])
 			}
 		}
 		reqs, iks, ekeys = reqs[n:], iks[n:], ekeys[n:]
 	}
+	sw.sweep(ctx)
 	return rows, keys, nil
+}
+
+// sweepOff turns the read path's sweep off, so that a benchmark can
+// compare reads of an index full of stale entries with and without it.
+var sweepOff bool
+
+// entrySweeper removes, as a read goes, the stale entries it found (SPEC
+// §16: extra entries are never read and may be removed): an entry whose
+// row no longer needs it, with a stamp older than the grace period,
+// deleted on the condition that its stamp is unchanged, as Reindex's
+// removeEntry does (the index notes say why that is safe). Without it an
+// index of a column that rows leave (a status a job passes through, a row
+// deleted) collects an entry per row that ever had the value, and every
+// read of the value verifies them all. A read sweeps only what it can
+// judge from its own row reads: with no filter (a filtered-out row reads
+// as no row) and in a table keeping one version (whose one visible value
+// is the newest, the value the read compares; with more, older visible
+// values still need their entries, and Reindex decides). Sweeping is
+// best effort: its errors are dropped, the next read or Reindex finds
+// the entry again.
+type entrySweeper struct {
+	r      *indexRead
+	cutoff int64
+	old    map[string]stamp // candidates: entries older than the grace, by entryBytes
+}
+
+func (r *indexRead) sweeper() entrySweeper {
+	if sweepOff || r.read.Filter != nil || r.m.Options.MaxVersions != 1 {
+		return entrySweeper{}
+	}
+	return entrySweeper{r: r, cutoff: r.c.now() - r.c.grace().Milliseconds()}
+}
+
+// consider notes entry e (read with entryStamps) if it is old enough to go.
+func (sw *entrySweeper) consider(e Row) {
+	if sw.r == nil {
+		return
+	}
+	var st stamp
+	var ok bool
+	if v, has := e.Get("t"); has {
+		st.t, ok = v.Int()
+	}
+	if v, has := e.Get("n"); has && ok {
+		st.n, ok = v.Int()
+	}
+	if !ok || st.t > sw.cutoff {
+		return
+	}
+	if sw.old == nil {
+		sw.old = map[string]stamp{}
+	}
+	sw.old[entryBytes(e.Key)] = st
+}
+
+// keep drops an entry whose row matched from the candidates.
+func (sw *entrySweeper) keep(ek PrimaryKey) {
+	if len(sw.old) > 0 {
+		delete(sw.old, entryBytes(ek))
+	}
+}
+
+// sweep deletes the remaining candidates, each on its stamp.
+func (sw *entrySweeper) sweep(ctx context.Context) {
+	if len(sw.old) == 0 || ctx.Err() != nil {
+		return
+	}
+	now := sw.r.c.now()
+	dels := make([]*WriteRequest, 0, len(sw.old))
+	for b, st := range sw.old {
+		dels = append(dels, entryDelete(sw.r.sm, b, st, now))
+	}
+	for len(dels) > 0 {
+		n := min(len(dels), MaxBatchWrite)
+		if _, err := sw.r.c.batchWrite(ctx, dels[:n]); err != nil {
+			return
+		}
+		dels = dels[n:]
+	}
 }
 
 // match returns the index row of row if its newest values are ik's. Its
@@ -200,9 +283,9 @@ func (r *indexRead) match(row *Row, ik PrimaryKey, slab *[]Column, rows int) (Ro
 	return out, true
 }
 
-// entryKeysOnly reads what a read needs of an entry, its key, with its
-// smallest cell (a projection every backend maps to its own).
-var entryKeysOnly = ReadSpec{Columns: []string{"t"}, MaxVersions: 1}
+// entryStamps reads what a read needs of an entry: its key, and its stamp
+// (cells n and t, small), which the sweep's conditional delete compares.
+var entryStamps = ReadSpec{Columns: []string{"n", "t"}, MaxVersions: 1}
 
 // indexCursor walks an index range through entry-table pages.
 type indexCursor struct {
@@ -270,7 +353,7 @@ func (cur *indexCursor) next(ctx context.Context, want int) ([]Row, []PrimaryKey
 		limit++
 	}
 	resp, err := cur.r.c.b.GetRange(ctx, &GetRangeRequest{Meta: cur.r.sm, Start: cur.start, End: cur.end, Backward: cur.backward,
-		Limit: min(limit, MaxPageRows+1), Read: entryKeysOnly, Now: cur.r.c.now()})
+		Limit: min(limit, MaxPageRows+1), Read: entryStamps, Now: cur.r.c.now()})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -356,7 +439,7 @@ func (x *IndexTable) GetRow(ctx context.Context, key PrimaryKey, opts ...ReadOpt
 	if err := checkIndexKey(r.ks, key, false); err != nil {
 		return Row{}, false, annotate(err, op, x.t.name)
 	}
-	e, err := r.c.b.GetRow(ctx, &GetRowRequest{Meta: r.sm, Key: indexBound(key), Read: entryKeysOnly, Now: r.c.now()})
+	e, err := r.c.b.GetRow(ctx, &GetRowRequest{Meta: r.sm, Key: indexBound(key), Read: entryStamps, Now: r.c.now()})
 	if err != nil || e == nil {
 		return Row{}, false, annotate(err, op, x.t.name)
 	}

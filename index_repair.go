@@ -202,8 +202,7 @@ func (c *Client) removeEntry(ctx context.Context, m *TableMeta, ix *IndexSpec, k
 			}
 		}
 	}
-	_, err := c.b.Write(ctx, &WriteRequest{Meta: storageMeta(ix.Storage), Kind: WriteDelete, Key: entryChunks([]byte(b)), Now: c.now(),
-		Condition: Condition{Row: ExpectExist, Column: And(SingleColumnValue("t", Equal, Integer(s.t)).Required(), SingleColumnValue("n", Equal, Integer(s.n)).Required())}})
+	_, err := c.b.Write(ctx, entryDelete(storageMeta(ix.Storage), b, s, c.now()))
 	if err != nil {
 		if isConditionFailed(err) {
 			return false, nil // put again meanwhile: a writer needs it
@@ -211,6 +210,13 @@ func (c *Client) removeEntry(ctx context.Context, m *TableMeta, ix *IndexSpec, k
 		return false, err
 	}
 	return true, nil
+}
+
+// entryDelete is the delete of entry b of entry table sm on the condition
+// that its stamp is still s: a writer that put it again meanwhile wins.
+func entryDelete(sm *TableMeta, b string, s stamp, now int64) *WriteRequest {
+	return &WriteRequest{Meta: sm, Kind: WriteDelete, Key: entryChunks([]byte(b)), Now: now,
+		Condition: Condition{Row: ExpectExist, Column: And(SingleColumnValue("t", Equal, Integer(s.t)).Required(), SingleColumnValue("n", Equal, Integer(s.n)).Required())}}
 }
 
 func isConditionFailed(err error) bool { return errors.Is(err, ErrConditionFailed) }

@@ -64,6 +64,15 @@ func (p *indexPlan) release() {
 // takes a row write together with its index entries and commits them in
 // one step, so that the entries are never later than the row, for readers
 // and across a crash alike, and one call does both.
+//
+// Auto-increment keys (SPEC §14): implementing IndexWriter on a backend
+// with [Capabilities.AutoIncrement] is promising the contract below for a
+// req whose key holds [AutoIncrement] too; there is no separate
+// capability, and a backend that cannot keep that promise must not
+// implement the interface (or must answer ErrSkip for such a write). It is
+// what lets a table with an auto-increment key column be indexed: without
+// IndexedWrite, CreateTable with indexes and AddIndex refuse such a table
+// with ErrUnimplemented.
 type IndexWriter interface {
 	// WriteIndexed applies req as Write would, and entries (unconditional
 	// puts of entry-table rows, of other tables than req's): every entry
@@ -71,16 +80,102 @@ type IndexWriter interface {
 	// only with its entries. An entry whose table does not exist is
 	// skipped (its index was dropped meanwhile). When req fails (its
 	// condition, say) it returns req's error; entries may then have been
-	// written or not (an extra entry is harmless: reads verify). It may
-	// answer ErrSkip, nothing written: the Client then puts the entries
-	// and writes the row after them, as without an IndexWriter.
+	// written or not (an extra entry is harmless: reads verify).
+	//
+	// When req is a put or update whose key holds AutoIncrement (a new
+	// row), the backend assigns the value as Write does (SPEC §14) and,
+	// in the same step, stores each entry under the key [AssignEntries]
+	// gives it for that value (an entry key may hold the placeholder where
+	// the row's auto-increment column appears in the index key): the file
+	// engine commits row and entries in one pebble batch; the local engine
+	// stores the entries under the assigned value, then the row. Should
+	// the assigned row turn out to be taken and the value be assigned
+	// again, entries stored for the first value are extra entries, which
+	// are harmless. The result's Key is the key written, as Write's.
+	//
+	// It may answer ErrSkip, nothing written: the Client then puts the
+	// entries and writes the row after them, as without an IndexWriter,
+	// except for a write whose key holds AutoIncrement, which then fails
+	// with ErrUnimplemented, nothing written (never the row without its
+	// entries).
 	WriteIndexed(ctx context.Context, req *WriteRequest, entries []*WriteRequest) (*UpdateResult, error)
+}
+
+// AssignEntries returns entries, the index entries an [IndexWriter] takes
+// with a write whose key held [AutoIncrement], as they are stored once the
+// write is assigned value v: each entry whose key holds the placeholder (a
+// key of three parts, the index key's bytes before the auto-increment
+// value, AutoIncrement, and the bytes after it) is replaced by a copy
+// under the entry key holding v; the others are kept. The slice is new
+// when one was replaced; entries and their requests are not changed.
+func AssignEntries(entries []*WriteRequest, v int64) []*WriteRequest {
+	out, cloned := entries, false
+	for i, q := range entries {
+		k := q.Key
+		if len(k) != 3 || !k[1].Value.IsAutoIncrement() {
+			continue
+		}
+		if !cloned {
+			out, cloned = slices.Clone(entries), true
+		}
+		b := make([]byte, 0, len(k[0].Value.str)+8+len(k[2].Value.str))
+		b = append(b, k[0].Value.str...)
+		b = appendIndexValue(b, Integer(v))
+		b = append(b, k[2].Value.str...)
+		cp := *q
+		cp.Key = entryChunks(b)
+		out[i] = &cp
+	}
+	return out
+}
+
+// entryPutAuto is entryPut of an entry of a write whose key holds
+// AutoIncrement: b's 8 bytes at at are the placeholder of the value the
+// row write assigns, and the key is the form [AssignEntries] resolves.
+func entryPutAuto(storage string, b []byte, at int, now int64) *WriteRequest {
+	e := entryPut(storage, nil, now)
+	e.Key = PrimaryKey{{Name: entryKey[0].Name, Value: BinaryString(string(b[:at]))}, {Name: entryKey[1].Name, Value: AutoIncrement},
+		{Name: entryKey[2].Name, Value: BinaryString(string(b[at+8:]))}}
+	return e
+}
+
+// isAutoWrite reports whether req creates a row whose key the backend
+// assigns (SPEC §14).
+func isAutoWrite(req *WriteRequest) bool {
+	return req.Kind != WriteDelete && req.Key.AutoIncrementIndex() >= 0
+}
+
+// writeAutoIndexed writes req, a new row of an indexed table whose key
+// holds AutoIncrement: only an IndexWriter can, in the one step that
+// assigns the key (see the index notes, "Auto-increment keys"). The row
+// is new, so there is no row to read and no guard. Without one, nothing
+// is written and the write fails with ErrUnimplemented.
+func (c *Client) writeAutoIndexed(ctx context.Context, req *WriteRequest) (*UpdateResult, error) {
+	m := req.Meta
+	col := m.Key[req.Key.AutoIncrementIndex()].Name
+	iw, ok := optional[IndexWriter](c, c.caps.IndexedWrite)
+	if !ok {
+		return nil, autoIncrementRefusal(m.Name, col, "the backend cannot commit a row write and its index entries in one step (Capabilities.IndexedWrite is false); nothing was written")
+	}
+	var plan indexPlan
+	if err := c.planIndexes(ctx, req, &plan, 0); err != nil {
+		return nil, err
+	}
+	res, err := iw.WriteIndexed(ctx, req, plan.entries)
+	plan.release()
+	if errors.Is(err, ErrSkip) {
+		return nil, autoIncrementRefusal(m.Name, col, "the backend declined to commit the row write and its index entries in one step (WriteIndexed answered ErrSkip); nothing was written")
+	}
+	return res, err
 }
 
 // applyWrite writes one row, maintaining its table's indexes first.
 func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResult, error) {
 	if len(req.Meta.Indexes) == 0 {
 		return c.b.Write(ctx, req)
+	}
+	if isAutoWrite(req) {
+		return c.writeAutoIndexed(ctx, req)
 	}
 	iw, together := optional[IndexWriter](c, c.caps.IndexedWrite)
 	var plan indexPlan // on the stack: a put's plan is read only here
@@ -228,8 +323,9 @@ func (c *Client) planIndexes(ctx context.Context, req *WriteRequest, plan *index
 	if req.Kind == WriteDelete {
 		return nil
 	}
-	// Which indexes need the row read, and which columns it guards.
-	if req.Kind == WriteUpdate {
+	// Which indexes need the row read, and which columns it guards (a
+	// row whose key the write assigns is new: nothing to read).
+	if req.Kind == WriteUpdate && !isAutoWrite(req) {
 		for i := range m.Indexes {
 			ix := &m.Indexes[i]
 			attrs := attrColumns(m, ix)
@@ -373,9 +469,13 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 	// The table's other key columns, in its order (indexKeySchema).
 	var tailRoom, keyRoom [128]byte // an index key's bytes, on the stack when short
 	tail := tailRoom[:0]
+	tailAuto := -1 // where in tail the AutoIncrement placeholder is
 	for _, kc := range m.Key {
 		if !slices.ContainsFunc(ix.Columns, func(c KeyColumn) bool { return c.Name == kc.Name }) {
 			kv, _ := req.Key.Get(kc.Name)
+			if kv.IsAutoIncrement() {
+				tailAuto = len(tail)
+			}
 			tail = appendIndexValue(tail, kv)
 		}
 	}
@@ -386,15 +486,26 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 	for {
 		written := req.Kind == WritePut || len(attrs) == 0
 		b := keyRoom[:0]
+		at := -1 // where the AutoIncrement placeholder is (SPEC §14)
 		for j, k := range idx {
+			if vals[j][k].IsAutoIncrement() {
+				at = len(b)
+			}
 			b = appendIndexValue(b, vals[j][k])
 			written = written || fresh[j][k] && !isKeyName(m, ix.Columns[j].Name)
+		}
+		if tailAuto >= 0 {
+			at = len(b) + tailAuto
 		}
 		b = append(b, tail...)
 		if len(b) > MaxIndexKeySize {
 			return invalid("table %q index %q: the index key of row %v is %d bytes encoded; the limit is %d", m.Name, ix.Name, req.Key, len(b), MaxIndexKeySize)
 		}
-		if written && !none {
+		switch {
+		case !written || none:
+		case at >= 0:
+			plan.entries = append(plan.entries, entryPutAuto(ix.Storage, b, at, now))
+		default:
 			e := newEntryPut(ix.Storage, b, now)
 			if plan.nmade < len(plan.made) {
 				plan.made[plan.nmade] = e
@@ -553,8 +664,19 @@ func (c *Client) batchWriteIndexed(ctx context.Context, reqs []*WriteRequest) ([
 
 // atomicIndexed is an atomic write of an indexed table: every write's
 // entries first, then the writes, all or nothing, each on its guard (the
-// store has no transaction spanning the entry tables).
+// store has no transaction spanning the entry tables). A write whose key
+// holds AutoIncrement is refused, nothing written: its entries need the
+// key the atomic write assigns, and no backend call takes an atomic write
+// with entries (IndexWriter takes one row); its real-key writes (updates
+// and deletes of rows stored, puts of migrated keys) go as on any table.
 func (c *Client) atomicIndexed(ctx context.Context, aw AtomicWriter, reqs []*WriteRequest) ([]WriteResponse, error) {
+	for i, req := range reqs {
+		if isAutoWrite(req) {
+			m := req.Meta
+			return nil, &AtomicWriteError{Index: i, Err: autoIncrementRefusal(m.Name, m.Key[req.Key.AutoIncrementIndex()].Name,
+				"an atomic write cannot create a row with AutoIncrement in an indexed table (no backend commits an atomic write with its index entries; write the row alone, with PutRow, BatchWriteRow or WriteAll); nothing was written")}
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		plans := make([]indexPlan, len(reqs))
 		var entries []*WriteRequest

@@ -33,38 +33,23 @@ func (t *Table) Scan(ctx context.Context, start, end PrimaryKey, opts ...RangeOp
 		}
 		defer cur.release()
 		page, remaining := o.streamSizes()
-		for !cur.done && remaining > 0 {
-			if s != nil {
-				n, stop, err := cur.scan(ctx, s, min(page, remaining), yield)
-				if stop {
-					return
-				}
-				if !errors.Is(err, ErrSkip) {
-					if err != nil {
-						yield(Row{}, err)
-						return
-					}
-					remaining -= n
-					continue
-				}
+		s := s // this iteration's: ErrSkip turns it off
+		for s != nil && !cur.done && remaining > 0 {
+			n, stop, err := cur.scan(ctx, s, min(page, remaining), yield)
+			switch {
+			case stop:
+				return
+			case errors.Is(err, ErrSkip):
 				s = nil // the backend lends no rows after all: read pages
-			}
-			rows, err := cur.next(ctx, min(page, remaining))
-			if err != nil {
+			case err != nil:
 				yield(Row{}, err)
 				return
-			}
-			for _, r := range rows {
-				if err := ctx.Err(); err != nil {
-					yield(Row{}, err)
-					return
-				}
-				remaining--
-				if !yieldScanned(yield, r, nil) {
-					return
-				}
+			default:
+				remaining -= n
 			}
 		}
+		yieldPages(ctx, page, remaining, func() bool { return cur.done }, cur.next,
+			func(r Row, err error) bool { return yieldScanned(yield, r, err) })
 	}
 }
 

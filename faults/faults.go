@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit"
+	"github.com/tablekit/tablekit/internal/base"
 )
 
 // Op is a set of backend operations.
@@ -241,14 +242,9 @@ func draw(seed uint64, k askKey, n uint64) float64 {
 	h.Write([]byte(k.table))
 	h.Write([]byte{0})
 	h.Write([]byte(k.key))
-	x := h.Sum64()
-	// splitmix64's finaliser spreads FNV's low-entropy high bits.
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return float64(x>>11) / (1 << 53)
+	// splitmix64's finaliser (base.Mix64) makes every bit of the draw
+	// depend on every bit of the question.
+	return float64(base.Mix64(h.Sum64())>>11) / (1 << 53)
 }
 
 // fault is what the rules decided for one call.

@@ -123,12 +123,13 @@ func TestCrashChild(t *testing.T) {
 	wg.Wait()
 }
 
-// crashCycles sets how many times TestCrash kills the child in each mode;
-// 0 means the default (20 synced, 10 with NoSync; 3 each with -short). A
-// longer run:
+// crashCycles sets how many times TestCrash and
+// TestAutoIncrementIndexedCrash kill their child in each mode; 0 means
+// the default (TestCrash: 20 synced, 10 with NoSync;
+// TestAutoIncrementIndexedCrash: 6 each; 3 each with -short). A longer run:
 //
 //	go test ./fileengine/ -run '^TestCrash$' -timeout 60m -crash.cycles=200
-var crashCycles = flag.Int("crash.cycles", 0, "TestCrash: kills per mode (0: the default)")
+var crashCycles = flag.Int("crash.cycles", 0, "TestCrash, TestAutoIncrementIndexedCrash: kills per mode (0: the default)")
 
 // TestCrash kills a writing child process with SIGKILL at random moments,
 // then reopens the directory and checks that every acknowledged write is
@@ -350,7 +351,7 @@ func verifyCrash(t *testing.T, dir string, opts *fileengine.Options, cycle int, 
 		}
 	}
 	verifyFeedAgrees(t, db, cycle)
-	verifyIndexAgrees(t, db, cycle)
+	verifyIndexAgrees(t, db, cycle, crashTable, crashIndex)
 	var missing []string
 	for _, k := range acked {
 		if !present[k] {

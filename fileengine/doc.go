@@ -120,7 +120,11 @@
 // entries are one pebble batch with one sync (index.go): after a crash
 // the row is stored only with its entries (crash_index_test.go kills
 // writing processes and checks it), and an indexed put costs one sync,
-// not two. It is a tablekit.BatchReader: BatchGetRow reads its rows
+// not two. A table with an auto-increment key column may be indexed: a
+// write with tablekit.AutoIncrement is assigned its value under the same
+// locks, and the row, its counter key and its entries, under that value
+// (tablekit.AssignEntries), are the one batch (index.go,
+// TestAutoIncrementIndexed). It is a tablekit.BatchReader: BatchGetRow reads its rows
 // through one pebble iterator (batchget.go), which is how an index read
 // reads the rows of its page of entries.
 //

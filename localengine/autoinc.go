@@ -141,8 +141,10 @@ func withKey(res *tablekit.UpdateResult, key tablekit.PrimaryKey) *tablekit.Upda
 // request of a table deleted and created again is refused as stale before
 // a value is assigned; then it is assigned a key and written under its
 // stripe to an absent row (writeRow), assigned again should the row be
-// there.
-func (t *table) writeAuto(w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
+// there. before, if not nil, runs with each assigned request before its
+// row is written (WriteIndexed stores the row's index entries there); its
+// error fails the write, the row unwritten.
+func (t *table) writeAuto(w *tablekit.WriteRequest, before func(*tablekit.WriteRequest) error) (*tablekit.UpdateResult, error) {
 	t.mu.RLock()
 	_, err := t.current(w.Meta)
 	t.mu.RUnlock()
@@ -154,6 +156,14 @@ func (t *table) writeAuto(w *tablekit.WriteRequest) (*tablekit.UpdateResult, err
 		aw, err := t.ai.assign(w)
 		if err != nil {
 			return nil, err
+		}
+		if before != nil {
+			if err := before(aw); err != nil {
+				return nil, err
+			}
+		}
+		if afterAssign != nil {
+			afterAssign(aw.Key)
 		}
 		k := codec.AppendKey(buf[:0], aw.Key)
 		st := &t.stripes[stripeOf(k)]
@@ -169,3 +179,7 @@ func (t *table) writeAuto(w *tablekit.WriteRequest) (*tablekit.UpdateResult, err
 		return withKey(res, aw.Key), nil
 	}
 }
+
+// afterAssign, if set (by tests), runs between assigning a value (and
+// storing the entries, in WriteIndexed) and writing the row.
+var afterAssign func(tablekit.PrimaryKey)

@@ -244,3 +244,61 @@ func TestAutoIncrementConcurrentRealKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoIncrementIndexedTaken: in WriteIndexed, a row written with a
+// real key equal to the value just assigned (after the entries were stored
+// under it, before the row) is kept and indexed; the put takes the next
+// value and stores its entries again, and those of the first value are
+// extra entries: no read returns them and Reindex removes them.
+func TestAutoIncrementIndexedTaken(t *testing.T) {
+	ctx := context.Background()
+	eng := New()
+	db := tablekit.NewClient(eng)
+	defer db.Close()
+	schema := tablekit.KeySchema{{Name: "p", Type: tablekit.TypeString}, {Name: "s", Type: tablekit.TypeInteger, AutoIncrement: true}}
+	byV := tablekit.IndexSpec{Name: "by_v", Columns: []tablekit.KeyColumn{{Name: "v", Type: tablekit.TypeString}}}
+	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "t", Key: schema, Indexes: []tablekit.IndexSpec{byV}}); err != nil {
+		t.Fatal(err)
+	}
+	tab := db.Table("t")
+	var raced tablekit.PrimaryKey
+	SetAfterAssign(func(k tablekit.PrimaryKey) {
+		if raced != nil {
+			return
+		}
+		raced = k
+		if err := tab.PutRow(ctx, k, []tablekit.Column{{Name: "v", Value: tablekit.String("real")}}); err != nil {
+			t.Error(err)
+		}
+	})
+	var got tablekit.PrimaryKey
+	err := tab.PutRow(ctx, tablekit.Key("p", tablekit.String("a")).Add("s", tablekit.AutoIncrement), []tablekit.Column{{Name: "v", Value: tablekit.String("assigned")}}, tablekit.ReturnKey(&got))
+	SetAfterAssign(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raced == nil || got.Equal(raced) {
+		t.Fatalf("assigned %v, the real-key write took %v: want another key", got, raced)
+	}
+	var rows []string
+	lo := tablekit.Key("v", tablekit.InfMin).Add("p", tablekit.InfMin).Add("s", tablekit.InfMin)
+	hi := tablekit.Key("v", tablekit.InfMax).Add("p", tablekit.InfMax).Add("s", tablekit.InfMax)
+	for r, err := range tab.Index("by_v").Rows(ctx, lo, hi) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r.Key.String())
+	}
+	want := []string{
+		tablekit.Key("v", tablekit.String("assigned")).Add("p", tablekit.String("a")).Add("s", got[1].Value).String(),
+		tablekit.Key("v", tablekit.String("real")).Add("p", tablekit.String("a")).Add("s", raced[1].Value).String(),
+	}
+	if fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Errorf("by_v holds %v, want %v", rows, want)
+	}
+	rdb := tablekit.NewClient(eng, tablekit.WithIndexGrace(time.Nanosecond))
+	rep, err := rdb.Reindex(ctx, "t", "by_v", false)
+	if err != nil || rep.Missing != 0 || rep.Extra != 1 || rep.Removed != 1 {
+		t.Errorf("Reindex: %+v, %v; want none missing, the first value's entry extra and removed", rep, err)
+	}
+}

@@ -131,9 +131,14 @@
 // tablekit.IndexWriter, so a write of an indexed table and its index
 // entries are one call (index.go): the entries are stored first, each
 // under its own stripe, then the row, so a reader that sees the row sees
-// its entries; no lock is held across tables. An index read reads its
-// page's rows one GetRow at a time (there is no BatchGetRow: an in-memory
-// read is cheaper than the batching).
+// its entries; no lock is held across tables. A table with an
+// auto-increment key column may be indexed: a write with
+// tablekit.AutoIncrement is assigned its value first, its entries are
+// stored under it (tablekit.AssignEntries), then the row, to an absent
+// row (assigned again, entries again, should a real-key write have taken
+// it: the first entries are extra, which reads ignore). An index read
+// reads its page's rows one GetRow at a time (there is no BatchGetRow: an
+// in-memory read is cheaper than the batching).
 //
 // # Limits
 //

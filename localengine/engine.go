@@ -14,6 +14,7 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/base"
 	"github.com/tablekit/tablekit/internal/feedwake"
 	"github.com/tablekit/tablekit/rowmodel"
 )
@@ -108,14 +109,11 @@ type stripe struct {
 	_ [40]byte // one cache line each: writers of different stripes share none
 }
 
-// stripeOf returns the index of the stripe of the row with encoded key k.
-func stripeOf(k []byte) int {
-	h := uint32(2166136261) // FNV-1a
-	for _, c := range k {
-		h = (h ^ uint32(c)) * 16777619
-	}
-	return int(h % stripes)
-}
+// stripeOf returns the index of the stripe of the row with encoded key k:
+// base.Spread, whose every bit depends on every byte of k (FNV-1a mod 64,
+// its low six bits, left half the stripes unused by an index's entry
+// keys, whose bytes repeat a pattern).
+func stripeOf(k []byte) int { return base.Spread(k, stripes) }
 
 // New returns an empty engine.
 func New() *Engine {
@@ -491,7 +489,7 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 		return nil, err
 	}
 	if w.Kind != tablekit.WriteDelete && w.Key.AutoIncrementIndex() >= 0 {
-		return t.writeAuto(w) // autoinc.go
+		return t.writeAuto(w, nil) // autoinc.go
 	}
 	return t.write(w)
 }

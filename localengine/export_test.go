@@ -1,5 +1,7 @@
 package localengine
 
+import "github.com/tablekit/tablekit"
+
 // NewWithSpanRows returns an empty engine whose tables split a span beyond
 // n entries (span.go), for tests of span boundaries.
 func NewWithSpanRows(n int) *Engine {
@@ -23,3 +25,8 @@ func NewGeneral() *Engine {
 	e.general = true
 	return e
 }
+
+// SetAfterAssign sets the hook run between assigning an auto-increment
+// value (and storing the entries, in WriteIndexed) and writing its row
+// (nil: none; not concurrently with other tests of the package).
+func SetAfterAssign(f func(tablekit.PrimaryKey)) { afterAssign = f }

@@ -3,7 +3,6 @@ package aliyuntablestore
 import (
 	"context"
 	"errors"
-	"hash/fnv"
 	"math"
 	"net"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/driver"
+	"github.com/tablekit/tablekit/internal/base"
 	"github.com/tablekit/tablekit/internal/tsproto"
 )
 
@@ -454,9 +454,7 @@ var updateLocks = func() (l [64]chan struct{}) {
 }()
 
 func updateLock(table string) chan struct{} {
-	h := fnv.New32a()
-	h.Write([]byte(table))
-	return updateLocks[h.Sum32()%uint32(len(updateLocks))]
+	return updateLocks[base.Spread([]byte(table), len(updateLocks))]
 }
 
 // DeleteTable implements tablekit.Backend.

@@ -58,9 +58,9 @@ const attrCounter = ".n"
 func counterShard(s int) int { return -1 - s }
 
 // counterKey returns the DynamoDB key of the counter item of partition-key
-// value pk in a table of n shards.
-func counterKey(pk tablekit.Value, n int) map[string]types.AttributeValue {
-	return keyAttrs(counterShard(shardOf(pk, n)), codec.EncodeKey(tablekit.PrimaryKey{{Value: pk}}))
+// value pk in table ti (in the shard's counter range, by ti's placement).
+func counterKey(pk tablekit.Value, ti *tableInfo) map[string]types.AttributeValue {
+	return keyAttrs(counterShard(ti.shardOf(pk)), codec.EncodeKey(tablekit.PrimaryKey{{Value: pk}}))
 }
 
 // autoIncrement reports whether w's key holds tablekit.AutoIncrement.
@@ -71,7 +71,7 @@ func autoIncrement(w *tablekit.WriteRequest) bool { return w.Key.AutoIncrementIn
 func (b *Backend) takeValues(ctx context.Context, meta *tablekit.TableMeta, ti *tableInfo, pk tablekit.Value, n int64) (int64, error) {
 	out, err := b.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(ti.native),
-		Key:                       counterKey(pk, ti.shards),
+		Key:                       counterKey(pk, ti),
 		UpdateExpression:          aws.String("ADD #n :n"),
 		ExpressionAttributeNames:  map[string]string{"#n": attrCounter},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}},
@@ -116,7 +116,7 @@ func (b *Backend) raiseCounter(ctx context.Context, w *tablekit.WriteRequest, t 
 	return b.floors.Raise(w, floorID(t.ti, pk), func(v int64) error {
 		_, err := b.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                 aws.String(t.ti.native),
-			Key:                       counterKey(pk, t.ti.shards),
+			Key:                       counterKey(pk, t.ti),
 			UpdateExpression:          aws.String("SET #n = :v"),
 			ConditionExpression:       aws.String("attribute_not_exists(#n) OR #n < :v"),
 			ExpressionAttributeNames:  map[string]string{"#n": attrCounter},

@@ -126,6 +126,7 @@ type tableInfo struct {
 	incarnation string
 	native      string
 	shards      int
+	placement   placement // how rows map to shards (item.go)
 	nativeTTL   bool
 	feed        bool // the change feed is on: writers stamp items (feed.go)
 }

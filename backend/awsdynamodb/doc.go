@@ -68,10 +68,32 @@
 // DynamoDB hashes partition keys, so rows of different partition keys come
 // back in no order. SPEC's ordered GetRange over the whole table uses write
 // sharding: every table has a fixed number N of shard keys, chosen at
-// CreateTable ([Options.Shards], default 8) and recorded in its metadata. An
-// item is
+// CreateTable ([Options.Shards], default 8) and recorded in its metadata,
+// with the placement that maps a row to its shard. With h =
+// FNV-1a-64(codec.EncodeKey(first key column)):
 //
-//	.s   N  partition key: shard = FNV-1a-64(codec.EncodeKey(first key column)) mod N
+//   - placement 1, which every table made now records (metadata attributes
+//     placement = 1 and placedShards = N): shard = the high word of the
+//     128-bit product splitmix64fin(h)·N (splitmix64's finalizer;
+//     internal/base.Spread), so every bit of the key counts.
+//   - no placement attribute (tables made before it was recorded; their N
+//     is in shards): shard = h mod N, as they were written; they keep it. FNV-1a's low bits
+//     depend only on the low bits of the key's bytes, so keys whose bytes
+//     repeat a pattern fill only some shards: an index's entry keys
+//     (index value and row key sharing their last digits) filled 2 of 4,
+//     keys with every byte twice 1 of 4 (TestPlacementFair), each shard
+//     then taking the writes of two or four and a whole-table range
+//     reading the full ones in more Queries.
+//
+// A placement this adapter does not know (written by a newer one) makes
+// the table's metadata unreadable (ErrUnavailable naming it) rather than
+// its rows looked for in the wrong shards; an adapter from before
+// placements, which requires shards, finds a new table's metadata
+// malformed (ErrUnavailable) for the same reason. Mixing the two while
+// tables are created (a rolling upgrade that creates tables or indexes)
+// thus fails loudly in the old processes until they are upgraded. An item is
+//
+//	.s   N  partition key: the shard, 0..N-1, by the table's placement
 //	.k   B  sort key: codec.EncodeKey (backend/codec) of the whole primary key
 //	        (order-preserving; Strings stay readable: "a" → 61 00 01)
 //	.r   S  revision, on every item: 11 random characters (8 random
@@ -133,7 +155,8 @@
 // 1700000000000, an older version of score, String "héllo" at
 // 1699999999000, and blob = Binary ab at 1700000000000:
 //
-//	.s = 3                      (FNV-1a-64 of 63 34 32 00 01, mod 8)
+//	.s = 3                      (placement 1 of 63 34 32 00 01 with N = 8; also
+//	                             FNV-1a-64 of it mod 8, the older placement)
 //	.k = 63 34 32 00 01 3d 30 30 … 30 37   ("c42", then "=" and 19 digits)
 //	.r = "q3Lh0v7T4ZA 1700000000000"
 //	.c = "note~2Shiscore~1I3~6@1699999999000Shéllo"
@@ -166,9 +189,11 @@
 // "<prefix>tablekit.meta", hash key "name" S), one item per portable table:
 // name, native, key (list of {name, type}, and autoIncrement true on an
 // auto-increment column), ttl, maxVersions,
-// maxVersionOffset, shards, nativeTTL (whether DynamoDB's TTL is on for the
-// table), incarnation and generation (absent on tables made before them:
-// DescribeTable then reports an empty Incarnation and Generation 0).
+// maxVersionOffset, shards (or placement and placedShards; see Storage
+// layout), nativeTTL
+// (whether DynamoDB's TTL is on for the table), incarnation and generation
+// (absent on tables made before them: DescribeTable then reports an empty
+// Incarnation and Generation 0).
 // CreateTable claims the name there with a conditional put, then creates
 // the DynamoDB table and waits for ACTIVE; DeleteTable removes the item,
 // then the DynamoDB table it names. UpdateTable is one conditional

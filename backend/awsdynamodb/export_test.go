@@ -24,3 +24,11 @@ func SetMaxOCCAttempts(n int) (restore func()) {
 	maxOCCAttempts = n
 	return func() { maxOCCAttempts = prev }
 }
+
+// SetLegacyPlacement makes CreateTable make tables as the adapter did
+// before placements were recorded (FNV-1a mod N, no placement attribute)
+// and returns a function restoring the current placement.
+func SetLegacyPlacement() (restore func()) {
+	legacyPlacement.Store(true)
+	return func() { legacyPlacement.Store(false) }
+}

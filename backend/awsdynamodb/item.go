@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
+	"github.com/tablekit/tablekit/internal/base"
 	"github.com/tablekit/tablekit/rowmodel"
 )
 
@@ -52,17 +52,45 @@ const (
 	minNativeName  = 3
 )
 
-// shardOf returns the shard of a row: FNV-1a 64 of the codec.EncodeKey of
-// the partition-key (first) column, modulo n. This is part of the storage
-// format: changing it would lose every stored row.
-func shardOf(pk tablekit.Value, n int) int {
+// placement is how a table maps a row to its shard, recorded in the
+// table's metadata item at CreateTable (metaPlacement) and never changed:
+// rows stay where they were written.
+type placement int
+
+const (
+	// placementFNV: FNV-1a 64 of the codec.EncodeKey of the partition-key
+	// (first) column, modulo the shard count. Tables created before
+	// placements were recorded (no metaPlacement) use it. FNV-1a's low
+	// bits depend only on the low bits of the input's bytes, so keys whose
+	// bytes repeat a pattern fill only some shards (index entry keys,
+	// whose values and row keys share their last digits, fill 2 of 4).
+	placementFNV placement = 0
+	// placementSpread: base.Spread of the same bytes (FNV-1a 64 finished
+	// with splitmix64's finalizer, reduced by its high bits), which every
+	// table made now uses.
+	placementSpread placement = 1
+
+	// currentPlacement is the placement CreateTable records.
+	currentPlacement = placementSpread
+)
+
+// shardOf returns the shard of a row whose partition-key (first) column is
+// pk, in a table of n shards placed by p. This is part of the storage
+// format: changing what a placement computes would lose every row stored
+// under it.
+func shardOf(pk tablekit.Value, n int, p placement) int {
 	if n <= 1 {
 		return 0
 	}
-	h := fnv.New64a()
-	h.Write(codec.EncodeKey(tablekit.PrimaryKey{{Value: pk}}))
-	return int(h.Sum64() % uint64(n))
+	b := codec.EncodeKey(tablekit.PrimaryKey{{Value: pk}})
+	if p == placementFNV {
+		return int(base.FNV1a64(b) % uint64(n))
+	}
+	return base.Spread(b, n)
 }
+
+// shardOf returns the shard of the row whose partition-key value is pk.
+func (ti *tableInfo) shardOf(pk tablekit.Value) int { return shardOf(pk, ti.shards, ti.placement) }
 
 // nativeName maps a portable table name (plus the backend's prefix) and
 // its incarnation to a DynamoDB table name: [a-zA-Z0-9_.-]{3,255}. The

@@ -23,8 +23,10 @@ var docMeta = &tablekit.TableMeta{
 
 // The storage format is what the package doc shows.
 func TestDocumentedLayout(t *testing.T) {
-	if got := shardOf(tablekit.String("c42"), 8); got != 3 {
-		t.Errorf("shard of \"c42\" with N=8 = %d, the package doc says 3", got)
+	for _, p := range []placement{placementSpread, placementFNV} {
+		if got := shardOf(tablekit.String("c42"), 8, p); got != 3 {
+			t.Errorf("shard of \"c42\" with N=8, placement %d = %d, the package doc says 3", p, got)
+		}
 	}
 	key := tablekit.Key("customer", tablekit.String("c42")).Add("id", tablekit.Integer(7))
 	r := rowmodel.Row{Generation: 1, Cells: []tablekit.Column{

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -28,10 +29,17 @@ const (
 	metaTTL         = "ttl"
 	metaMaxVer      = "maxVersions"
 	metaMaxOffset   = "maxVersionOffset"
-	metaShards      = "shards"
+	metaShards      = "shards" // N: the shard count of a table without placement
 	metaNativeTTL   = "nativeTTL"
 	metaIncarnation = "incarnation" // absent on tables made before incarnations
 	metaGeneration  = "generation"  // absent on tables made before generations
+	metaPlacement   = "placement"   // N: the shard placement (item.go); absent is placementFNV
+
+	// metaPlacedShards is the shard count of a table with a placement
+	// attribute, which has no metaShards: an adapter from before
+	// placements, which ignores the placement and would look for rows in
+	// the FNV shards, finds the item malformed and refuses the table.
+	metaPlacedShards = "placedShards"
 
 	// metaAutoIncrement, in a key column's map: BOOL true on the table's
 	// auto-increment column (SPEC §14), absent on every other.
@@ -63,12 +71,17 @@ func metaItem(m *tablekit.TableMeta, ti *tableInfo) map[string]types.AttributeVa
 		metaTTL:        num(m.Options.TTLSeconds()),
 		metaMaxVer:     num(int64(m.Options.MaxVersions)),
 		metaMaxOffset:  num(m.Options.MaxVersionOffsetSeconds()),
-		metaShards:     num(int64(ti.shards)),
 		metaNativeTTL:  &types.AttributeValueMemberBOOL{Value: ti.nativeTTL},
 		metaGeneration: num(m.Generation),
 	}
 	if m.Incarnation != "" {
 		item[metaIncarnation] = str(m.Incarnation)
+	}
+	if ti.placement == placementFNV {
+		item[metaShards] = num(int64(ti.shards))
+	} else {
+		item[metaPlacement] = num(int64(ti.placement))
+		item[metaPlacedShards] = num(int64(ti.shards))
 	}
 	return item
 }
@@ -132,7 +145,20 @@ func parseMeta(item map[string]types.AttributeValue) (*tablekit.TableMeta, *tabl
 	ttl, ok1 := n(metaTTL)
 	mv, ok2 := n(metaMaxVer)
 	off, ok3 := n(metaMaxOffset)
-	shards, ok4 := n(metaShards)
+	if _, present := item[metaPlacement]; present {
+		// A placement this code does not know (a newer adapter's) would
+		// look for rows in the wrong shards: refuse the table instead.
+		p, ok := n(metaPlacement)
+		if !ok || p <= int64(placementFNV) || p > int64(placementSpread) {
+			return nil, nil, bad("placement " + placementText(item[metaPlacement]) + " is not one this adapter knows (1)")
+		}
+		ti.placement = placement(p)
+	}
+	shardsAttr := metaShards
+	if ti.placement != placementFNV {
+		shardsAttr = metaPlacedShards
+	}
+	shards, ok4 := n(shardsAttr)
 	if !ok1 || !ok2 || !ok3 || !ok4 || shards < 1 || shards > MaxShards {
 		return nil, nil, bad("options")
 	}
@@ -156,6 +182,27 @@ func parseMeta(item map[string]types.AttributeValue) (*tablekit.TableMeta, *tabl
 	}
 	ti.incarnation = m.Incarnation
 	return &m, &ti, nil
+}
+
+// placementText quotes a metadata item's placement attribute for an error.
+func placementText(v types.AttributeValue) string {
+	if nv, ok := v.(*types.AttributeValueMemberN); ok {
+		return strconv.Quote(nv.Value)
+	}
+	return "(not a number)"
+}
+
+// legacyPlacement, set by tests (SetLegacyPlacement), makes CreateTable
+// place a table's rows as the adapter did before placements were
+// recorded, with no placement attribute in its metadata.
+var legacyPlacement atomic.Bool
+
+// newPlacement is the placement CreateTable gives a new table.
+func newPlacement() placement {
+	if legacyPlacement.Load() {
+		return placementFNV
+	}
+	return currentPlacement
 }
 
 // incarnationCond is the condition that a metadata item has incarnation
@@ -215,7 +262,7 @@ func (b *Backend) createTable(ctx context.Context, meta *tablekit.TableMeta, fee
 	if shards < 1 || shards > MaxShards {
 		return tablekit.Errorf(tablekit.ErrInvalidArgument, "%d shards; it must be 1-%d", shards, MaxShards)
 	}
-	ti := &tableInfo{incarnation: meta.Incarnation, native: nativeName(b.opts.prefix, meta.Name, meta.Incarnation), shards: shards, feed: feed}
+	ti := &tableInfo{incarnation: meta.Incarnation, native: nativeName(b.opts.prefix, meta.Name, meta.Incarnation), shards: shards, placement: newPlacement(), feed: feed}
 	item := metaItem(meta, ti)
 	if feed {
 		item[metaFeed] = &types.AttributeValueMemberBOOL{Value: true}
@@ -457,6 +504,9 @@ func (b *Backend) describe(ctx context.Context, table string) (*tablekit.TableMe
 	}
 	m, ti, err := parseMeta(out.Item)
 	if err != nil {
+		if e, ok := err.(*tablekit.Error); ok {
+			err = inTable(e, table) // a malformed item names its table
+		}
 		return nil, nil, err
 	}
 	b.remember(table, ti)

@@ -44,7 +44,7 @@ func (b *Backend) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tab
 	}
 	out, err := b.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(ti.native),
-		Key:            keyAttrs(shardOf(req.Key[0].Value, ti.shards), sk),
+		Key:            keyAttrs(ti.shardOf(req.Key[0].Value), sk),
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
@@ -101,7 +101,7 @@ func (b *Backend) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowReques
 		}
 		s := g.bySK[string(sk)]
 		if s == nil {
-			s = &slot{sk: string(sk), shard: shardOf(r.Key[0].Value, g.ti.shards)}
+			s = &slot{sk: string(sk), shard: g.ti.shardOf(r.Key[0].Value)}
 			g.bySK[s.sk] = s
 			g.slots = append(g.slots, s)
 		}
@@ -287,15 +287,15 @@ func (rb *rangeBounds) keyCondition(shard int) (string, map[string]types.Attribu
 
 // pinnedShard returns the one shard a range can touch when its bounds hold
 // the same finite partition-key value, or -1.
-func pinnedShard(req *tablekit.GetRangeRequest, shards int) int {
-	if shards == 1 {
+func pinnedShard(req *tablekit.GetRangeRequest, ti *tableInfo) int {
+	if ti.shards == 1 {
 		return 0
 	}
 	a, b := req.Start[0].Value, req.End[0].Value
 	if a.IsInf() || b.IsInf() || !a.Equal(b) {
 		return -1
 	}
-	return shardOf(a, shards)
+	return ti.shardOf(a)
 }
 
 // GetRange implements tablekit.Backend: a merger over the Query of each
@@ -313,7 +313,7 @@ func (b *Backend) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (
 	}
 	limit := max(req.Limit, 1)
 	var shards []int
-	if s := pinnedShard(req, ti.shards); s >= 0 {
+	if s := pinnedShard(req, ti); s >= 0 {
 		shards = []int{s}
 	} else {
 		shards = make([]int, ti.shards)

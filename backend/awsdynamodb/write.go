@@ -98,7 +98,7 @@ func (b *Backend) locate(ctx context.Context, w *tablekit.WriteRequest) (target,
 	if err != nil {
 		return target{}, err
 	}
-	return target{ti: ti, shard: shardOf(w.Key[0].Value, ti.shards), sk: sk}, nil
+	return target{ti: ti, shard: ti.shardOf(w.Key[0].Value), sk: sk}, nil
 }
 
 // directRequest returns the BatchWriteItem form of a direct write, checking

@@ -21,16 +21,16 @@ func init() {
 		{name: "create", args: "TABLE", summary: "create a table from --key and option flags, or from --json", nargs: [2]int{0, 1}, flags: createCmd, creates: true},
 		{name: "alter", args: "TABLE", summary: "change a table's options", nargs: [2]int{1, 1}, flags: alterCmd},
 		{name: "drop", args: "TABLE", summary: "delete a table and its rows (asks on a terminal; --yes otherwise)", nargs: [2]int{1, 1}, flags: dropCmd},
-		{name: "get", args: "TABLE KEY", summary: "read one row", nargs: [2]int{2, 2}, flags: getCmd},
+		{name: "get", args: "TABLE KEY", summary: "read one row (--index: by an index key)", nargs: [2]int{2, 2}, flags: getCmd},
 		{name: "put", args: "TABLE KEY", summary: "replace one row with the --col cells", nargs: [2]int{2, 2}, flags: putCmd},
 		{name: "delete", args: "TABLE KEY", summary: "delete one row", nargs: [2]int{2, 2}, flags: deleteCmd},
-		{name: "scan", args: "TABLE", summary: "read a range of rows (bounds, prefix, filter, limit, backward, versions, time range)", nargs: [2]int{1, 1}, flags: scanCmd, help: filterHelp},
-		{name: "count", args: "TABLE", summary: "count the rows of a range (--filter: those that pass it)", nargs: [2]int{1, 1}, flags: countCmd, help: filterHelp},
+		{name: "scan", args: "TABLE", summary: "read a range of rows (bounds, prefix, filter, limit, backward, versions, time range; --index: of an index)", nargs: [2]int{1, 1}, flags: scanCmd, help: filterHelp},
+		{name: "count", args: "TABLE", summary: "count the rows of a range (--filter: those that pass it; --index: of an index)", nargs: [2]int{1, 1}, flags: countCmd, help: filterHelp},
 		{name: "export", args: "TABLE", summary: "write a table, every version, as JSON lines", nargs: [2]int{1, 1}, flags: exportCmd},
 		{name: "import", args: "[TABLE]", summary: "write JSON lines (export's, or plain objects for an existing table) into a table", nargs: [2]int{0, 1}, flags: importCmd, creates: true, help: importHelp},
 		{name: "tail", args: "[URL] TABLE", summary: "print a table's change feed as JSON lines (--follow: wait for more; --checkpoint: resumable)", nargs: [2]int{1, 2}, flags: tailCmd, help: tailHelp},
 		{name: "feed", args: "TABLE [on|off]", summary: "show, enable or disable a table's change feed", nargs: [2]int{1, 2}, flags: feedCmd},
-		{name: "reindex", args: "TABLE INDEX", summary: "repair an index from the rows (--verify: only report whether it is exact)", nargs: [2]int{2, 2}, flags: reindexCmd},
+		{name: "reindex", args: "TABLE INDEX", summary: "repair an index from the rows (--verify: only report; fails on missing entries only)", nargs: [2]int{2, 2}, flags: reindexCmd, help: reindexHelp},
 		{name: "copy", args: "SRC_URL DST_URL", summary: "copy one table or all, every version and the options, resumable and verified", nargs: [2]int{2, 2}, flags: copyCmd},
 	}
 }
@@ -259,10 +259,14 @@ func (r readFlags) options() ([]tablekit.ReadOption, error) {
 
 func getCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	rf := addReadFlags(fs)
+	index := fs.String("index", "", "read the row of the table's index `NAME` whose index key is KEY: "+indexKeyHelp+", e.g. status=pending,id=o1")
 	return func(ctx context.Context, args []string) error {
 		opts, out, err := rf.prepare(e.stdout)
 		if err != nil {
 			return err
+		}
+		if *index != "" {
+			return getIndexRow(ctx, e, args[0], *index, args[1], opts, out)
 		}
 		return e.withKey(ctx, args[0], args[1], func(t *tablekit.Table, m *tablekit.TableMeta, k tablekit.PrimaryKey) error {
 			row, found, err := t.GetRow(ctx, k, opts...)
@@ -315,15 +319,16 @@ func putCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		if err != nil {
 			return err
 		}
-		var cells []tablekit.Column
-		for _, c := range cols {
-			col, err := parseColumn(c)
-			if err != nil {
-				return usagef("--col: %v", err)
-			}
-			cells = append(cells, col)
-		}
 		return e.withKey(ctx, args[0], args[1], func(t *tablekit.Table, m *tablekit.TableMeta, k tablekit.PrimaryKey) error {
+			types := indexTypes(m) // an untyped value of an index column takes the index's type
+			var cells []tablekit.Column
+			for _, c := range cols {
+				col, err := parseColumnTyped(c, types)
+				if err != nil {
+					return usagef("--col: %v", err)
+				}
+				cells = append(cells, col)
+			}
 			if k.AutoIncrementIndex() < 0 {
 				return t.PutRow(ctx, k, cells, wo...)
 			}

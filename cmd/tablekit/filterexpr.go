@@ -19,7 +19,8 @@ import (
 // NAME is a column name (or `NAME` in backquotes, for a column called
 // and, or, not); OP is ==, !=, <, <=, > or >=; VALUE is an attribute value
 // as put --col takes it (s:TEXT or "quoted", i:42, d:1.5, bool:true,
-// b:HEX, b64:BASE64). A row without the column fails the comparison
+// b:HEX, b64:BASE64; untyped for a column an index declares with a type:
+// columnTypes.value). A row without the column fails the comparison
 // (ColumnFilter.FilterIfMissing), unless the column is followed by ?
 // (Tablestore's default: the row passes). any(NAME) lets any selected
 // version match (ColumnFilter.AllVersions), not only the newest.
@@ -35,45 +36,37 @@ tested by the backend:
 A comparison is COLUMN OP VALUE: OP one of == != < <= > >=, VALUE typed as
 put --col takes it (s:TEXT or "quoted", i:INT, d:FLOAT, bool:BOOL, b:HEX,
 or the type's name: String:TEXT, Integer:INT, ...; see tablekit help
-keys). A row that lacks the column FAILS the comparison, != included, so 'status == s:pending' never matches a row without status;
-write COLUMN? to let such a row pass (Tablestore's default, and the
-library's SingleColumnValue default). A cell of another type than VALUE
-never matches: 'price > i:10' skips a Double price. Combine with and, or,
+keys). A column an index of the table declares with a type (create
+--index by_status=status:String) takes that type when VALUE has none,
+as in put: --filter 'status == pending', 'n > 5', 'blob == 0x00ff'.
+A row that lacks the column FAILS the comparison, != included, so
+'status == s:pending' never matches a row without status; write
+COLUMN? to let such a row pass (Tablestore's default, and the library's
+SingleColumnValue default). A cell of another type than VALUE never
+matches: 'price > i:10' skips a Double price. Combine with and, or,
 not (or &&, ||, !) and parentheses: not binds tightest, then and, then or.
 Key columns are not filtered: select them with --prefix, --start, --end.
 `
 
-// filterColumn is a column a filter names, at its position.
-type filterColumn struct {
-	name string
-	pos  int
-}
-
-// parseFilter parses a --filter expression.
-func parseFilter(src string) (tablekit.Filter, []filterColumn, error) {
-	p := &filterParser{src: src}
+// parseFilter parses a --filter expression on the rows of table m (nil:
+// no table, only the syntax). A comparison of a key column of m is
+// refused: a filter tests attribute columns. A value without TYPE: of a
+// column an index of m declares with a type takes that type, as in put
+// (indexTypes).
+func parseFilter(src string, m *tablekit.TableMeta) (tablekit.Filter, error) {
+	p := &filterParser{src: src, m: m}
+	if m != nil {
+		p.types = indexTypes(m)
+	}
 	p.next()
 	f, err := p.or()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if p.tok.kind != tokEOF {
-		return nil, nil, p.errorf(p.tok.pos, "want \"and\", \"or\" or the end of the filter, found %s", p.tok.show())
+		return nil, p.errorf(p.tok.pos, "want \"and\", \"or\" or the end of the filter, found %s", p.tok.show())
 	}
-	return f, p.cols, nil
-}
-
-// checkFilterColumns refuses a filter on a key column of m, naming its
-// position.
-func checkFilterColumns(src string, cols []filterColumn, m *tablekit.TableMeta) error {
-	for _, c := range cols {
-		for _, kc := range m.Key {
-			if kc.Name == c.name {
-				return filterError(src, c.pos, fmt.Sprintf("%q is a key column of table %q: a filter tests attribute columns; select keys with --prefix, --start or --end", c.name, m.Name))
-			}
-		}
-	}
-	return nil
+	return f, nil
 }
 
 type tokKind int
@@ -106,10 +99,11 @@ func (t token) show() string {
 }
 
 type filterParser struct {
-	src  string
-	i    int
-	tok  token
-	cols []filterColumn
+	src   string
+	i     int
+	tok   token
+	m     *tablekit.TableMeta // the table filtered, or nil
+	types columnTypes         // what the indexes of m declare
 }
 
 // filterError is a parse error at byte offset pos of src, shown with the
@@ -292,7 +286,11 @@ func (p *filterParser) compare() (tablekit.Filter, error) {
 		p.next()
 	}
 	f.Column = name.text
-	p.cols = append(p.cols, filterColumn{name.text, name.pos})
+	if p.m != nil {
+		if _, isKey := keyColumn(p.m, name.text); isKey {
+			return nil, p.errorf(name.pos, "%q is a key column of table %q: a filter tests attribute columns; select keys with --prefix, --start or --end", name.text, p.m.Name)
+		}
+	}
 	if p.tok.kind != tokOp {
 		hint := ""
 		if p.tok.text == "=" {
@@ -301,7 +299,7 @@ func (p *filterParser) compare() (tablekit.Filter, error) {
 		return nil, p.errorf(p.tok.pos, "want an operator ==, !=, <, <=, > or >= after column %q, found %s%s", name.text, p.tok.show(), hint)
 	}
 	f.Op = p.tok.op
-	v, err := p.value()
+	v, err := p.value(name.text)
 	if err != nil {
 		return nil, err
 	}
@@ -310,10 +308,10 @@ func (p *filterParser) compare() (tablekit.Filter, error) {
 	return f, nil
 }
 
-// value reads the VALUE after an operator: a quoted string, or a run up
-// to a space or parenthesis, a TYPE: prefix followed by a quoted string
-// included.
-func (p *filterParser) value() (tablekit.Value, error) {
+// value reads the VALUE compared with column after an operator: a quoted
+// string, or a run up to a space or parenthesis, a TYPE: prefix followed
+// by a quoted string included; p.types types it (columnTypes.value).
+func (p *filterParser) value(column string) (tablekit.Value, error) {
 	for p.i < len(p.src) && strings.IndexByte(" \t\n\r", p.src[p.i]) >= 0 {
 		p.i++
 	}
@@ -343,7 +341,7 @@ func (p *filterParser) value() (tablekit.Value, error) {
 		p.i++
 	}
 	text := p.src[start:p.i]
-	v, err := parseValue(text)
+	v, err := p.types.value(column, text)
 	if err != nil {
 		return v, p.errorf(start, "%v", err)
 	}

@@ -193,19 +193,24 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	return append(b, j...), nil
 }
 
-// decodeJSONKey reads a key object of table m, ordering it by the schema.
-func decodeJSONKey(m *tablekit.TableMeta, line []byte) (tablekit.PrimaryKey, error) {
+// decodeJSONKey reads a key object of m's key schema (owner's), ordering
+// it by the schema.
+func decodeJSONKey(m *tablekit.TableMeta, owner keyOwner, line []byte) (tablekit.PrimaryKey, error) {
 	var obj map[string]jsonValue
 	if err := strictUnmarshal(line, &obj); err != nil {
 		return nil, fmt.Errorf("key JSON: %v", err)
 	}
-	return keyFromJSON(m, obj)
+	return keyFromJSONOf(m, owner, obj)
 }
 
 func keyFromJSON(m *tablekit.TableMeta, obj map[string]jsonValue) (tablekit.PrimaryKey, error) {
+	return keyFromJSONOf(m, keyOwner{table: m.Name}, obj)
+}
+
+func keyFromJSONOf(m *tablekit.TableMeta, owner keyOwner, obj map[string]jsonValue) (tablekit.PrimaryKey, error) {
 	auto := slices.ContainsFunc(m.Key, func(kc tablekit.KeyColumn) bool { _, ok := obj[kc.Name]; return kc.AutoIncrement && !ok })
 	if n := len(m.Key); len(obj) != n && !(auto && len(obj) == n-1) {
-		return nil, fmt.Errorf("key has %s; table %q's key is %s", plural(int64(len(obj)), "column"), m.Name, schemaString(m.Key))
+		return nil, fmt.Errorf("key has %s; %s", plural(int64(len(obj)), "column"), owner.keyIs(m.Key))
 	}
 	k := make(tablekit.PrimaryKey, len(m.Key))
 	for i, kc := range m.Key {
@@ -215,7 +220,7 @@ func keyFromJSON(m *tablekit.TableMeta, obj map[string]jsonValue) (tablekit.Prim
 			continue
 		}
 		if !ok {
-			return nil, fmt.Errorf("key lacks column %q; table %q's key is %s", kc.Name, m.Name, schemaString(m.Key))
+			return nil, fmt.Errorf("key lacks column %q; %s", kc.Name, owner.keyIs(m.Key))
 		}
 		v, err := jv.value()
 		if err != nil {

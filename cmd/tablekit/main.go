@@ -4,6 +4,7 @@
 //	tablekit -url file:///var/lib/app ls
 //	tablekit -url 'dynamodb://?region=us-east-1' scan orders --prefix customer=c42
 //	tablekit scan orders --filter 'status == s:pending and total >= i:1000'
+//	tablekit scan orders --index by_status --prefix status=pending
 //	tablekit copy 'bigtable://proj/inst' 'tablestore://inst?endpoint=https://…' --checkpoint cp.json
 //
 // The URL comes from -url or, by convention, the TABLEKIT_URL environment

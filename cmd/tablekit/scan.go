@@ -63,6 +63,12 @@ type scanRange struct {
 }
 
 func (r rangeFlags) resolve(m *tablekit.TableMeta) (*scanRange, error) {
+	return r.resolveOf(m, keyOwner{table: m.Name})
+}
+
+// resolveOf is resolve over the key schema m.Key, which is owner's (an
+// index's: the bounds are index keys, indexView's m).
+func (r rangeFlags) resolveOf(m *tablekit.TableMeta, owner keyOwner) (*scanRange, error) {
 	if *r.limit < 0 {
 		return nil, usagef("--limit %d must be at least 1", *r.limit)
 	}
@@ -76,7 +82,7 @@ func (r rangeFlags) resolve(m *tablekit.TableMeta) (*scanRange, error) {
 		if err != nil {
 			return nil, usagef("--prefix: %v", err)
 		}
-		p, err := parseKey(m, *r.prefix, true, lo)
+		p, err := parseKeyOf(m, owner, *r.prefix, true, lo)
 		if err != nil {
 			return nil, usagef("--prefix: %v", err)
 		}
@@ -97,12 +103,12 @@ func (r rangeFlags) resolve(m *tablekit.TableMeta) (*scanRange, error) {
 		}
 		var err error
 		if *r.start != "" {
-			if sr.start, err = parseKey(m, *r.start, true, startFill); err != nil {
+			if sr.start, err = parseKeyOf(m, owner, *r.start, true, startFill); err != nil {
 				return nil, usagef("--start: %v", err)
 			}
 		}
 		if *r.end != "" {
-			if sr.end, err = parseKey(m, *r.end, true, endFill); err != nil {
+			if sr.end, err = parseKeyOf(m, owner, *r.end, true, endFill); err != nil {
 				return nil, usagef("--end: %v", err)
 			}
 		}
@@ -199,15 +205,20 @@ func (sr *scanRange) prefixBounds(p tablekit.PrimaryKey, n int) {
 	sr.start, sr.end = above, below
 }
 
-// rows streams the range, applying the prefix predicate and the limit.
-func (sr *scanRange) rows(ctx context.Context, t *tablekit.Table, limit int, read []tablekit.ReadOption) iter.Seq2[tablekit.Row, error] {
+// rangeReader reads rows from start towards end: Table.Rows, or
+// IndexTable.Rows over index keys.
+type rangeReader func(ctx context.Context, start, end tablekit.PrimaryKey, opts ...tablekit.RangeOption) iter.Seq2[tablekit.Row, error]
+
+// rows streams the range read by read, applying the prefix predicate and
+// the limit.
+func (sr *scanRange) rows(ctx context.Context, rd rangeReader, limit int, read []tablekit.ReadOption) iter.Seq2[tablekit.Row, error] {
 	opts := append([]tablekit.RangeOption{}, sr.opts...)
 	for _, o := range read {
 		opts = append(opts, o)
 	}
 	return func(yield func(tablekit.Row, error) bool) {
 		n := 0
-		for row, err := range t.Rows(ctx, sr.start, sr.end, opts...) {
+		for row, err := range rd(ctx, sr.start, sr.end, opts...) {
 			if err != nil {
 				yield(row, err)
 				return
@@ -231,17 +242,30 @@ func (sr *scanRange) rows(ctx context.Context, t *tablekit.Table, limit int, rea
 }
 
 // printRows prints rows under m's header, then flushes; on a read error it
-// flushes what was printed and returns the error (scan, scan --index).
+// flushes what was printed and returns the error (scan, scan --index). The
+// header waits for the first answer, so a read refused at once (an option
+// an index does not take, say) prints nothing on stdout.
 func printRows(out rowWriter, m *tablekit.TableMeta, rows iter.Seq2[tablekit.Row, error]) error {
-	if err := out.header(m); err != nil {
-		return err
-	}
+	started := false
 	for row, err := range rows {
 		if err != nil {
-			out.flush()
+			if started {
+				out.flush()
+			}
 			return err
 		}
+		if !started {
+			if err := out.header(m); err != nil {
+				return err
+			}
+			started = true
+		}
 		if err := out.row(&row); err != nil {
+			return err
+		}
+	}
+	if !started {
+		if err := out.header(m); err != nil {
 			return err
 		}
 	}
@@ -370,16 +394,13 @@ func plainValue(v tablekit.Value) string {
 func scanCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	rf := addReadFlags(fs)
 	rg := addRangeFlags(fs)
-	index := fs.String("index", "", "read the table's index `NAME` instead, in index-key order (with --limit, --backward, --filter, --columns)")
+	index := fs.String("index", "", indexRangeHelp)
 	return func(ctx context.Context, args []string) error {
 		read, out, err := rf.prepare(e.stdout)
 		if err != nil {
 			return err
 		}
-		if *index != "" {
-			return scanIndex(ctx, e, args[0], *index, rg, read, out)
-		}
-		return e.withRange(ctx, args[0], rg, read, func(m *tablekit.TableMeta, rows iter.Seq2[tablekit.Row, error]) error {
+		return e.withRange(ctx, args[0], *index, rg, read, func(m *tablekit.TableMeta, rows iter.Seq2[tablekit.Row, error]) error {
 			return printRows(out, m, rows)
 		})
 	}
@@ -387,8 +408,9 @@ func scanCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 
 func countCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	rg := addRangeFlags(fs)
+	index := fs.String("index", "", indexRangeHelp)
 	return func(ctx context.Context, args []string) error {
-		return e.withRange(ctx, args[0], rg, nil, func(_ *tablekit.TableMeta, rows iter.Seq2[tablekit.Row, error]) error {
+		return e.withRange(ctx, args[0], *index, rg, nil, func(_ *tablekit.TableMeta, rows iter.Seq2[tablekit.Row, error]) error {
 			n := 0
 			for _, err := range rows {
 				if err != nil {
@@ -402,26 +424,31 @@ func countCmd(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 	}
 }
 
-// withRange runs f on the rows of table name that rg selects.
-func (e *env) withRange(ctx context.Context, name string, rg rangeFlags, read []tablekit.ReadOption, f func(*tablekit.TableMeta, iter.Seq2[tablekit.Row, error]) error) error {
-	var cols []filterColumn
-	if *rg.filter != "" {
-		flt, c, err := parseFilter(*rg.filter)
-		if err != nil {
-			return err
-		}
-		cols = c
-		read = append(read[:len(read):len(read)], tablekit.WithFilter(flt))
-	}
+// withRange runs f on the rows of table name that rg selects, or, with
+// index not "", on the rows of that index of it, rg's keys being index
+// keys; f gets the rows' key schema (the table's, or indexView's).
+func (e *env) withRange(ctx context.Context, name, index string, rg rangeFlags, read []tablekit.ReadOption, f func(*tablekit.TableMeta, iter.Seq2[tablekit.Row, error]) error) error {
 	return e.withTable(ctx, name, func(db *tablekit.Client, m *tablekit.TableMeta) error {
-		if err := checkFilterColumns(*rg.filter, cols, m); err != nil {
-			return err
+		if *rg.filter != "" { // parsed with the table: its indexes type untyped values
+			flt, err := parseFilter(*rg.filter, m)
+			if err != nil {
+				return err
+			}
+			read = append(read[:len(read):len(read)], tablekit.WithFilter(flt))
 		}
-		sr, err := rg.resolve(m)
+		view, owner, rd := m, keyOwner{table: name}, rangeReader(db.Table(name).Rows)
+		if index != "" {
+			v, _, err := indexView(m, index)
+			if err != nil {
+				return err
+			}
+			view, owner.index, rd = v, index, db.Table(name).Index(index).Rows
+		}
+		sr, err := rg.resolveOf(view, owner)
 		if err != nil {
 			return err
 		}
-		return f(m, sr.rows(ctx, db.Table(name), *rg.limit, read))
+		return f(view, sr.rows(ctx, rd, *rg.limit, read))
 	})
 }
 

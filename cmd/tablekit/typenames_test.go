@@ -41,7 +41,7 @@ func TestValueTypeNames(t *testing.T) {
 	if _, err := parseKey(m, "id=Integer:1,n=3", false, tablekit.Value{}); err == nil || !strings.Contains(err.Error(), "is String, not Integer") {
 		t.Errorf("parseKey with a disagreeing type name: %v", err)
 	}
-	if _, _, err := parseFilter("status == String:pending and total >= Integer:1000"); err != nil {
+	if _, err := parseFilter("status == String:pending and total >= Integer:1000", nil); err != nil {
 		t.Errorf("a filter with type names: %v", err)
 	}
 }

@@ -79,6 +79,9 @@ func keyColumn(m *tablekit.TableMeta, name string) (tablekit.KeyColumn, bool) {
 	return tablekit.KeyColumn{}, false
 }
 
+// owner names whose key s's rows have, for errors.
+func (s *rowSource) owner() keyOwner { return keyOwner{table: s.table, index: s.index} }
+
 // path is the rows page of s.
 func (s *rowSource) path() string {
 	p := "/t/" + url.PathEscape(s.table)

@@ -202,11 +202,8 @@ func (c *console) readRows(ctx context.Context, src *rowSource, q url.Values) (*
 	}
 	var read []tablekit.ReadOption
 	if rq.Filter != "" {
-		f, cols, err := parseFilter(rq.Filter)
+		f, err := parseFilter(rq.Filter, src.m)
 		if err != nil {
-			return nil, err
-		}
-		if err := checkFilterColumns(rq.Filter, cols, src.m); err != nil {
 			return nil, err
 		}
 		read = append(read, tablekit.WithFilter(f))
@@ -219,7 +216,7 @@ func (c *console) readRows(ctx context.Context, src *rowSource, q url.Values) (*
 		return nil, err
 	}
 	empty, limit := "", 0
-	sr, err := rangeFlags{start: &empty, end: &empty, prefix: &prefix, filter: &empty, limit: &limit, backward: &rq.Backward}.resolve(view)
+	sr, err := rangeFlags{start: &empty, end: &empty, prefix: &prefix, filter: &empty, limit: &limit, backward: &rq.Backward}.resolveOf(view, src.owner())
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +224,7 @@ func (c *console) readRows(ctx context.Context, src *rowSource, q url.Values) (*
 	var more bool
 	switch {
 	case rq.Before != "":
-		cur, err := parseKey(view, rq.Before, false, tablekit.Value{})
+		cur, err := parseKeyOf(view, src.owner(), rq.Before, false, tablekit.Value{})
 		if err != nil {
 			return nil, usagef("before: %v", err)
 		}
@@ -238,7 +235,7 @@ func (c *console) readRows(ctx context.Context, src *rowSource, q url.Values) (*
 		}
 		slices.Reverse(rows)
 	case rq.After != "":
-		cur, err := parseKey(view, rq.After, false, tablekit.Value{})
+		cur, err := parseKeyOf(view, src.owner(), rq.After, false, tablekit.Value{})
 		if err != nil {
 			return nil, usagef("after: %v", err)
 		}
@@ -514,16 +511,17 @@ func (c *console) cellValue(w http.ResponseWriter, r *http.Request) {
 func (c *console) putRow(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("table")
 	err := func() error {
-		_, k, err := c.tableKey(r, r.PostFormValue("key"))
+		m, k, err := c.tableKey(r, r.PostFormValue("key"))
 		if err != nil {
 			return err
 		}
+		types := indexTypes(m)
 		var cols []tablekit.Column
 		for line := range strings.SplitSeq(r.PostFormValue("cols"), "\n") {
 			if line = strings.TrimSpace(line); line == "" {
 				continue
 			}
-			col, err := parseColumn(line)
+			col, err := parseColumnTyped(line, types)
 			if err != nil {
 				return usagef("column %s: %v", shorten(line), err)
 			}

@@ -49,6 +49,20 @@ An attribute value (put --col NAME=VALUE, filters) always names its type:
 TYPE may also be the type's name, in any case: String:hat, integer:42,
 Double:1.5, BOOLEAN:true, Binary:00ff (short forms in any case too).
 A version is appended with @: --col price=d:9.5@1700000000000 (ms).
+One exception: in put and in filters (scan, count, the console's filter
+box), a column that an index of the table declares with a type (create
+--index by_status=status:String) takes that type when its value has no
+TYPE:, written as in a key (a Binary as hex):
+    --col status=pending     --filter 'status == pending'
+    --col blob=0x00ff        --filter 'blob == 0x00ff'
+A TYPE: given still wins (in put, one that disagrees with the index is
+refused by the store). A column two indexes declare with different types
+has none: its value must name one.
+
+Index keys (scan, count and get --index NAME) are the index columns, then
+the table's other key columns, in that order: --prefix status=pending,
+--start status=a --end status=m, get --index by_status status=open,id=o1.
+An attribute index column's value takes the type the index declares.
 
 The tool prints keys in this syntax, quoting every String that is not
 plain, so any key it prints (a NUL byte, binary, spaces) can be pasted
@@ -255,7 +269,11 @@ func parseLiteral(t tablekit.Type, prefix, lit string) (tablekit.Value, error) {
 		return tablekit.Binary(b), nil
 	}
 	if quoted {
-		return tablekit.Value{}, fmt.Errorf("a %v cannot be quoted: %s", t, shorten(lit))
+		article := "a"
+		if t == tablekit.TypeInteger {
+			article = "an"
+		}
+		return tablekit.Value{}, fmt.Errorf("%s %v cannot be quoted: %s", article, t, shorten(lit))
 	}
 	switch t {
 	case tablekit.TypeInteger:
@@ -294,7 +312,11 @@ func parseValue(s string) (tablekit.Value, error) {
 }
 
 // parseColumn reads NAME=VALUE[@VERSION] for put.
-func parseColumn(s string) (tablekit.Column, error) {
+func parseColumn(s string) (tablekit.Column, error) { return parseColumnTyped(s, columnTypes{}) }
+
+// parseColumnTyped is parseColumn where the value is read by types.value:
+// an untyped value of a column an index declares with a type takes it.
+func parseColumnTyped(s string, types columnTypes) (tablekit.Column, error) {
 	name, val, ok := strings.Cut(s, "=")
 	if !ok || name == "" {
 		return tablekit.Column{}, fmt.Errorf("column %s: want NAME=TYPE:VALUE[@VERSION]", shorten(s))
@@ -305,19 +327,38 @@ func parseColumn(s string) (tablekit.Column, error) {
 			version, val = n, val[:i]
 		}
 	}
-	v, err := parseValue(val)
+	v, err := types.value(name, val)
 	if err != nil {
 		return tablekit.Column{}, fmt.Errorf("column %q: %v", name, err)
 	}
 	return tablekit.Column{Name: name, Value: v, Version: version}, nil
 }
 
+// keyOwner names whose key schema a key is written in, for errors: a
+// table's, or (index not "") one of its indexes', whose key is the index
+// columns, then the table's other key columns.
+type keyOwner struct{ table, index string }
+
+// keyIs says what the owner's key is: "table "t"'s key is id:String".
+func (o keyOwner) keyIs(ks tablekit.KeySchema) string {
+	if o.index == "" {
+		return fmt.Sprintf("table %q's key is %s", o.table, schemaString(ks))
+	}
+	return fmt.Sprintf("index %q of table %q has the key %s (its columns, then the table's other key columns)", o.index, o.table, schemaString(ks))
+}
+
 // parseKey reads a key of table m in the command-line syntax or as a JSON
 // object. With bound, MIN and MAX are allowed and trailing columns left
 // out are filled with fill (InfMin or InfMax).
 func parseKey(m *tablekit.TableMeta, s string, bound bool, fill tablekit.Value) (tablekit.PrimaryKey, error) {
+	return parseKeyOf(m, keyOwner{table: m.Name}, s, bound, fill)
+}
+
+// parseKeyOf is parseKey of the key schema m.Key, which is owner's (an
+// index's: indexView's m); errors name owner.
+func parseKeyOf(m *tablekit.TableMeta, owner keyOwner, s string, bound bool, fill tablekit.Value) (tablekit.PrimaryKey, error) {
 	if strings.HasPrefix(strings.TrimSpace(s), "{") {
-		k, err := decodeJSONKey(m, []byte(s))
+		k, err := decodeJSONKey(m, owner, []byte(s))
 		if err != nil {
 			return nil, err
 		}
@@ -331,7 +372,7 @@ func parseKey(m *tablekit.TableMeta, s string, bound bool, fill tablekit.Value) 
 		}
 	}
 	if len(parts) > len(m.Key) || (!bound && len(parts) != len(m.Key)) {
-		return nil, fmt.Errorf("key %s has %s; table %q's key is %s", shorten(s), plural(int64(len(parts)), "column"), m.Name, schemaString(m.Key))
+		return nil, fmt.Errorf("key %s has %s; %s", shorten(s), plural(int64(len(parts)), "column"), owner.keyIs(m.Key))
 	}
 	k := make(tablekit.PrimaryKey, 0, len(m.Key))
 	for i, part := range parts {
@@ -341,7 +382,7 @@ func parseKey(m *tablekit.TableMeta, s string, bound bool, fill tablekit.Value) 
 			return nil, fmt.Errorf("key part %s: want NAME=VALUE", shorten(part))
 		}
 		if name != kc.Name {
-			return nil, fmt.Errorf("key column %d is %q, not %q; table %q's key is %s", i+1, kc.Name, name, m.Name, schemaString(m.Key))
+			return nil, fmt.Errorf("key column %d is %q, not %q; %s", i+1, kc.Name, name, owner.keyIs(m.Key))
 		}
 		var v tablekit.Value
 		switch {

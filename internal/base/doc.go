@@ -5,7 +5,7 @@
 // root without an import cycle (or, for the CLI, be exported by it). It imports nothing of tablekit's (the root imports it,
 // so the compiler refuses the other direction).
 //
-// It holds five things, one file each:
+// It holds six things, one file each:
 //
 //   - par.go: [Parallel], bounded parallel work (driver.Parallel and the
 //     Client's batch fallback).
@@ -16,6 +16,10 @@
 //     validates with and rowmodel exports to adapters.
 //   - secret.go: [SecretName], the credential-name rule behind the root's
 //     refusal of credentials in URLs and the CLI's redaction of them.
+//   - spread.go: [Spread] (with [FNV1a64], [Mix64] and [Reduce]), the one
+//     hash of keys to buckets: the DynamoDB adapter's shard placement
+//     (part of its storage format), the engines' lock stripes and the
+//     fault injector's draws.
 //   - stale.go: [ErrStaleMeta], which driver exports as ErrStaleMeta and
 //     the Client retries on.
 //
