@@ -43,10 +43,15 @@ func appendIndexValue(dst []byte, v Value) []byte {
 // Binary value without an escaped 0x00 is a substring of b (no copy).
 func decodeIndexKey(ks KeySchema, b string) (PrimaryKey, bool) {
 	k := make(PrimaryKey, len(ks))
+	return k, decodeIndexKeyInto(k, ks, b)
+}
+
+// decodeIndexKeyInto is decodeIndexKey into k, of len(ks) parts.
+func decodeIndexKeyInto(k PrimaryKey, ks KeySchema, b string) bool {
 	for i, kc := range ks {
 		if kc.Type == TypeInteger {
 			if len(b) < 8 {
-				return nil, false
+				return false
 			}
 			k[i] = KeyPart{Name: kc.Name, Value: Value{typ: TypeInteger, num: bigEndian64(b) ^ (1 << 63)}}
 			b = b[8:]
@@ -54,7 +59,7 @@ func decodeIndexKey(ks KeySchema, b string) (PrimaryKey, bool) {
 		}
 		n := strings.IndexByte(b, 0)
 		if n < 0 || n+1 >= len(b) {
-			return nil, false
+			return false
 		}
 		if b[n+1] == 1 { // no escape: the value is b[:n]
 			k[i] = KeyPart{Name: kc.Name, Value: Value{typ: kc.Type, str: b[:n]}}
@@ -64,7 +69,7 @@ func decodeIndexKey(ks KeySchema, b string) (PrimaryKey, bool) {
 		var s []byte
 		for {
 			if len(b) < 1 {
-				return nil, false
+				return false
 			}
 			if b[0] != 0 {
 				s = append(s, b[0])
@@ -72,24 +77,21 @@ func decodeIndexKey(ks KeySchema, b string) (PrimaryKey, bool) {
 				continue
 			}
 			if len(b) < 2 {
-				return nil, false
+				return false
 			}
 			if b[1] == 1 {
 				b = b[2:]
 				break
 			}
 			if b[1] != 0xff {
-				return nil, false
+				return false
 			}
 			s = append(s, 0)
 			b = b[2:]
 		}
 		k[i] = KeyPart{Name: kc.Name, Value: Value{typ: kc.Type, str: string(s)}}
 	}
-	if len(b) != 0 {
-		return nil, false
-	}
-	return k, true
+	return len(b) == 0
 }
 
 // bigEndian64 reads b's first 8 bytes as a big-endian number.

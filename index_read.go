@@ -118,14 +118,16 @@ func (r *indexRead) verify(ctx context.Context, entries []Row) (rows []Row, keys
 	// The requests and their keys in one allocation each.
 	gets := make([]GetRowRequest, len(entries))
 	parts := make([]KeyPart, len(entries)*len(r.m.Key))
+	ikParts := make([]KeyPart, len(entries)*len(r.ks)) // the index keys'
 	rows = make([]Row, 0, len(entries))
 	keys = make([]PrimaryKey, 0, len(entries))
 	now := r.c.now()
 	for _, e := range entries {
-		ik, ok := decodeIndexKey(r.ks, entryBytes(e.Key))
-		if !ok {
+		ik := PrimaryKey(ikParts[:len(r.ks):len(r.ks)])
+		if !decodeIndexKeyInto(ik, r.ks, entryBytes(e.Key)) {
 			continue // not an entry of this schema: never written by the Client
 		}
+		ikParts = ikParts[len(r.ks):]
 		rk := PrimaryKey(parts[:len(r.m.Key):len(r.m.Key)])
 		parts = parts[len(r.m.Key):]
 		for i, kc := range r.m.Key {
@@ -139,6 +141,7 @@ func (r *indexRead) verify(ctx context.Context, entries []Row) (rows []Row, keys
 		*g = GetRowRequest{Meta: r.m, Key: rk, Read: r.read, Now: now}
 		reqs = append(reqs, g)
 	}
+	var slab []Column // the rows' included cells, in one allocation
 	for len(reqs) > 0 {
 		n := min(len(reqs), MaxBatchGet)
 		res, err := r.c.verifyGet(ctx, reqs[:n])
@@ -152,7 +155,7 @@ func (r *indexRead) verify(ctx context.Context, entries []Row) (rows []Row, keys
 			if g.Err != nil {
 				return nil, nil, g.Err
 			}
-			if out, ok := r.match(g.Row, iks[i]); ok {
+			if out, ok := r.match(g.Row, iks[i], &slab, n-i); ok {
 				rows = append(rows, out)
 				keys = append(keys, ekeys[i])
 				sw.keep(ekeys[i])
@@ -243,8 +246,10 @@ func (sw *entrySweeper) sweep(ctx context.Context) {
 	}
 }
 
-// match returns the index row of row if its newest values are ik's.
-func (r *indexRead) match(row *Row, ik PrimaryKey) (Row, bool) {
+// match returns the index row of row if its newest values are ik's. Its
+// cells are taken from *slab, made room for rows more rows like it when
+// full.
+func (r *indexRead) match(row *Row, ik PrimaryKey, slab *[]Column, rows int) (Row, bool) {
 	if row == nil {
 		return Row{}, false
 	}
@@ -265,12 +270,16 @@ func (r *indexRead) match(row *Row, ik PrimaryKey) (Row, bool) {
 	if n == 0 {
 		return out, true
 	}
-	out.Columns = make([]Column, 0, n)
+	if cap(*slab)-len(*slab) < n {
+		*slab = make([]Column, 0, n*rows)
+	}
+	at := len(*slab)
 	for _, cell := range row.Columns {
 		if slices.Contains(r.include, cell.Name) {
-			out.Columns = append(out.Columns, cell)
+			*slab = append(*slab, cell)
 		}
 	}
+	out.Columns = (*slab)[at:len(*slab):len(*slab)]
 	return out, true
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -43,6 +44,20 @@ type indexPlan struct {
 	// read (whose entries exist).
 	guarded []*IndexSpec
 	known   map[string]bool
+	// made are the first entries' allocations, for release.
+	made  [MaxIndexes]*entryReq
+	nmade int
+}
+
+// release gives the plan's entry requests back for reuse: the caller has
+// sent them, and a backend keeps no request after its call (Backend).
+func (p *indexPlan) release() {
+	for i := range p.nmade {
+		entryReqs.Put(p.made[i])
+		p.made[i] = nil
+	}
+	p.nmade = 0
+	p.entries = nil
 }
 
 // IndexWriter is [Capabilities.IndexedWrite] (SPEC §16): a backend that
@@ -142,11 +157,12 @@ func (c *Client) writeAutoIndexed(ctx context.Context, req *WriteRequest) (*Upda
 	if !ok {
 		return nil, autoIncrementRefusal(m.Name, col, "the backend cannot commit a row write and its index entries in one step (Capabilities.IndexedWrite is false); nothing was written")
 	}
-	plan, err := c.planIndexes(ctx, req)
-	if err != nil {
+	var plan indexPlan
+	if err := c.planIndexes(ctx, req, &plan, 0); err != nil {
 		return nil, err
 	}
 	res, err := iw.WriteIndexed(ctx, req, plan.entries)
+	plan.release()
 	if errors.Is(err, ErrSkip) {
 		return nil, autoIncrementRefusal(m.Name, col, "the backend declined to commit the row write and its index entries in one step (WriteIndexed answered ErrSkip); nothing was written")
 	}
@@ -162,9 +178,17 @@ func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResu
 		return c.writeAutoIndexed(ctx, req)
 	}
 	iw, together := optional[IndexWriter](c, c.caps.IndexedWrite)
+	var plan indexPlan // on the stack: a put's plan is read only here
 	for attempt := 1; ; attempt++ {
-		plan, err := c.planIndexes(ctx, req)
-		if err != nil {
+		// Entries written with their row in one step are stamped with the
+		// row's time (no grace to keep: below); the clock is read again
+		// for any other try.
+		stamp := int64(0)
+		if together && attempt == 1 {
+			stamp = req.Now
+		}
+		plan = indexPlan{}
+		if err := c.planIndexes(ctx, req, &plan, stamp); err != nil {
 			return nil, err
 		}
 		w := req
@@ -173,12 +197,20 @@ func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResu
 			cp.Condition.Column = andFilter(req.Condition.Column, plan.guard)
 			w = &cp
 		}
-		var res *UpdateResult
+		var (
+			res *UpdateResult
+			err error
+		)
 		if together {
 			// Entries and row in one step: no entry put can grow old
 			// before its row write (no grace check).
 			res, err = iw.WriteIndexed(ctx, w, plan.entries)
 			together = !errors.Is(err, ErrSkip)
+			if together {
+				plan.release()
+			} else if stamp != 0 {
+				continue // plan again, stamped now, for separate calls
+			}
 		}
 		if !together {
 			start := time.Now()
@@ -191,7 +223,7 @@ func (c *Client) applyWrite(ctx context.Context, req *WriteRequest) (*UpdateResu
 			res, err = c.b.Write(ctx, w)
 		}
 		if err == nil && plan.guard != nil {
-			err = c.putRevealed(ctx, req, plan)
+			err = c.putRevealed(ctx, req, &plan)
 		}
 		if err == nil || plan.guard == nil || !errors.Is(err, ErrConditionFailed) {
 			return res, err
@@ -283,12 +315,13 @@ func attrColumns(m *TableMeta, ix *IndexSpec) []KeyColumn {
 }
 
 // planIndexes checks req against its table's indexes (types, sizes: before
-// anything is written) and returns the entries to put first.
-func (c *Client) planIndexes(ctx context.Context, req *WriteRequest) (*indexPlan, error) {
+// anything is written) and fills plan, empty, with the entries to put
+// first (and the guard). The entries are stamped with now, or the clock's
+// time when now is 0 or the row was read.
+func (c *Client) planIndexes(ctx context.Context, req *WriteRequest, plan *indexPlan, now int64) error {
 	m := req.Meta
-	plan := &indexPlan{}
 	if req.Kind == WriteDelete {
-		return plan, nil
+		return nil
 	}
 	// Which indexes need the row read, and which columns it guards (a
 	// row whose key the write assigns is new: nothing to read).
@@ -315,20 +348,22 @@ func (c *Client) planIndexes(ctx context.Context, req *WriteRequest) (*indexPlan
 			slices.Sort(plan.cols)
 			cur, err := c.readIndexColumns(ctx, req, plan.cols)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			plan.cur = cur
 			plan.guard = guardFilter(cur, plan.cols)
 		}
 	}
-	now := c.now()
+	if now == 0 || plan.cur != nil || len(plan.cols) > 0 {
+		now = c.now()
+	}
 	for i := range m.Indexes {
 		ix := &m.Indexes[i]
 		if err := c.planIndex(m, ix, req, plan, now); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return plan, nil
+	return nil
 }
 
 // planIndex adds ix's entries for req to plan.
@@ -342,14 +377,22 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 	if revealing {
 		plan.guarded = append(plan.guarded, ix)
 	}
-	var valsBuf [MaxIndexColumns][]Value
-	var freshBuf [MaxIndexColumns][]bool
-	vals := valsBuf[:len(ix.Columns)]
-	fresh := freshBuf[:len(ix.Columns)] // vals[j][n] is written by req (not read)
+	// vals[j] are column j's values, fresh[j][n] whether vals[j][n] is
+	// written by req (not read). Arrays, not slices of them, and room for
+	// one value per column (a put's): all on the stack while they fit.
+	var (
+		vals     [MaxIndexColumns][]Value
+		fresh    [MaxIndexColumns][]bool
+		oneVal   [MaxIndexColumns][1]Value
+		oneFresh [MaxIndexColumns][1]bool
+	)
+	for j := range ix.Columns {
+		vals[j], fresh[j] = oneVal[j][:0], oneFresh[j][:0]
+	}
 	wrote := false
 	for j, col := range ix.Columns {
 		if kv, ok := req.Key.Get(col.Name); ok {
-			vals[j], fresh[j] = []Value{kv}, []bool{true}
+			vals[j], fresh[j] = append(vals[j], kv), append(fresh[j], true)
 			continue
 		}
 		add := func(v Value, written bool) error {
@@ -439,7 +482,7 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 	// Every combination, one value per column, with at least one written
 	// value (the others' entries exist already).
 	var idxBuf [MaxIndexColumns]int
-	idx := idxBuf[:len(vals)]
+	idx := idxBuf[:len(ix.Columns)]
 	for {
 		written := req.Kind == WritePut || len(attrs) == 0
 		b := keyRoom[:0]
@@ -463,7 +506,17 @@ func (c *Client) planIndex(m *TableMeta, ix *IndexSpec, req *WriteRequest, plan 
 		case at >= 0:
 			plan.entries = append(plan.entries, entryPutAuto(ix.Storage, b, at, now))
 		default:
-			plan.entries = append(plan.entries, entryPut(ix.Storage, b, now))
+			e := newEntryPut(ix.Storage, b, now)
+			if plan.nmade < len(plan.made) {
+				plan.made[plan.nmade] = e
+				plan.nmade++
+			}
+			if plan.entries == nil { // the first: its slice is in its allocation
+				e.self[0] = &e.req
+				plan.entries = e.self[:]
+			} else {
+				plan.entries = append(plan.entries, &e.req)
+			}
 		}
 		if revealing {
 			if plan.known == nil {
@@ -516,17 +569,31 @@ func (c *Client) putRevealed(ctx context.Context, req *WriteRequest, plan *index
 	return nil
 }
 
-// entryPut is the put of an entry with a new stamp.
-func entryPut(storage string, key []byte, now int64) *WriteRequest {
-	// The request, its key's pieces and its cells in one allocation.
-	e := &struct {
-		req  WriteRequest
-		key  [4]KeyPart // len(entryKey)
-		cols [2]Column
-	}{}
+// entryReq is an entry's put: the request, its key's pieces and its cells
+// in one allocation, and room for a slice of one request (a plan's
+// entries when it has only this one).
+type entryReq struct {
+	req  WriteRequest
+	key  [4]KeyPart // len(entryKey)
+	cols [2]Column
+	self [1]*WriteRequest
+}
+
+// entryReqs holds entry requests for reuse (indexPlan.release).
+var entryReqs = sync.Pool{New: func() any { return new(entryReq) }}
+
+// newEntryPut is the put of an entry with a new stamp, its allocation
+// reused when one was released (every field is set here).
+func newEntryPut(storage string, key []byte, now int64) *entryReq {
+	e := entryReqs.Get().(*entryReq)
 	e.cols = [2]Column{{Name: "n", Value: Integer(randomNonce()), Version: now}, {Name: "t", Value: Integer(now), Version: now}}
 	e.req = WriteRequest{Meta: storageMeta(storage), Kind: WritePut, Key: appendEntryChunks(e.key[:0], key), Now: now, Columns: e.cols[:]}
-	return &e.req
+	return e
+}
+
+// entryPut is the put of an entry with a new stamp.
+func entryPut(storage string, key []byte, now int64) *WriteRequest {
+	return &newEntryPut(storage, key, now).req
 }
 
 // putEntries puts entries (an entry table that is gone belongs to an index
@@ -611,15 +678,14 @@ func (c *Client) atomicIndexed(ctx context.Context, aw AtomicWriter, reqs []*Wri
 		}
 	}
 	for attempt := 1; ; attempt++ {
-		plans := make([]*indexPlan, len(reqs))
+		plans := make([]indexPlan, len(reqs))
 		var entries []*WriteRequest
 		guarded := make([]*WriteRequest, len(reqs))
 		for i, req := range reqs {
-			plan, err := c.planIndexes(ctx, req)
-			if err != nil {
+			plan := &plans[i]
+			if err := c.planIndexes(ctx, req, plan, 0); err != nil {
 				return nil, &AtomicWriteError{Index: i, Err: err}
 			}
-			plans[i] = plan
 			entries = append(entries, plan.entries...)
 			guarded[i] = req
 			if plan.guard != nil {
@@ -637,8 +703,8 @@ func (c *Client) atomicIndexed(ctx context.Context, aw AtomicWriter, reqs []*Wri
 		}
 		res, err := aw.AtomicWrite(ctx, guarded)
 		if err == nil {
-			for i, plan := range plans {
-				if plan.guard != nil {
+			for i := range plans {
+				if plan := &plans[i]; plan.guard != nil {
 					if err := c.putRevealed(ctx, reqs[i], plan); err != nil {
 						return nil, &AtomicWriteError{Index: i, Err: err}
 					}
@@ -651,7 +717,7 @@ func (c *Client) atomicIndexed(ctx context.Context, aw AtomicWriter, reqs []*Wri
 			ae.Index < 0 || ae.Index >= len(reqs) || plans[ae.Index].guard == nil {
 			return res, err
 		}
-		if req, plan := reqs[ae.Index], plans[ae.Index]; !req.Condition.IsZero() {
+		if req, plan := reqs[ae.Index], &plans[ae.Index]; !req.Condition.IsZero() {
 			now, rerr := c.readIndexColumns(ctx, req, plan.cols)
 			if rerr != nil {
 				return nil, rerr
