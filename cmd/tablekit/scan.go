@@ -62,12 +62,8 @@ type scanRange struct {
 	opts       []tablekit.RangeOption
 }
 
-func (r rangeFlags) resolve(m *tablekit.TableMeta) (*scanRange, error) {
-	return r.resolveOf(m, keyOwner{table: m.Name})
-}
-
-// resolveOf is resolve over the key schema m.Key, which is owner's (an
-// index's: the bounds are index keys, indexView's m).
+// resolveOf resolves the flags over the key schema m.Key, which is owner's
+// (a table's, or an index's: the bounds are then index keys, indexView's m).
 func (r rangeFlags) resolveOf(m *tablekit.TableMeta, owner keyOwner) (*scanRange, error) {
 	if *r.limit < 0 {
 		return nil, usagef("--limit %d must be at least 1", *r.limit)
