@@ -193,6 +193,16 @@ func (e *Engine) writeAuto(ctx context.Context, w *tablekit.WriteRequest) (*tabl
 	}
 	defer e.end()
 	defer t.mu.RUnlock()
+	return e.untilFree(t, w, func(a *tablekit.WriteRequest) (*tablekit.UpdateResult, bool, error) {
+		return e.writeRow(t, a, true)
+	})
+}
+
+// untilFree assigns w's AutoIncrement value and writes the assigned
+// request with write, again with the next value while write finds its key
+// taken (a row stored meanwhile with that value as a real key); the
+// result carries the key written.
+func (e *Engine) untilFree(t *table, w *tablekit.WriteRequest, write func(a *tablekit.WriteRequest) (res *tablekit.UpdateResult, taken bool, err error)) (*tablekit.UpdateResult, error) {
 	for {
 		a, err := e.assign(t, w)
 		if err != nil {
@@ -201,7 +211,7 @@ func (e *Engine) writeAuto(ctx context.Context, w *tablekit.WriteRequest) (*tabl
 		if afterAssign != nil {
 			afterAssign(a.Key)
 		}
-		res, taken, err := e.writeRow(t, a, true)
+		res, taken, err := write(a)
 		if !taken {
 			if err != nil {
 				return nil, err

@@ -51,23 +51,10 @@ func (e *Engine) WriteIndexed(ctx context.Context, w *tablekit.WriteRequest, ent
 		res, _, err := e.writeIndexed(tabs, t, w, entries, false)
 		return res, err
 	}
-	for {
-		a, err := e.assign(t, w)
-		if err != nil {
-			return nil, err
-		}
-		if afterAssign != nil {
-			afterAssign(a.Key)
-		}
+	return e.untilFree(t, w, func(a *tablekit.WriteRequest) (*tablekit.UpdateResult, bool, error) {
 		v, _ := a.Key[t.ai.col].Value.Int()
-		res, taken, err := e.writeIndexed(tabs, t, a, tablekit.AssignEntries(entries, v), true)
-		if !taken {
-			if err != nil {
-				return nil, err
-			}
-			return withKey(res, a.Key), nil
-		}
-	}
+		return e.writeIndexed(tabs, t, a, tablekit.AssignEntries(entries, v), true)
+	})
 }
 
 // writeIndexed is WriteIndexed's write of w, whose key is complete, and
