@@ -123,8 +123,9 @@ package tablekit
 // of a value rows pass through (a job's "pending") does not grow with
 // every row that ever had it: without the sweep, 1,000 jobs gone from
 // pending to done made each read of the 10 pending ones verify 1,010
-// entries (BenchmarkIndexStale: 4.1 ms a read on the local engine, 12 µs
-// once swept). In tables keeping several versions, extra entries stay
+// entries (BenchmarkIndexStale, quiet machine: 1.4-1.5 ms a read on the
+// local engine, 26-29 µs once swept, 16-20 µs for an index that never had
+// a stale entry). In tables keeping several versions, extra entries stay
 // until Reindex.
 //
 // Adding an index ([Client.AddIndex]) is an online schema change: the
