@@ -24,6 +24,7 @@ type Client struct {
 	tel      *telemetry // observer and logger (observe.go); nil when none
 
 	indexGrace time.Duration             // WithIndexGrace; 0: the default
+	noSweep    bool                      // WithIndexSweep(false)
 	catalog    atomic.Pointer[TableMeta] // the index catalog's meta (index.go); nil: not read yet
 
 	// meta maps a table name to its *cachedMeta. Every operation reads it,

@@ -126,7 +126,8 @@ package tablekit
 // entries (BenchmarkIndexStale, quiet machine: 1.4-1.5 ms a read on the
 // local engine, 26-29 µs once swept, 16-20 µs for an index that never had
 // a stale entry). In tables keeping several versions, extra entries stay
-// until Reindex.
+// until Reindex. A Client made [WithIndexSweep](false) never sweeps (one
+// that must not write).
 //
 // Adding an index ([Client.AddIndex]) is an online schema change: the
 // index is stored as write-only, so every client that loads the table's
@@ -303,6 +304,12 @@ var storageMetas sync.Map
 // WithIndexGrace sets how old an entry must be before [Client.Reindex] may
 // remove it (default 1 minute); see the package's index notes.
 func WithIndexGrace(d time.Duration) ClientOption { return func(cl *Client) { cl.indexGrace = d } }
+
+// WithIndexSweep sets whether the Client's index reads remove the stale
+// entries they meet (on by default; see the package's index notes). Turn
+// it off for a Client that must not write, such as one whose credentials
+// only read: its reads then leave stale entries to [Client.Reindex].
+func WithIndexSweep(on bool) ClientOption { return func(cl *Client) { cl.noSweep = !on } }
 
 const defaultIndexGrace = time.Minute
 

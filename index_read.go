@@ -167,10 +167,6 @@ func (r *indexRead) verify(ctx context.Context, entries []Row) (rows []Row, keys
 	return rows, keys, nil
 }
 
-// sweepOff turns the read path's sweep off, so that a benchmark can
-// compare reads of an index full of stale entries with and without it.
-var sweepOff bool
-
 // entrySweeper removes, as a read goes, the stale entries it found (SPEC
 // §16: extra entries are never read and may be removed): an entry whose
 // row no longer needs it, with a stamp older than the grace period,
@@ -184,7 +180,7 @@ var sweepOff bool
 // is the newest, the value the read compares; with more, older visible
 // values still need their entries, and Reindex decides). Sweeping is
 // best effort: its errors are dropped, the next read or Reindex finds
-// the entry again.
+// the entry again. A Client made WithIndexSweep(false) does not sweep.
 type entrySweeper struct {
 	r      *indexRead
 	cutoff int64
@@ -192,7 +188,7 @@ type entrySweeper struct {
 }
 
 func (r *indexRead) sweeper() entrySweeper {
-	if sweepOff || r.read.Filter != nil || r.m.Options.MaxVersions != 1 {
+	if r.c.noSweep || r.read.Filter != nil || r.m.Options.MaxVersions != 1 {
 		return entrySweeper{}
 	}
 	return entrySweeper{r: r, cutoff: r.c.now() - r.c.grace().Milliseconds()}

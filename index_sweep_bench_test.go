@@ -43,7 +43,7 @@ func BenchmarkIndexStale(b *testing.B) {
 func benchIndexStale(b *testing.B, be tablekit.Backend, mode string) {
 	ctx := context.Background()
 	clock := tablekit.NewManualClock(time.Now())
-	db := tablekit.NewClient(be, tablekit.WithClock(clock))
+	db := tablekit.NewClient(be, tablekit.WithClock(clock), tablekit.WithIndexSweep(mode != "stale"))
 	defer db.Close()
 	byStatus := tablekit.IndexSpec{Name: "by_status", Columns: []tablekit.KeyColumn{{Name: "status", Type: tablekit.TypeString}}}
 	if err := db.CreateTable(ctx, tablekit.TableMeta{Name: "jobs", Key: tablekit.KeySchema{{Name: "id", Type: tablekit.TypeString}},
@@ -71,8 +71,6 @@ func benchIndexStale(b *testing.B, be tablekit.Backend, mode string) {
 		}
 	}
 	clock.Advance(2 * time.Minute) // past the grace
-	tablekit.SetIndexSweep(mode != "stale")
-	defer tablekit.SetIndexSweep(true)
 	ix := db.Table("jobs").Index("by_status")
 	lo := tablekit.Key("status", tablekit.String("pending")).Add("id", tablekit.InfMin)
 	hi := tablekit.Key("status", tablekit.String("pending")).Add("id", tablekit.InfMax)
