@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -21,7 +22,7 @@ import (
 // restores the copy of the table it took when it began and erases the
 // increments committed meanwhile (TestMotoBugTransactionIsolation).
 func TestTransactionsIsolated(t *testing.T) {
-	c, _ := clients(Start(t))
+	c, _ := clients(StartWith(t, &Options{SwitchEvery: time.Microsecond})) // threads interleave: without the patch the race shows
 	isoTable(t, c)
 	got, other := isolationRace(t, c, "counter")
 	if other != nil {

@@ -123,6 +123,11 @@ type Options struct {
 	// Without lists the patches not to apply; every other one is. All of
 	// Patches: moto_server as it ships.
 	Without []Patch
+	// SwitchEvery, if not zero, is how often moto's Python switches
+	// threads (sys.setswitchinterval; its default is 5 ms): a tiny one
+	// makes its request threads interleave mid-call, so that the races
+	// PatchSerialize closes show on a quiet machine too (bugs_test.go).
+	SwitchEvery time.Duration
 }
 
 // WithoutEnv is the environment variable Launch and Start read when
@@ -159,6 +164,9 @@ func envOptions() (Options, error) {
 func program(o Options) string {
 	var b strings.Builder
 	b.WriteString("import sys, threading, base64\n")
+	if o.SwitchEvery > 0 {
+		fmt.Fprintf(&b, "sys.setswitchinterval(%g)\n", o.SwitchEvery.Seconds())
+	}
 	on := func(p Patch) bool { return !slices.Contains(o.Without, p) }
 	if on(PatchStreamDisable) {
 		b.WriteString(streamDisableFix)
