@@ -114,6 +114,7 @@ func testIndexConsistency(t *testing.T, b tablekit.Backend, sweep bool) {
 	tbl := db.Table("t")
 	ix := tbl.Index("by_v")
 	var seq atomic.Int64
+	var written atomic.Int64 // writes returned
 	var mu sync.Mutex
 	var history []porcupine.Operation
 	var scans []ixScan
@@ -151,6 +152,7 @@ func testIndexConsistency(t *testing.T, b tablekit.Backend, sweep bool) {
 					return
 				}
 				record(porcupine.Operation{ClientId: w, Input: ixOp{row: row, write: true, v: v}, Call: call, Return: ret})
+				written.Add(1)
 				if sweep && i%4 == 3 {
 					jump()
 				}
@@ -161,12 +163,22 @@ func testIndexConsistency(t *testing.T, b tablekit.Backend, sweep bool) {
 	// every written row is stable during it, so checkNeverMissing always
 	// has pairs to check, however fast the writers were.
 	var writesEnd atomic.Int64 // seq once every write has returned; 0 before
+	// A reader scans again only once a write has returned since its last
+	// scan: a scan of the same state adds nothing to check, and on a slow
+	// (loaded, -race) machine readers spinning between writes made the
+	// history so long that porcupine ran out of time (Unknown).
+	waitWrite := func(last int64) {
+		for !stop.Load() && writesEnd.Load() == 0 && written.Load() == last {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
 	quiet := make(chan struct{})
 	var quietOnce sync.Once
 	var rg sync.WaitGroup
 	for r := range readers {
 		rg.Go(func() {
 			for !stop.Load() {
+				last := written.Load()
 				call := seq.Add(1)
 				end := writesEnd.Load()
 				after := end != 0 && call > end
@@ -195,6 +207,7 @@ func testIndexConsistency(t *testing.T, b tablekit.Backend, sweep bool) {
 				if after { // recorded: the writers' side may stop the readers
 					quietOnce.Do(func() { close(quiet) })
 				}
+				waitWrite(last)
 			}
 		})
 	}
