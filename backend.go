@@ -83,14 +83,14 @@ type Backend interface {
 	Close() error
 }
 
-// ErrSkip is an optional method's "not here after all, nothing done" (an
+// ErrSkip (for adapters) is an optional method's "not here after all, nothing done" (an
 // [ErrUnimplemented]), for a backend whose store lacks the feature at run
 // time or a wrapper whose inside lacks the method. Where the Client has a
 // fallback (batches, Scan) it takes it; elsewhere ErrSkip reaches the
 // program as the ErrUnimplemented it is.
 var ErrSkip = fmt.Errorf("%w: optional backend method not supported here", ErrUnimplemented)
 
-// BatchReader is [Capabilities.BatchRead]: many rows read in one store call.
+// BatchReader (for adapters) is [Capabilities.BatchRead]: many rows read in one store call.
 type BatchReader interface {
 	// BatchGetRow returns one result per request, in order, each as GetRow
 	// would; err fails all. It may answer ErrSkip: the Client then calls
@@ -98,7 +98,7 @@ type BatchReader interface {
 	BatchGetRow(ctx context.Context, reqs []*GetRowRequest) ([]GetRowResponse, error)
 }
 
-// BatchWriter is [Capabilities.BatchWrite]: many rows written in one store
+// BatchWriter (for adapters) is [Capabilities.BatchWrite]: many rows written in one store
 // call.
 type BatchWriter interface {
 	// BatchWriteRow applies each write as Write would (rows distinct, any
@@ -108,7 +108,7 @@ type BatchWriter interface {
 	BatchWriteRow(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
 }
 
-// RangeScanner is [Capabilities.LendingScan]: [Table.Scan]'s rows lent
+// RangeScanner (for adapters) is [Capabilities.LendingScan]: [Table.Scan]'s rows lent
 // uncopied.
 type RangeScanner interface {
 	// ScanRange hands fn the rows GetRange would return, each lent for the
@@ -119,7 +119,7 @@ type RangeScanner interface {
 	ScanRange(ctx context.Context, req *GetRangeRequest, fn func(Row) bool) (next PrimaryKey, err error)
 }
 
-// AtomicWriter is [Capabilities.AtomicWrite]: [Client.AtomicWrite]'s
+// AtomicWriter (for adapters) is [Capabilities.AtomicWrite]: [Client.AtomicWrite]'s
 // writes (SPEC §13).
 type AtomicWriter interface {
 	// AtomicWrite applies checked reqs (distinct rows of one table and
@@ -130,7 +130,7 @@ type AtomicWriter interface {
 	AtomicWrite(ctx context.Context, reqs []*WriteRequest) ([]WriteResponse, error)
 }
 
-// ChangeFeeder is [Capabilities.ChangeFeed] (SPEC §15): each row of a
+// ChangeFeeder (for adapters) is [Capabilities.ChangeFeed] (SPEC §15): each row of a
 // committed write is recorded atomically with it. There is no fallback:
 // without it, or a method answering ErrSkip, the Client's feed calls fail
 // with ErrUnimplemented.
@@ -149,19 +149,19 @@ type ChangeFeeder interface {
 	ReadShard(ctx context.Context, req *ReadShardRequest) (*ReadShardResponse, error)
 }
 
-// NativeAccessor is a backend offering its native client through
+// NativeAccessor (for adapters) is a backend offering its native client through
 // [Client.As].
 type NativeAccessor interface {
 	As(target any) bool
 }
 
-// SystemNamer is a backend naming its store for telemetry
+// SystemNamer (for adapters) is a backend naming its store for telemetry
 // ([observe.Operation]).
 type SystemNamer interface {
 	SystemName() string
 }
 
-// Wrapper is a backend that wraps another (package faults, a cache). It
+// Wrapper (for adapters) is a backend that wraps another (package faults, a cache). It
 // is one type with every optional method, each forwarding to the inside's
 // or answering ErrSkip where the inside lacks it; [CapabilitiesOf] keeps
 // only what the inside has too.
@@ -169,7 +169,7 @@ type Wrapper interface {
 	Unwrap() Backend
 }
 
-// CapabilityDeclarer is a backend declaring what presence cannot say.
+// CapabilityDeclarer (for adapters) is a backend declaring what presence cannot say.
 type CapabilityDeclarer interface {
 	// Capabilities returns shown, what the backend's optional interfaces
 	// show, with AutoIncrement set if the backend has it (no method says
@@ -275,7 +275,7 @@ func refuse(op, table, what string) error {
 	return &Error{Op: op, Table: table, Code: ErrUnimplemented, Msg: what}
 }
 
-// ReadSpec is a read selection (SPEC §8), validated, defaults resolved.
+// ReadSpec (for adapters) is a read selection (SPEC §8), validated, defaults resolved.
 type ReadSpec struct {
 	Columns     []string   // the projection, sorted, no key columns; nil: all
 	MaxVersions int        // versions per column to return, ≥ 1
@@ -283,13 +283,13 @@ type ReadSpec struct {
 	Filter      Filter     // if non-nil, tested before the projection (SPEC §8)
 }
 
-// UpdateTableRequest changes a table's options.
+// UpdateTableRequest (for adapters) changes a table's options.
 type UpdateTableRequest struct {
 	Meta    *TableMeta   // the table as the Client last read it
 	Options TableOptions // complete: every field set
 }
 
-// GetRowRequest reads one row.
+// GetRowRequest (for adapters) reads one row.
 type GetRowRequest struct {
 	Meta *TableMeta
 	Key  PrimaryKey
@@ -297,13 +297,13 @@ type GetRowRequest struct {
 	Now  int64
 }
 
-// GetRowResponse is one result of BatchGetRow (Row nil: no such row).
+// GetRowResponse (for adapters) is one result of BatchGetRow (Row nil: no such row).
 type GetRowResponse struct {
 	Row *Row
 	Err error
 }
 
-// GetRangeRequest reads one page of [Start, End), or (End, Start] walking
+// GetRangeRequest (for adapters) reads one page of [Start, End), or (End, Start] walking
 // down from Start when Backward; bounds may hold InfMin and InfMax.
 type GetRangeRequest struct {
 	Meta     *TableMeta
@@ -315,13 +315,13 @@ type GetRangeRequest struct {
 	Now      int64
 }
 
-// GetRangeResponse is one page; Next starts the rest (nil at the end).
+// GetRangeResponse (for adapters) is one page; Next starts the rest (nil at the end).
 type GetRangeResponse struct {
 	Rows []Row
 	Next PrimaryKey
 }
 
-// WriteRequest is one put, update or delete of the row at Key.
+// WriteRequest (for adapters) is one put, update or delete of the row at Key.
 type WriteRequest struct {
 	Meta      *TableMeta
 	Kind      WriteKind
@@ -357,13 +357,13 @@ type UpdateResult struct {
 	Key        PrimaryKey // the full key written if the request's held AutoIncrement
 }
 
-// WriteResponse is one write's error, or an update's increments.
+// WriteResponse (for adapters) is one write's error, or an update's increments.
 type WriteResponse struct {
 	Update *UpdateResult
 	Err    error
 }
 
-// SetChangeFeedRequest is a [ChangeFeeder.SetChangeFeed] request.
+// SetChangeFeedRequest (for adapters) is a [ChangeFeeder.SetChangeFeed] request.
 type SetChangeFeedRequest struct {
 	Meta      *TableMeta
 	Enabled   bool
@@ -371,7 +371,7 @@ type SetChangeFeedRequest struct {
 	Now       int64
 }
 
-// ReadShardRequest is a [ChangeFeeder.ReadShard] request.
+// ReadShardRequest (for adapters) is a [ChangeFeeder.ReadShard] request.
 type ReadShardRequest struct {
 	Meta  *TableMeta
 	Shard string
@@ -380,7 +380,7 @@ type ReadShardRequest struct {
 	Now   int64
 }
 
-// ReadShardResponse is one page.
+// ReadShardResponse (for adapters) is one page.
 type ReadShardResponse struct {
 	Records []ChangeRecord
 	Next    Checkpoint

@@ -27,7 +27,7 @@ func WithChangeFeed(retention time.Duration) CreateOption {
 	return func(o *createOptions) { o.feed, o.retention = true, retention }
 }
 
-// FeedCreator is [Capabilities.CreateWithFeed] (SPEC §15, "a table
+// FeedCreator (for adapters) is [Capabilities.CreateWithFeed] (SPEC §15, "a table
 // created with a change feed"), a refinement of a [ChangeFeeder]: a
 // backend that creates a table with its change feed enabled in one step,
 // atomically, so no write can come between the two.

@@ -2,7 +2,7 @@ package tablekit
 
 import "context"
 
-// FeedWaiter is an optional interface of a [ChangeFeeder] backend whose
+// FeedWaiter (for adapters) is an optional interface of a [ChangeFeeder] backend whose
 // change feed can say when it has new records: the embedded engines
 // (localengine, fileengine) implement it. [Table.FollowChangeFeed], once
 // caught up, waits on it instead of only re-reading after

@@ -60,7 +60,7 @@ func (p *indexPlan) release() {
 	p.entries = nil
 }
 
-// IndexWriter is [Capabilities.IndexedWrite] (SPEC §16): a backend that
+// IndexWriter (for adapters) is [Capabilities.IndexedWrite] (SPEC §16): a backend that
 // takes a row write together with its index entries and commits them in
 // one step, so that the entries are never later than the row, for readers
 // and across a crash alike, and one call does both.
@@ -101,7 +101,7 @@ type IndexWriter interface {
 	WriteIndexed(ctx context.Context, req *WriteRequest, entries []*WriteRequest) (*UpdateResult, error)
 }
 
-// AssignEntries returns entries, the index entries an [IndexWriter] takes
+// AssignEntries (for adapters) returns entries, the index entries an [IndexWriter] takes
 // with a write whose key held [AutoIncrement], as they are stored once the
 // write is assigned value v: each entry whose key holds the placeholder (a
 // key of three parts, the index key's bytes before the auto-increment
