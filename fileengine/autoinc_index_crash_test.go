@@ -204,10 +204,6 @@ func testAutoIncrementIndexedCrash(t *testing.T, noSync bool, cycles int) {
 			t.Fatal(err)
 		}
 	}
-	type rowID struct {
-		p string
-		s int64
-	}
 	var (
 		owner = map[rowID]string{}  // every value handed out: acknowledged, or found after a kill
 		live  = map[rowID]aiixRow{} // the rows that must be there
@@ -297,21 +293,9 @@ func testAutoIncrementIndexedCrash(t *testing.T, noSync bool, cycles int) {
 			}
 		}
 
-		eng, err := fileengine.Open(dir, opts)
-		if err != nil {
-			t.Fatalf("cycle %d: reopen: %v", cycle, err)
-		}
-		db := tablekit.NewClient(eng)
 		found := map[rowID]aiixRow{}
-		for r, err := range db.Table(aiixCrashTable).PrefixRows(ctx, nil) {
-			if err != nil {
-				t.Fatalf("cycle %d: read: %v", cycle, err)
-			}
-			p, _ := r.Key[0].Value.Str()
-			s, _ := r.Key[1].Value.Int()
-			id := rowID{p, s}
-			wv, _ := r.Get("who")
-			who, _ := wv.Str()
+		db := reopenRows(t, dir, opts, cycle, aiixCrashTable, func(id rowID, who string, r tablekit.Row) {
+			p, s := id.p, id.s
 			vv, hasV := r.Get("v")
 			v, _ := vv.Int()
 			found[id] = aiixRow{who: who, v: v, hasV: hasV}
@@ -332,7 +316,7 @@ func testAutoIncrementIndexedCrash(t *testing.T, noSync bool, cycles int) {
 				assigned(id, who, v, hasV)
 				flightP++
 			}
-		}
+		})
 		for id, want := range live {
 			got, ok := found[id]
 			pend, inFlight := pending[id]

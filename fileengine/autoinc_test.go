@@ -244,10 +244,6 @@ func testAutoIncrementCrash(t *testing.T, noSync bool, cycles int) {
 			t.Fatal(err)
 		}
 	}
-	type rowID struct {
-		p string
-		s int64
-	}
 	owner := map[rowID]string{} // every value handed out: acknowledged, or found after a crash
 	acks := 0
 	for cycle := range cycles {
@@ -265,30 +261,17 @@ func testAutoIncrementCrash(t *testing.T, noSync bool, cycles int) {
 			acked = append(acked, id)
 			acks++
 		}
-		eng, err := fileengine.Open(dir, opts)
-		if err != nil {
-			t.Fatalf("cycle %d: reopen: %v", cycle, err)
-		}
-		db := tablekit.NewClient(eng)
 		present := map[rowID]bool{}
-		for r, err := range db.Table(aiCrashTable).PrefixRows(ctx, nil) {
-			if err != nil {
-				t.Fatalf("cycle %d: read: %v", cycle, err)
-			}
-			p, _ := r.Key[0].Value.Str()
-			s, _ := r.Key[1].Value.Int()
-			id := rowID{p, s}
+		db := reopenRows(t, dir, opts, cycle, aiCrashTable, func(id rowID, who string, r tablekit.Row) {
 			present[id] = true
-			v, _ := r.Get("who")
-			who, _ := v.Str()
 			if o, ok := owner[id]; ok && o != who {
-				t.Errorf("cycle %d: row %s=%d holds write %s, but was assigned to %s", cycle, p, s, who, o)
+				t.Errorf("cycle %d: row %s=%d holds write %s, but was assigned to %s", cycle, id.p, id.s, who, o)
 			}
 			owner[id] = who // committed, perhaps not acknowledged: handed out
 			if want := payloadColumns(who); len(r.Columns) != len(want)+1 || !r.Columns[0].Value.Equal(want[0].Value) {
-				t.Errorf("cycle %d: row %s=%d is torn", cycle, p, s)
+				t.Errorf("cycle %d: row %s=%d is torn", cycle, id.p, id.s)
 			}
-		}
+		})
 		for _, id := range acked {
 			if !present[id] {
 				t.Errorf("cycle %d: acknowledged row %s=%d is missing", cycle, id.p, id.s)
@@ -435,4 +418,34 @@ func TestAutoIncrementIndexed(t *testing.T) {
 	}
 	note("c", k3)
 	check(db, "after a put following the reopen")
+}
+
+// rowID is a row of an auto-increment crash table: partition p, value s.
+type rowID struct {
+	p string
+	s int64
+}
+
+// reopenRows reopens the store at dir after a kill and calls fn with each
+// row of table (key p, s; column "who" names the write that put it), and
+// returns a Client on the store for the caller's further checks (and its
+// Close).
+func reopenRows(t *testing.T, dir string, opts *fileengine.Options, cycle int, table string, fn func(id rowID, who string, r tablekit.Row)) *tablekit.Client {
+	t.Helper()
+	eng, err := fileengine.Open(dir, opts)
+	if err != nil {
+		t.Fatalf("cycle %d: reopen: %v", cycle, err)
+	}
+	db := tablekit.NewClient(eng)
+	for r, err := range db.Table(table).PrefixRows(context.Background(), nil) {
+		if err != nil {
+			t.Fatalf("cycle %d: read: %v", cycle, err)
+		}
+		p, _ := r.Key[0].Value.Str()
+		s, _ := r.Key[1].Value.Int()
+		wv, _ := r.Get("who")
+		who, _ := wv.Str()
+		fn(rowID{p, s}, who, r)
+	}
+	return db
 }
