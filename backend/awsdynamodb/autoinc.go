@@ -225,15 +225,14 @@ func (b *Backend) writeAuto(ctx context.Context, w *tablekit.WriteRequest, t tar
 			return nil, b.tableErr(ctx, err, w.Meta.Name, "PutItem")
 		}
 		// The SDK may have sent the PutItem again after a first attempt
-		// that landed (its answer lost): then the item holds this write's
-		// revision, unique to it.
+		// that landed (its answer lost): see sentWrite.
 		got, gerr := b.client.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName: aws.String(t.ti.native), Key: keyAttrs(t.shard, sk), ConsistentRead: aws.Bool(true),
 		})
 		if gerr != nil {
 			return nil, b.tableErr(ctx, gerr, w.Meta.Name, "GetItem")
 		}
-		if rev, ok := itemRevision(got.Item).(*types.AttributeValueMemberS); ok && rev.Value == enc.item[attrRevision].(*types.AttributeValueMemberS).Value {
+		if (sentWrite{revision: revisionOf(enc.item)}).landed(got.Item) {
 			return res, nil
 		}
 		if attempt == maxAutoAttempts {

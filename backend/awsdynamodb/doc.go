@@ -256,6 +256,19 @@
 // (TestConcurrentOneCallUpdatesLoseNothing races one-call updates with
 // increments on one row). Single-row writes use no DynamoDB transactions.
 //
+// A conditional call sent again: the SDK sends a call again when its
+// answer was lost (a reset connection, a 5xx), and the second attempt's
+// condition then fails on the item the first one wrote. Every item a
+// conditional put or optimistic write stores carries a revision unique to
+// that call (a one-call update's lands when it makes the row), so the
+// read that follows a failed condition tells "this write landed" from
+// "another writer got there first": the write then succeeds, applied once
+// (an increment is not added twice, a PutRow with ExpectNotExist does not
+// fail on its own row; TestConditionalWriteAnswerLost loses each kind of
+// answer). A delete leaves no item to tell by: a conditional DeleteRow
+// whose answer is lost and whose retry finds the row gone fails its
+// condition, as a bare DeleteItem would.
+//
 // Why even an update of Puts with no user condition on a MaxVersions-1
 // table is conditional (each term is what one SPEC rule needs, and none can
 // be dropped without a read that would cost a call):

@@ -148,7 +148,7 @@ func (e *expr) values() map[string]types.AttributeValue {
 // fastWrite applies w (fastUpdate or fastPutOrDelete) in one conditional
 // call. done is false when the condition failed or the call was refused as
 // invalid: the caller then takes the optimistic path.
-func (b *Backend) fastWrite(ctx context.Context, w *tablekit.WriteRequest, t target) (res *tablekit.UpdateResult, done bool, err error) {
+func (b *Backend) fastWrite(ctx context.Context, w *tablekit.WriteRequest, t target) (res *tablekit.UpdateResult, done bool, sent sentWrite, err error) {
 	e := newExpr()
 	e.common(w)
 	native := aws.String(t.ti.native)
@@ -158,11 +158,14 @@ func (b *Backend) fastWrite(ctx context.Context, w *tablekit.WriteRequest, t tar
 		in.TableName = native
 		_, err = b.client.UpdateItem(ctx, in)
 		res = &tablekit.UpdateResult{}
+		// The revision lands only on an item that had none (a new row).
+		sent = sentWrite{revision: e.vals[":r"].(*types.AttributeValueMemberS).Value, res: res}
 	case tablekit.WritePut:
 		var wr types.WriteRequest
 		if wr, err = directRequest(w, t); err != nil {
-			return nil, true, err
+			return nil, true, sentWrite{}, err
 		}
+		sent = sentWrite{revision: revisionOf(wr.PutRequest.Item)}
 		_, err = b.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: native, Item: wr.PutRequest.Item,
 			ConditionExpression: e.condition(), ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values(),
@@ -175,11 +178,11 @@ func (b *Backend) fastWrite(ctx context.Context, w *tablekit.WriteRequest, t tar
 	}
 	switch {
 	case err == nil:
-		return res, true, nil
+		return res, true, sentWrite{}, nil
 	case isCode(err, "ConditionalCheckFailedException", "ValidationException") && ctx.Err() == nil:
-		return nil, false, nil
+		return nil, false, sent, nil
 	}
-	return nil, true, b.tableErr(ctx, err, w.Meta.Name, "conditional write")
+	return nil, true, sentWrite{}, b.tableErr(ctx, err, w.Meta.Name, "conditional write")
 }
 
 // overlayUpdate builds the UpdateItem of a fastUpdate write (see One-call

@@ -50,6 +50,17 @@ type faultTransport struct {
 	// answer, when set, is the response to every call of its operation,
 	// which is not forwarded: a native error DynamoDB returns.
 	answer atomic.Pointer[cannedAnswer]
+
+	// lose, when set, forwards calls of its operation and then loses
+	// their answers (a reset connection), as many times as it says.
+	lose atomic.Pointer[lostAnswers]
+}
+
+// lostAnswers is how many answers of op faultTransport loses.
+type lostAnswers struct {
+	op   string
+	n    atomic.Int64 // left to lose
+	lost atomic.Int64 // lost so far
 }
 
 // cannedAnswer is a response faultTransport gives in place of the server.
@@ -89,6 +100,21 @@ func (f *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Body.Close()
 		}
 		return jsonResponse(req, a.status, []byte(a.body)), nil
+	}
+	if l := f.lose.Load(); l != nil && l.op == op && l.n.Add(-1) >= 0 {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		resp, err := f.forward(req, body)
+		if err != nil {
+			return nil, err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		l.lost.Add(1)
+		return nil, errReset
 	}
 	if op != "BatchWriteItem" && op != "BatchGetItem" {
 		return f.base.RoundTrip(req)
@@ -511,5 +537,77 @@ func TestNativeErrorsMapPerSpec(t *testing.T) {
 	res, err := db.BatchWriteRow(ctx, []tablekit.BatchWrite{tablekit.BatchPut(tbl.Name(), key, []tablekit.Column{{Name: "big", Value: big}})})
 	if err != nil || !errors.Is(res[0].Err, tablekit.ErrInvalidArgument) || strings.Contains(res[0].Err.Error(), long[:100]) || strings.Count(res[0].Err.Error(), tbl.Name()) != 1 {
 		t.Errorf("BatchWriteRow of a 401 KB row at a 1000-byte key: %v %v; want ErrInvalidArgument naming the table once, without the whole key", err, res)
+	}
+}
+
+// TestConditionalWriteAnswerLost loses the answer of a conditional write's
+// call after the server applied it: the SDK sends the call again, and its
+// condition fails on what the first attempt wrote (on moto, under load, a
+// catalog row written with ExpectNotExist failed so). The write must
+// succeed, once: neither "the row exists" nor an increment applied twice.
+func TestConditionalWriteAnswerLost(t *testing.T) {
+	ctx := context.Background()
+	ft := newFaultTransport(5)
+	ft.throttle, ft.unprocessed, ft.dropBefore, ft.after = 0, 0, 0, 0
+	b, err := awsdynamodb.New(newClient(t, &http.Client{Transport: ft}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(name string, v int64) []tablekit.Column {
+		return []tablekit.Column{{Name: name, Value: tablekit.Integer(v)}}
+	}
+	for _, tc := range []struct {
+		name string
+		opts tablekit.TableOptions
+		op   string // the call whose answer is lost
+		seed bool   // the row exists before the write
+		// write writes row key and returns the value its column "n" must then hold.
+		write func(tbl *tablekit.Table, key tablekit.PrimaryKey) (int64, error)
+	}{
+		{"PutNotExist", tablekit.TableOptions{}, "PutItem", false, func(tbl *tablekit.Table, key tablekit.PrimaryKey) (int64, error) {
+			return 7, tbl.PutRow(ctx, key, col("n", 7), tablekit.ExpectNotExist)
+		}},
+		{"PutNotExistTTL", tablekit.TableOptions{TTL: 48 * time.Hour}, "PutItem", false, func(tbl *tablekit.Table, key tablekit.PrimaryKey) (int64, error) {
+			return 7, tbl.PutRow(ctx, key, col("n", 7), tablekit.ExpectNotExist)
+		}},
+		{"UpdateNotExist", tablekit.TableOptions{}, "UpdateItem", false, func(tbl *tablekit.Table, key tablekit.PrimaryKey) (int64, error) {
+			_, err := tbl.UpdateRow(ctx, key, []tablekit.Change{tablekit.Put("n", tablekit.Integer(7))}, tablekit.ExpectNotExist)
+			return 7, err
+		}},
+		{"IncrementExist", tablekit.TableOptions{}, "PutItem", true, func(tbl *tablekit.Table, key tablekit.PrimaryKey) (int64, error) {
+			res, err := tbl.UpdateRow(ctx, key, []tablekit.Change{tablekit.Increment("n", 5)}, tablekit.ExpectExist)
+			if err == nil && (len(res.Increments) != 1 || !res.Increments[0].Value.Equal(tablekit.Integer(6))) {
+				t.Errorf("UpdateRow returned increments %v, want n=6", res.Increments)
+			}
+			return 6, err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, tbl := newTable(t, b, nil, tc.opts)
+			key := tablekit.Key("pk", tablekit.String("a")).Add("sk", tablekit.Integer(1))
+			if tc.seed {
+				if err := tbl.PutRow(ctx, key, col("n", 1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l := &lostAnswers{op: tc.op}
+			l.n.Store(1)
+			ft.lose.Store(l)
+			want, err := tc.write(tbl, key)
+			ft.lose.Store(nil)
+			if l.lost.Load() != 1 {
+				t.Fatalf("%s answers lost: %d, want 1 (the write took another path)", tc.op, l.lost.Load())
+			}
+			if err != nil {
+				t.Fatalf("write whose answer was lost and sent again: %v", err)
+			}
+			r, found, err := tbl.GetRow(ctx, key)
+			if err != nil || !found {
+				t.Fatalf("GetRow: found %v, %v", found, err)
+			}
+			if v, _ := r.Get("n"); !v.Equal(tablekit.Integer(want)) {
+				t.Errorf("n = %v, want %d (applied once)", v, want)
+			}
+		})
 	}
 }

@@ -125,12 +125,42 @@ func (b *Backend) write(ctx context.Context, w *tablekit.WriteRequest, t target)
 	if autoIncrement(w) {
 		return b.writeAuto(ctx, w, t, 0)
 	}
+	var sent sentWrite
 	if (fastUpdate(w) || fastPutOrDelete(w)) && !feedDeletes(w, t) {
-		if res, done, err := b.fastWrite(ctx, w, t); done {
+		res, done, s, err := b.fastWrite(ctx, w, t)
+		if done {
 			return res, err
 		}
+		sent = s
 	}
-	return b.occ(ctx, w, t)
+	return b.occ(ctx, w, t, sent)
+}
+
+// sentWrite is what a conditional call that failed its condition had
+// written, had it landed: the revision it gave the item (empty when the
+// call could give none: a delete, or an update of an item that had one)
+// and the write's result. The SDK sends a call again when its answer was
+// lost (a reset connection, a server error), so a condition can fail on
+// the item the first attempt wrote: the revision, unique to the call,
+// tells that the write took effect after all, and occ returns its result
+// rather than failing the condition or writing it twice.
+type sentWrite struct {
+	revision string
+	res      *tablekit.UpdateResult
+}
+
+// landed reports whether item holds the revision s's call wrote.
+func (s sentWrite) landed(item map[string]types.AttributeValue) bool {
+	rev, ok := itemRevision(item).(*types.AttributeValueMemberS)
+	return ok && s.revision != "" && rev.Value == s.revision
+}
+
+// revisionOf returns the revision an item to be written carries.
+func revisionOf(item map[string]types.AttributeValue) string {
+	if rev, ok := itemRevision(item).(*types.AttributeValueMemberS); ok {
+		return rev.Value
+	}
+	return ""
 }
 
 // occ applies w with optimistic concurrency: read the item consistently,
@@ -141,8 +171,10 @@ func (b *Backend) write(ctx context.Context, w *tablekit.WriteRequest, t target)
 // lost race is retried with jittered backoff until it wins, so concurrent
 // writers lose nothing, at most maxOCCAttempts rounds (occAgain) or until
 // ctx ends; any other error, the stale one included, is returned as it
-// is.
-func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (*tablekit.UpdateResult, error) {
+// is. sent is what the call before the first round wrote (zero: none); a
+// round that finds it, or its previous round's put, landed returns that
+// write's result (sentWrite).
+func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target, sent sentWrite) (*tablekit.UpdateResult, error) {
 	meta, key := w.Meta, w.Key
 	dkey := keyAttrs(t.shard, t.sk)
 	confirmed := false // the table's options are known to be meta's (rowmodel.Reveals)
@@ -152,6 +184,9 @@ func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (
 		})
 		if err != nil {
 			return nil, b.tableErr(ctx, err, meta.Name, "GetItem")
+		}
+		if sent.landed(got.Item) {
+			return sent.res, nil
 		}
 		var cur *rowmodel.Row
 		if len(got.Item) > 0 {
@@ -200,6 +235,7 @@ func (b *Backend) occ(ctx context.Context, w *tablekit.WriteRequest, t target) (
 				TableName: aws.String(t.ti.native), Item: enc.item,
 				ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
 			})
+			sent = sentWrite{revision: revisionOf(enc.item), res: res}
 		}
 		if err == nil {
 			return res, nil
