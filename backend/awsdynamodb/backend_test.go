@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -914,7 +913,7 @@ func TestAsOffersTheNativeClient(t *testing.T) {
 func TestCloseReleasesConnections(t *testing.T) {
 	ctx := context.Background()
 	needDynalite(t)
-	before := runtime.NumGoroutine()
+	floor := goroutineFloor()
 	b := newBackend(t, &awsdynamodb.Options{Shards: 4})
 	db, tbl := newTable(t, b, nil, tablekit.TableOptions{})
 	var ws []tablekit.BatchWrite
@@ -931,19 +930,14 @@ func TestCloseReleasesConnections(t *testing.T) {
 	if err := db.DeleteTable(ctx, tbl.Name()); err != nil {
 		t.Fatal(err)
 	}
-	if runtime.NumGoroutine() <= before {
-		t.Fatalf("%d goroutines with open connections, %d before Open: the test proves nothing", runtime.NumGoroutine(), before)
+	if open, _ := newGoroutines(floor); !slices.ContainsFunc(open, func(g string) bool { return strings.Contains(g, "net/http.(*persistConn)") }) {
+		t.Fatalf("no connection goroutine started since Open (%d goroutines): the test proves nothing", len(open))
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		t.Errorf("%d goroutines after Close, %d before Open:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	if left := leftGoroutines(floor, 3*time.Second); len(left) > 0 {
+		t.Errorf("%d goroutines started since Open still alive 3 s after Close:\n%s", len(left), strings.Join(left, "\n\n"))
 	}
 
 	// A client the caller passed to New keeps its connections.

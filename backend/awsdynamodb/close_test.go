@@ -9,12 +9,15 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"io"
+	"math"
 	"math/big"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,19 +25,56 @@ import (
 	"github.com/tablekit/tablekit/backend/awsdynamodb"
 )
 
-// settledGoroutines waits until the goroutine count holds still for a
-// while (goroutines of earlier tests winding down) and returns it.
-func settledGoroutines() int {
-	n, same := runtime.NumGoroutine(), 0
-	for deadline := time.Now().Add(10 * time.Second); same < 5 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		if m := runtime.NumGoroutine(); m == n {
-			same++
-		} else {
-			n, same = m, 0
+// newGoroutines returns the stacks of the live goroutines started after
+// the one numbered floor (ids only grow), and the highest id alive. A count
+// of all goroutines would also see those of earlier tests winding down (an
+// idle connection dynalite closes after 5 s), which can hide a leak or fail
+// a test that proves something; the goroutines a test started cannot.
+func newGoroutines(floor int) (stacks []string, top int) {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		rest, ok := strings.CutPrefix(g, "goroutine ")
+		if !ok {
+			continue
+		}
+		id, err := strconv.Atoi(rest[:strings.IndexByte(rest, ' ')])
+		if err != nil {
+			continue
+		}
+		top = max(top, id)
+		if id > floor {
+			stacks = append(stacks, g)
 		}
 	}
-	return n
+	return stacks, top
+}
+
+// goroutineFloor is the highest goroutine id alive: newGoroutines(floor)
+// later returns those started since.
+func goroutineFloor() int {
+	_, top := newGoroutines(math.MaxInt)
+	return top
+}
+
+// leftGoroutines waits up to d for every goroutine started after floor to
+// end, and returns the stacks of those still alive.
+func leftGoroutines(floor int, d time.Duration) []string {
+	deadline := time.Now().Add(d)
+	for {
+		left, _ := newGoroutines(floor)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // TestCloseRightAfterACall: a Backend closed at once after a call leaves no
@@ -71,7 +111,7 @@ func TestCloseRightAfterACall(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := settledGoroutines()
+			floor := goroutineFloor()
 			for range 5 {
 				db, err := tc.open()
 				if err != nil {
@@ -84,13 +124,8 @@ func TestCloseRightAfterACall(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if n := runtime.NumGoroutine(); n > before {
-				buf := make([]byte, 1<<20)
-				t.Errorf("%d goroutines 10 s after 5 Open/ListTables/Close rounds, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+			if left := leftGoroutines(floor, 10*time.Second); len(left) > 0 {
+				t.Errorf("%d goroutines started by 5 Open/ListTables/Close rounds still alive 10 s after:\n%s", len(left), strings.Join(left, "\n\n"))
 			}
 		})
 	}
