@@ -101,30 +101,21 @@ func (f *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return jsonResponse(req, a.status, []byte(a.body)), nil
 	}
-	if l := f.lose.Load(); l != nil && l.op == op && l.n.Add(-1) >= 0 {
-		body, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		resp, err := f.forward(req, body)
-		if err != nil {
-			return nil, err
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		l.lost.Add(1)
-		return nil, errReset
-	}
-	if op != "BatchWriteItem" && op != "BatchGetItem" {
+	l := f.lose.Load()
+	lose := l != nil && l.op == op && l.n.Add(-1) >= 0
+	if !lose && op != "BatchWriteItem" && op != "BatchGetItem" {
 		return f.base.RoundTrip(req)
 	}
-	f.nCalls.Add(1)
 	body, err := io.ReadAll(req.Body)
 	req.Body.Close()
 	if err != nil {
 		return nil, err
 	}
+	if lose {
+		l.lost.Add(1)
+		return f.forwardLost(req, body)
+	}
+	f.nCalls.Add(1)
 	p := f.roll()
 	switch {
 	case p < f.throttle:
@@ -134,14 +125,8 @@ func (f *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		f.nDropBefore.Add(1)
 		return nil, errReset
 	case p < f.throttle+f.dropBefore+f.after:
-		resp, err := f.forward(req, body)
-		if err != nil {
-			return nil, err
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
 		f.nDropAfter.Add(1)
-		return nil, errReset
+		return f.forwardLost(req, body)
 	case p < f.throttle+f.dropBefore+f.after+f.unprocessed || f.allUnprocessed.Load():
 		return f.strip(req, op, body)
 	}
@@ -154,6 +139,18 @@ func (f *faultTransport) forward(req *http.Request, body []byte) (*http.Response
 	r.ContentLength = int64(len(body))
 	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	return f.base.RoundTrip(r)
+}
+
+// forwardLost forwards the request (the server applies it) and then fails
+// as if the answer were lost on a reset connection.
+func (f *faultTransport) forwardLost(req *http.Request, body []byte) (*http.Response, error) {
+	resp, err := f.forward(req, body)
+	if err != nil {
+		return nil, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return nil, errReset
 }
 
 func jsonResponse(req *http.Request, code int, body []byte) *http.Response {
