@@ -497,10 +497,11 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 // write is Write's work on table t, for a write whose key is complete: it
 // takes the row's stripe and applies the write (writeRow).
 func (t *table) write(w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
-	// Exactly sized: the map's lookups call its comparator indirectly, so
+	// On the heap: the map's lookups call its comparator indirectly, so
 	// the compiler cannot see that they keep no key, and a buffer on the
-	// stack would be moved to the heap, all of it.
-	k := codec.EncodeKey(w.Key)
+	// stack would be moved there, all of it. A put's row is packed after
+	// the key, in the same allocation (putRoom).
+	k := putRoom(w)
 	st := &t.stripes[stripeOf(k)]
 	if w.Kind != tablekit.WriteUpdate && w.Condition.IsZero() {
 		st.RLock() // an unconditional put or delete: see stripe
@@ -521,7 +522,7 @@ func (t *table) write(w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) 
 func (t *table) writeRow(w *tablekit.WriteRequest, k []byte, fresh bool) (*tablekit.UpdateResult, bool, error) {
 	sl := &t.slots[rand.N(writerSlots)] // the table's lock, shared
 	sl.RLock()
-	res, taken, reshape, err := t.writeShared(w, bytesView(k), fresh)
+	res, taken, reshape, err := t.writeShared(w, k, fresh)
 	sl.RUnlock()
 	if reshape {
 		t.reshape(bytesView(k)) // span.go
@@ -529,8 +530,11 @@ func (t *table) writeRow(w *tablekit.WriteRequest, k []byte, fresh bool) (*table
 	return res, taken, err
 }
 
-// writeShared is writeRow's work under the table's lock, held shared.
-func (t *table) writeShared(w *tablekit.WriteRequest, k string, fresh bool) (res *tablekit.UpdateResult, taken, reshape bool, err error) {
+// writeShared is writeRow's work under the table's lock, held shared; ek
+// is the encoded key, whose spare capacity the packed row may take
+// (packAfter).
+func (t *table) writeShared(w *tablekit.WriteRequest, ek []byte, fresh bool) (res *tablekit.UpdateResult, taken, reshape bool, err error) {
+	k := bytesView(ek)
 	// The table's meta, not a copy: it cannot change while the lock is held.
 	m, err := t.current(w.Meta)
 	if err != nil {
@@ -558,7 +562,7 @@ func (t *table) writeShared(w *tablekit.WriteRequest, k string, fresh bool) (res
 		}
 	}
 	var scratch [16]tablekit.Column
-	ww, ent, keep, res, err := apply(w, m, old, ok, scratch[:0])
+	ww, ent, keep, res, err := applyAfter(w, ek, m, old, ok, scratch[:0])
 	if err != nil {
 		return nil, false, false, err
 	}
@@ -576,6 +580,12 @@ func (t *table) writeShared(w *tablekit.WriteRequest, k string, fresh bool) (res
 // (rowmodel.ApplyInto): they live only until pack copies them into the
 // entry.
 func apply(w *tablekit.WriteRequest, m *tablekit.TableMeta, old entry, ok bool, buf []tablekit.Column) (*tablekit.WriteRequest, entry, bool, *tablekit.UpdateResult, error) {
+	return applyAfter(w, codec.EncodeKey(w.Key), m, old, ok, buf)
+}
+
+// applyAfter is apply of a write whose encoded key ek holds already: the
+// new row is packed after it (packAfter).
+func applyAfter(w *tablekit.WriteRequest, ek []byte, m *tablekit.TableMeta, old entry, ok bool, buf []tablekit.Column) (*tablekit.WriteRequest, entry, bool, *tablekit.UpdateResult, error) {
 	if w.Meta.Options != m.Options || w.Meta.Generation != m.Generation {
 		c, meta := *w, *m // copies: the caller's m stays off the heap
 		c.Meta = &meta
@@ -591,5 +601,5 @@ func apply(w *tablekit.WriteRequest, m *tablekit.TableMeta, old entry, ok bool, 
 	if err != nil || !keep {
 		return w, entry{}, false, res, err
 	}
-	return w, pack(w.Key, &next), true, res, nil
+	return w, packAfter(ek, w.Key, &next), true, res, nil
 }
