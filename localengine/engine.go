@@ -110,10 +110,10 @@ type stripe struct {
 }
 
 // stripeOf returns the index of the stripe of the row with encoded key k:
-// a hash whose every bit depends on every byte of k (FNV-1a mod 64, its
-// low six bits, left half the stripes unused by an index's entry keys,
-// whose bytes repeat a pattern). The runtime's (maphash, seeded once a
-// process: stripes are the process's alone) takes a few nanoseconds for
+// a hash whose every bit depends on every byte of k (FNV-1a reduced by
+// its low six bits left half the stripes unused by an index's entry keys,
+// whose bytes repeat a pattern). It is the runtime's (maphash, seeded
+// once a process: stripes are the process's alone), a few nanoseconds for
 // a key that FNV-1a, a multiplication a byte, took tens for (an indexed
 // put hashes two keys).
 func stripeOf(k []byte) int { return int(maphash.Bytes(stripeSeed, k) % stripes) }
@@ -584,7 +584,8 @@ func (t *table) writeShared(w *tablekit.WriteRequest, ek []byte, fresh bool) (re
 // whether to keep it, and the write's result; buf is scratch space for
 // old's cells. The new row's cells are built on the stack
 // (rowmodel.ApplyInto): they live only until pack copies them into the
-// entry.
+// entry. The engine's writes, which hold the encoded key already, call
+// applyAfter.
 func apply(w *tablekit.WriteRequest, m *tablekit.TableMeta, old entry, ok bool, buf []tablekit.Column) (*tablekit.WriteRequest, entry, bool, *tablekit.UpdateResult, error) {
 	return applyAfter(w, codec.EncodeKey(w.Key), m, old, ok, buf)
 }

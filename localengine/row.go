@@ -82,7 +82,8 @@ func keyBytes(s string) uint64 {
 	return p
 }
 
-// pack returns the entry of the row r under key k.
+// pack returns the entry of the row r under key k. The engine's writes,
+// which hold the encoded key already, call packAfter.
 func pack(k tablekit.PrimaryKey, r *rowmodel.Row) entry { return packAfter(codec.EncodeKey(k), k, r) }
 
 // packAfter is pack of a key whose encoding ek holds already: the row is
