@@ -93,9 +93,12 @@ const maxFixed = 64
 // keyShape says which bytes of its keys a span's entries keep (pfx): the
 // key's bytes at at, zero past its end.
 type keyShape struct {
-	tmpl  string   // a copy of a key of the span: tmpl[:len(pre)] is the prefix
-	fixed []int32  // the positions past the prefix, below at[7], where every key has tmpl's byte; ascending
-	at    [8]int32 // the first 8 positions past the prefix not in fixed; ascending
+	tmpl string // a copy of a key of the span: tmpl[:len(pre)] is the prefix
+	// fixed are the positions past the prefix, below at[7], where every
+	// key has tmpl's byte: runs [from, to) of them, ascending (a key is
+	// checked a run at a time: a comparison of its bytes with tmpl's).
+	fixed [][2]int32
+	at    [8]int32 // the first 8 positions past the prefix not fixed; ascending
 	run   bool     // at is 8 positions in a row: pfx is keyBytes of the key from at[0]
 }
 
@@ -107,15 +110,28 @@ func newShape(tmpl string, npre int, fixed []int32) *keyShape {
 	i, j := int32(npre), 0
 	for n := 0; n < len(sh.at); i++ {
 		if j < len(fixed) && fixed[j] == i {
+			if r := len(sh.fixed) - 1; r >= 0 && sh.fixed[r][1] == i {
+				sh.fixed[r][1]++
+			} else {
+				sh.fixed = append(sh.fixed, [2]int32{i, i + 1})
+			}
 			j++
 			continue
 		}
 		sh.at[n] = i
 		n++
 	}
-	sh.fixed = fixed[:j:j]
 	sh.run = sh.at[7] == sh.at[0]+7
 	return sh
+}
+
+// positions calls fn with each of the shape's fixed positions, in order.
+func (sh *keyShape) positions(fn func(int32)) {
+	for _, r := range sh.fixed {
+		for i := r[0]; i < r[1]; i++ {
+			fn(i)
+		}
+	}
 }
 
 // bytes returns pfx of k, a key that begins with the span's prefix and
@@ -190,12 +206,18 @@ func (s *span) deviation(k string) (int, bool) {
 		return c, c == len(k) || k[c] < s.pre[c]
 	}
 	sh := s.shape
-	for _, i := range sh.fixed {
-		switch {
-		case int(i) >= len(k):
-			return int(i), true
-		case k[i] != sh.tmpl[i]:
-			return int(i), k[i] < sh.tmpl[i]
+	for _, r := range sh.fixed {
+		from, to := int(r[0]), int(r[1])
+		if to <= len(k) && k[from:to] == sh.tmpl[from:to] {
+			continue
+		}
+		for i := from; i < to; i++ {
+			switch {
+			case i >= len(k):
+				return i, true
+			case k[i] != sh.tmpl[i]:
+				return i, k[i] < sh.tmpl[i]
+			}
 		}
 	}
 	return -1, false
@@ -248,11 +270,11 @@ func (s *span) admit(ent *entry) {
 				fixed = append(fixed, i)
 			}
 		}
-		for _, i := range sh.fixed {
+		sh.positions(func(i int32) {
 			if same(i) && len(fixed) < maxFixed {
 				fixed = append(fixed, i)
 			}
-		}
+		})
 		s.pre, s.shape = sh.tmpl[:npre], newShape(sh.tmpl, npre, fixed)
 		rows := newRows()
 		s.rows.Scan(func(e entry) bool {
