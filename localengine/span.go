@@ -160,17 +160,12 @@ func newSpan(rows *btree.BTreeG[entry], pre string) *span {
 func spanOfItems(items []entry) *span {
 	s := newSpan(newRows(), "")
 	if len(items) > 0 {
-		tmpl := strings.Clone(items[0].key())
-		npre := len(commonPrefix(tmpl, items[len(items)-1].key()))
-		var fixed []int32
-		for i, unfixed := npre, 0; unfixed < 8 && len(fixed) < maxFixed; i++ {
-			if i < len(tmpl) && slices.IndexFunc(items, func(ent entry) bool { k := ent.key(); return i >= len(k) || k[i] != tmpl[i] }) < 0 {
-				fixed = append(fixed, int32(i))
-			} else {
-				unfixed++
+		s.reset(items[0].key())
+		for _, ent := range items[1:] {
+			if c, _ := s.deviation(ent.key()); c >= 0 {
+				s.narrow(ent.key())
 			}
 		}
-		s.pre, s.shape = tmpl[:npre], newShape(tmpl, npre, fixed)
 	}
 	for _, ent := range items {
 		ent.pfx = s.shape.bytes(ent.key())
@@ -257,25 +252,9 @@ func (s *span) admit(ent *entry) {
 	k := ent.key()
 	switch c, _ := s.deviation(k); {
 	case s.rows.Len() == 0:
-		s.pre = strings.Clone(k)
-		s.shape = newShape(s.pre, len(s.pre), nil)
+		s.reset(k)
 	case c >= 0:
-		// The positions fixed still: those where k has the span's byte.
-		sh := s.shape
-		npre := len(commonPrefix(s.pre, k))
-		var fixed []int32
-		same := func(i int32) bool { return int(i) < len(k) && k[i] == sh.tmpl[i] }
-		for i := int32(npre) + 1; int(i) < len(s.pre) && len(fixed) < maxFixed; i++ {
-			if same(i) {
-				fixed = append(fixed, i)
-			}
-		}
-		sh.positions(func(i int32) {
-			if same(i) && len(fixed) < maxFixed {
-				fixed = append(fixed, i)
-			}
-		})
-		s.pre, s.shape = sh.tmpl[:npre], newShape(sh.tmpl, npre, fixed)
+		s.narrow(k)
 		rows := newRows()
 		s.rows.Scan(func(e entry) bool {
 			e.pfx = s.shape.bytes(e.key())
@@ -285,6 +264,36 @@ func (s *span) admit(ent *entry) {
 		s.rows = rows
 	}
 	ent.pfx = s.shape.bytes(k)
+}
+
+// reset makes s's prefix and shape those of the one encoded key k: every
+// position fixed (s's entries' pfx are then stale: the caller sets them).
+func (s *span) reset(k string) {
+	s.pre = strings.Clone(k)
+	s.shape = newShape(s.pre, len(s.pre), nil)
+}
+
+// narrow makes s's prefix and shape ones the encoded key k has too, k
+// having not the span's byte at one of its fixed positions (deviation):
+// the prefix is shortened to what k shares of it, and the positions stay
+// fixed where k has the span's byte (s's entries' pfx are then stale: the
+// caller sets them).
+func (s *span) narrow(k string) {
+	sh := s.shape
+	npre := len(commonPrefix(s.pre, k))
+	var fixed []int32
+	same := func(i int32) bool { return int(i) < len(k) && k[i] == sh.tmpl[i] }
+	for i := int32(npre) + 1; int(i) < len(s.pre) && len(fixed) < maxFixed; i++ {
+		if same(i) {
+			fixed = append(fixed, i)
+		}
+	}
+	sh.positions(func(i int32) {
+		if same(i) && len(fixed) < maxFixed {
+			fixed = append(fixed, i)
+		}
+	})
+	s.pre, s.shape = sh.tmpl[:npre], newShape(sh.tmpl, npre, fixed)
 }
 
 // spanOf returns the index of the span whose range holds the encoded key k
