@@ -70,10 +70,11 @@ func (e *Engine) AtomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest)
 // writes nothing and returns its index as taken (-1 otherwise).
 func (t *table) atomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest, fresh []bool) ([]tablekit.WriteResponse, int, error) {
 	keys := make([]string, len(reqs))
+	encs := make([][]byte, len(reqs)) // exactly sized: apply may run again with them (packAfter)
 	held := make([]int, 0, len(reqs))
 	for i, w := range reqs {
 		k := codec.EncodeKey(w.Key)
-		keys[i] = bytesView(k)
+		keys[i], encs[i] = bytesView(k), k
 		held = append(held, stripeOf(k))
 	}
 	defer enginekit.LockStripes(t.stripes[:], held)() // in ascending order
@@ -110,7 +111,7 @@ func (t *table) atomicWrite(ctx context.Context, reqs []*tablekit.WriteRequest, 
 		t.mu.RUnlock()
 		for i, w := range reqs {
 			var err error
-			applied[i], ents[i], keep[i], out[i].Update, err = apply(w, &meta, olds[i], found[i], scratch[:0])
+			applied[i], ents[i], keep[i], out[i].Update, err = applyAfter(w, encs[i], &meta, olds[i], found[i], scratch[:0])
 			if err != nil {
 				return nil, -1, &tablekit.AtomicWriteError{Index: i, Err: err}
 			}

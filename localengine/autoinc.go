@@ -168,7 +168,9 @@ func (t *table) writeAuto(w *tablekit.WriteRequest, before func(*tablekit.WriteR
 		k := codec.AppendKey(buf[:0], aw.Key)
 		st := &t.stripes[stripeOf(k)]
 		st.Lock()
-		res, taken, err := t.writeRow(aw, k, true)
+		// Capped: the row is packed in an allocation of its own, never in
+		// buf, which the next value's key reuses (packAfter).
+		res, taken, err := t.writeRow(aw, k[:len(k):len(k)], true)
 		st.Unlock()
 		switch {
 		case taken:

@@ -2,6 +2,7 @@ package localengine
 
 import (
 	"context"
+	"hash/maphash"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -14,7 +15,6 @@ import (
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
 	"github.com/tablekit/tablekit/backend/driver"
-	"github.com/tablekit/tablekit/internal/base"
 	"github.com/tablekit/tablekit/internal/feedwake"
 	"github.com/tablekit/tablekit/rowmodel"
 )
@@ -110,10 +110,16 @@ type stripe struct {
 }
 
 // stripeOf returns the index of the stripe of the row with encoded key k:
-// base.Spread, whose every bit depends on every byte of k (FNV-1a mod 64,
-// its low six bits, left half the stripes unused by an index's entry
-// keys, whose bytes repeat a pattern).
-func stripeOf(k []byte) int { return base.Spread(k, stripes) }
+// a hash whose every bit depends on every byte of k (FNV-1a reduced by
+// its low six bits left half the stripes unused by an index's entry keys,
+// whose bytes repeat a pattern). It is the runtime's (maphash, seeded
+// once a process: stripes are the process's alone), a few nanoseconds for
+// a key that FNV-1a, a multiplication a byte, took tens for (an indexed
+// put hashes two keys).
+func stripeOf(k []byte) int { return int(maphash.Bytes(stripeSeed, k) % stripes) }
+
+// stripeSeed seeds stripeOf's hash.
+var stripeSeed = maphash.MakeSeed()
 
 // New returns an empty engine.
 func New() *Engine {
@@ -497,10 +503,11 @@ func (e *Engine) Write(ctx context.Context, w *tablekit.WriteRequest) (*tablekit
 // write is Write's work on table t, for a write whose key is complete: it
 // takes the row's stripe and applies the write (writeRow).
 func (t *table) write(w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) {
-	// Exactly sized: the map's lookups call its comparator indirectly, so
+	// On the heap: the map's lookups call its comparator indirectly, so
 	// the compiler cannot see that they keep no key, and a buffer on the
-	// stack would be moved to the heap, all of it.
-	k := codec.EncodeKey(w.Key)
+	// stack would be moved there, all of it. A put's row is packed after
+	// the key, in the same allocation (putRoom).
+	k := putRoom(w)
 	st := &t.stripes[stripeOf(k)]
 	if w.Kind != tablekit.WriteUpdate && w.Condition.IsZero() {
 		st.RLock() // an unconditional put or delete: see stripe
@@ -521,7 +528,7 @@ func (t *table) write(w *tablekit.WriteRequest) (*tablekit.UpdateResult, error) 
 func (t *table) writeRow(w *tablekit.WriteRequest, k []byte, fresh bool) (*tablekit.UpdateResult, bool, error) {
 	sl := &t.slots[rand.N(writerSlots)] // the table's lock, shared
 	sl.RLock()
-	res, taken, reshape, err := t.writeShared(w, bytesView(k), fresh)
+	res, taken, reshape, err := t.writeShared(w, k, fresh)
 	sl.RUnlock()
 	if reshape {
 		t.reshape(bytesView(k)) // span.go
@@ -529,8 +536,11 @@ func (t *table) writeRow(w *tablekit.WriteRequest, k []byte, fresh bool) (*table
 	return res, taken, err
 }
 
-// writeShared is writeRow's work under the table's lock, held shared.
-func (t *table) writeShared(w *tablekit.WriteRequest, k string, fresh bool) (res *tablekit.UpdateResult, taken, reshape bool, err error) {
+// writeShared is writeRow's work under the table's lock, held shared; ek
+// is the encoded key, whose spare capacity the packed row may take
+// (packAfter).
+func (t *table) writeShared(w *tablekit.WriteRequest, ek []byte, fresh bool) (res *tablekit.UpdateResult, taken, reshape bool, err error) {
+	k := bytesView(ek)
 	// The table's meta, not a copy: it cannot change while the lock is held.
 	m, err := t.current(w.Meta)
 	if err != nil {
@@ -558,7 +568,7 @@ func (t *table) writeShared(w *tablekit.WriteRequest, k string, fresh bool) (res
 		}
 	}
 	var scratch [16]tablekit.Column
-	ww, ent, keep, res, err := apply(w, m, old, ok, scratch[:0])
+	ww, ent, keep, res, err := applyAfter(w, ek, m, old, ok, scratch[:0])
 	if err != nil {
 		return nil, false, false, err
 	}
@@ -574,8 +584,15 @@ func (t *table) writeShared(w *tablekit.WriteRequest, k string, fresh bool) (res
 // whether to keep it, and the write's result; buf is scratch space for
 // old's cells. The new row's cells are built on the stack
 // (rowmodel.ApplyInto): they live only until pack copies them into the
-// entry.
+// entry. The engine's writes, which hold the encoded key already, call
+// applyAfter.
 func apply(w *tablekit.WriteRequest, m *tablekit.TableMeta, old entry, ok bool, buf []tablekit.Column) (*tablekit.WriteRequest, entry, bool, *tablekit.UpdateResult, error) {
+	return applyAfter(w, codec.EncodeKey(w.Key), m, old, ok, buf)
+}
+
+// applyAfter is apply of a write whose encoded key ek holds already: the
+// new row is packed after it (packAfter).
+func applyAfter(w *tablekit.WriteRequest, ek []byte, m *tablekit.TableMeta, old entry, ok bool, buf []tablekit.Column) (*tablekit.WriteRequest, entry, bool, *tablekit.UpdateResult, error) {
 	if w.Meta.Options != m.Options || w.Meta.Generation != m.Generation {
 		c, meta := *w, *m // copies: the caller's m stays off the heap
 		c.Meta = &meta
@@ -591,5 +608,5 @@ func apply(w *tablekit.WriteRequest, m *tablekit.TableMeta, old entry, ok bool, 
 	if err != nil || !keep {
 		return w, entry{}, false, res, err
 	}
-	return w, pack(w.Key, &next), true, res, nil
+	return w, packAfter(ek, w.Key, &next), true, res, nil
 }

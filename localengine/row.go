@@ -41,7 +41,7 @@ type entry struct {
 	marker   bool   // rowmodel.Row.Marker
 	gen      int64  // rowmodel.Row.Generation
 	oldest   int64  // rowmodel.Shape.Oldest of the cells
-	pfx      uint64 // the 8 key bytes past its span's common prefix (span.go); set by the span
+	pfx      uint64 // 8 bytes of the key, as its span's shape picks them (span.go, Keys inline); set by the span
 }
 
 // key returns the entry's encoded key, by which the map orders entries.
@@ -55,7 +55,7 @@ func (ent *entry) shape() rowmodel.Shape {
 // less orders entries of one span by their encoded keys (the map's
 // order): by pfx first, and by the keys, behind the rows' pointers (a
 // cache miss each), only where pfx ties. pfx orders as the keys do within
-// a span (span.go: keyBytes), so this is the keys' order.
+// a span (span.go, Keys inline), so this is the keys' order.
 func less(a, b entry) bool {
 	if a.pfx != b.pfx {
 		return a.pfx < b.pfx
@@ -82,17 +82,27 @@ func keyBytes(s string) uint64 {
 	return p
 }
 
-// pack returns the entry of the row r under key k.
-func pack(k tablekit.PrimaryKey, r *rowmodel.Row) entry {
-	n := codec.KeySize(k)
+// pack returns the entry of the row r under key k. The engine's writes,
+// which hold the encoded key already, call packAfter.
+func pack(k tablekit.PrimaryKey, r *rowmodel.Row) entry { return packAfter(codec.EncodeKey(k), k, r) }
+
+// packAfter is pack of a key whose encoding ek holds already: the row is
+// packed after it, in ek's spare capacity when the rest fits there (the
+// caller gives that memory to the row: nothing may write to it again;
+// see putRoom), else in a new allocation, ek copied (an ek without spare
+// capacity is never written to).
+func packAfter(ek []byte, k tablekit.PrimaryKey, r *rowmodel.Row) entry {
+	n := len(ek)
 	for _, p := range k {
 		n += codec.ValueSize(p.Value)
 	}
 	for i := range r.Cells {
 		n += cellSize(&r.Cells[i])
 	}
-	b := make([]byte, 0, n)
-	b = codec.AppendKey(b, k)
+	b := ek
+	if cap(b) < n {
+		b = append(make([]byte, 0, n), ek...)
+	}
 	keyEnd := len(b)
 	for _, p := range k {
 		b = codec.AppendValue(b, p.Value)
@@ -110,6 +120,26 @@ func pack(k tablekit.PrimaryKey, r *rowmodel.Row) entry {
 	sh := rowmodel.ShapeOf(r.Cells)
 	return entry{rec: bytesView(b), keyEnd: uint32(keyEnd), cellsAt: uint32(cellsAt), blobAt: uint32(blobAt),
 		cells: int32(len(r.Cells)), versions: int32(sh.Versions), marker: r.Marker, gen: r.Generation, oldest: sh.Oldest}
+}
+
+// putRoom returns a buffer holding the encoding of w's key, with room
+// for the rest of the row a put of w packs (packAfter): its key's values
+// and w's cells (a put's row holds those cells at most, rowmodel.ApplyInto),
+// so that the row and its key are one allocation; for any other write,
+// the key's encoding alone, exactly sized.
+func putRoom(w *tablekit.WriteRequest) []byte {
+	n := codec.KeySize(w.Key)
+	if w.Kind != tablekit.WritePut {
+		return codec.AppendKey(make([]byte, 0, n), w.Key)
+	}
+	rest := 0
+	for _, p := range w.Key {
+		rest += codec.ValueSize(p.Value)
+	}
+	for i := range w.Columns {
+		rest += cellSize(&w.Columns[i])
+	}
+	return codec.AppendKey(make([]byte, 0, n+rest), w.Key)
 }
 
 // cellSize is the number of bytes cell c takes in a packed row: its

@@ -1,7 +1,6 @@
 package localengine
 
 import (
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -41,46 +40,135 @@ import (
 //     16n/spanRows+1 spans, and a range read walks its rows span by span,
 //     taking each span's lock once per batch.
 //
-// Keys inline. Every key a span holds begins with its prefix (pre: a copy,
-// the common prefix of its keys or shorter), and each of its entries keeps
-// the 8 bytes of its key past the prefix (entry.pfx), by which the B-tree
-// compares entries first (less, row.go): a walk down the tree reads a
-// row's key, behind the entry's pointer (a cache miss), only where those
-// bytes tie. Keys of one range share their first bytes (a table's keys
-// often begin alike: "user0000…"), which a fixed 8 bytes of the key's
-// start would not tell apart; the bytes past a span's prefix do. A probe
-// for a key that does not begin with the prefix sorts below or above every
-// entry (0 or the greatest uint64, ties resolved by the keys). The prefix
-// is set from the first and last key when a span is built (a split or a
-// merge), from the key of the first row stored in an empty span, and
-// shortened, with every entry's bytes computed anew, when a row is stored
-// whose key does not begin with it (under the span's lock alone; by a
-// byte at least each time, so between two of the settings above a span's
-// entries are rebuilt at most as many times as its prefix had bytes).
+// Keys inline. Every key a span holds begins with its prefix (pre: the
+// common prefix of its keys or shorter), and each of its entries keeps 8
+// bytes of its key inline (entry.pfx), by which the B-tree compares
+// entries first (less, row.go): a walk down the tree reads a row's key,
+// behind the entry's pointer (a cache miss), only where those bytes tie.
+// Keys of one range share their first bytes (a table's keys often begin
+// alike: "user0000…"), which a fixed 8 bytes of the key's start would not
+// tell apart; the bytes past a span's prefix do, unless the keys share
+// bytes past it too: the keys of an index's entry table hold the index
+// value, then bytes every entry has (the value's terminator, escaped: 00
+// FF 01; a row key's common start, "user0…"), then the row's key, so the
+// 8 bytes past the prefix tie for every entry of one value. So the bytes
+// an entry keeps are not all next to each other: the span's key shape
+// (keyShape) lists the positions past the prefix where every key of the
+// span has the same byte (fixed, up to a bound), and pfx is the key's
+// bytes at the first 8 positions past the prefix that are not fixed (at),
+// zero past the key's end. Two keys of the span differ first at a position
+// that is not fixed, so pfx orders as the keys do: pfx(a) < pfx(b) implies
+// a < b, and a < b implies pfx(a) <= pfx(b). A probe for a key that
+// differs from the span's keys at a fixed position (or ends before it)
+// differs there from all of them alike: its pfx is its bytes at the
+// positions of at before that one, then all zeros (it is below them there)
+// or all 0xFF (above), ties resolved by the keys; a key that does not
+// begin with the prefix sorts so below or above every entry (0 or the
+// greatest uint64), as before fixed positions past the prefix were kept.
+// The shape is computed from the keys when a span is built (a split or a
+// merge), set to the key of the first row stored in an empty span (every
+// position fixed), and, when a row is stored whose key has not the fixed
+// bytes, made smaller (the prefix shortened, positions unfixed), with
+// every entry's bytes computed anew (under the span's lock alone; each
+// time the prefix and the fixed positions lose a position at least, so
+// between two of the settings above a span's entries are rebuilt at most
+// as many times as they had positions).
 
 // spanRows is the default number of entries above which a span splits.
 const spanRows = 2048
 
 // span is one key range of a table's rows.
 type span struct {
-	mu   sync.RWMutex
-	rows *btree.BTreeG[entry] // ordered by encoded key (less); row.go
-	pre  string               // every key of rows begins with pre (see Keys inline)
-	_    [16]byte             // a cache line of its own: writers of different spans share none
+	mu    sync.RWMutex
+	rows  *btree.BTreeG[entry] // ordered by encoded key (less); row.go
+	pre   string               // every key of rows begins with pre (see Keys inline)
+	shape *keyShape            // which bytes of a key its entry keeps (see Keys inline); never changed, replaced
+	_     [8]byte              // a cache line of its own: writers of different spans share none
+}
+
+// maxFixed bounds a key shape's fixed positions (a position not listed is
+// taken as one the keys differ at: always safe, see Keys inline).
+const maxFixed = 64
+
+// keyShape says which bytes of its keys a span's entries keep (pfx): the
+// key's bytes at at, zero past its end.
+type keyShape struct {
+	tmpl string // a copy of a key of the span: tmpl[:len(pre)] is the prefix
+	// fixed are the positions past the prefix, below at[7], where every
+	// key has tmpl's byte: runs [from, to) of them, ascending (a key is
+	// checked a run at a time: a comparison of its bytes with tmpl's).
+	fixed [][2]int32
+	at    [8]int32 // the first 8 positions past the prefix not fixed; ascending
+	run   bool     // at is 8 positions in a row: pfx is keyBytes of the key from at[0]
+}
+
+// newShape returns the shape of keys that begin with tmpl[:npre] and have
+// tmpl's bytes at fixed (ascending, past npre; those above at[7] are
+// dropped).
+func newShape(tmpl string, npre int, fixed []int32) *keyShape {
+	sh := &keyShape{tmpl: tmpl}
+	i, j := int32(npre), 0
+	for n := 0; n < len(sh.at); i++ {
+		if j < len(fixed) && fixed[j] == i {
+			if r := len(sh.fixed) - 1; r >= 0 && sh.fixed[r][1] == i {
+				sh.fixed[r][1]++
+			} else {
+				sh.fixed = append(sh.fixed, [2]int32{i, i + 1})
+			}
+			j++
+			continue
+		}
+		sh.at[n] = i
+		n++
+	}
+	sh.run = sh.at[7] == sh.at[0]+7
+	return sh
+}
+
+// positions calls fn with each of the shape's fixed positions, in order.
+func (sh *keyShape) positions(fn func(int32)) {
+	for _, r := range sh.fixed {
+		for i := r[0]; i < r[1]; i++ {
+			fn(i)
+		}
+	}
+}
+
+// bytes returns pfx of k, a key that begins with the span's prefix and
+// has tmpl's bytes at fixed.
+func (sh *keyShape) bytes(k string) uint64 {
+	if sh.run {
+		return keyBytes(k[min(int(sh.at[0]), len(k)):])
+	}
+	var p uint64
+	for _, i := range sh.at {
+		p <<= 8
+		if int(i) < len(k) {
+			p |= uint64(k[i])
+		}
+	}
+	return p
 }
 
 // newSpan returns a span holding rows, whose keys all begin with pre.
-func newSpan(rows *btree.BTreeG[entry], pre string) *span { return &span{rows: rows, pre: pre} }
+func newSpan(rows *btree.BTreeG[entry], pre string) *span {
+	return &span{rows: rows, pre: pre, shape: newShape(pre, len(pre), nil)}
+}
 
 // spanOfItems returns a new span holding items, sorted by key, its prefix the
-// common prefix of their keys.
+// common prefix of their keys and its shape theirs.
 func spanOfItems(items []entry) *span {
 	s := newSpan(newRows(), "")
 	if len(items) > 0 {
-		s.pre = strings.Clone(commonPrefix(items[0].key(), items[len(items)-1].key()))
+		s.reset(items[0].key())
+		for _, ent := range items[1:] {
+			if c, _ := s.deviation(ent.key()); c >= 0 {
+				s.narrow(ent.key())
+			}
+		}
 	}
 	for _, ent := range items {
-		ent.pfx = keyBytes(ent.key()[len(s.pre):])
+		ent.pfx = s.shape.bytes(ent.key())
 		s.rows.Load(ent) // sorted input: appended at the right edge
 	}
 	return s
@@ -103,35 +191,109 @@ func (s *span) probe(k string) entry {
 	return entry{rec: k, keyEnd: uint32(len(k)), pfx: s.pfxOf(k)}
 }
 
-// pfxOf is the pfx of a probe for k (see Keys inline).
-func (s *span) pfxOf(k string) uint64 {
-	switch {
-	case strings.HasPrefix(k, s.pre):
-		return keyBytes(k[len(s.pre):])
-	case k < s.pre: // below every key that begins with pre
-		return 0
+// deviation returns the first position of the prefix or of the shape's
+// fixed ones where the encoded key k has not the span's byte (it ends
+// before it, or its byte differs), and whether k is below the span's keys
+// there; -1 if there is none: k's pfx is then shape.bytes(k).
+func (s *span) deviation(k string) (int, bool) {
+	if !strings.HasPrefix(k, s.pre) {
+		c := len(commonPrefix(k, s.pre))
+		return c, c == len(k) || k[c] < s.pre[c]
 	}
-	return math.MaxUint64 // above every key that begins with pre
+	sh := s.shape
+	for _, r := range sh.fixed {
+		from, to := int(r[0]), int(r[1])
+		if to <= len(k) && k[from:to] == sh.tmpl[from:to] {
+			continue
+		}
+		for i := from; i < to; i++ {
+			switch {
+			case i >= len(k):
+				return i, true
+			case k[i] != sh.tmpl[i]:
+				return i, k[i] < sh.tmpl[i]
+			}
+		}
+	}
+	return -1, false
 }
 
-// admit sets ent's pfx for s, first shortening s's prefix to one ent's
-// key begins with (the caller holds s.mu alone, about to store ent).
+// pfxOf is the pfx of a probe for k (see Keys inline).
+func (s *span) pfxOf(k string) uint64 {
+	c, below := s.deviation(k)
+	if c < 0 {
+		return s.shape.bytes(k)
+	}
+	// Its bytes at the positions before c, then k's side of every key.
+	var p uint64
+	n := 0
+	for _, i := range s.shape.at {
+		if int(i) > c {
+			break
+		}
+		p <<= 8
+		if int(i) < len(k) {
+			p |= uint64(k[i])
+		}
+		n++
+	}
+	for ; n < 8; n++ {
+		p <<= 8
+		if !below {
+			p |= 0xff
+		}
+	}
+	return p
+}
+
+// admit sets ent's pfx for s, first making s's shape one ent's key has
+// (the caller holds s.mu alone, about to store ent).
 func (s *span) admit(ent *entry) {
 	k := ent.key()
-	switch {
+	switch c, _ := s.deviation(k); {
 	case s.rows.Len() == 0:
-		s.pre = strings.Clone(k)
-	case !strings.HasPrefix(k, s.pre):
-		s.pre = commonPrefix(s.pre, k)
+		s.reset(k)
+	case c >= 0:
+		s.narrow(k)
 		rows := newRows()
 		s.rows.Scan(func(e entry) bool {
-			e.pfx = keyBytes(e.key()[len(s.pre):])
+			e.pfx = s.shape.bytes(e.key())
 			rows.Load(e) // in order: appended at the right edge
 			return true
 		})
 		s.rows = rows
 	}
-	ent.pfx = keyBytes(k[len(s.pre):])
+	ent.pfx = s.shape.bytes(k)
+}
+
+// reset makes s's prefix and shape those of the one encoded key k: every
+// position fixed (s's entries' pfx are then stale: the caller sets them).
+func (s *span) reset(k string) {
+	s.pre = strings.Clone(k)
+	s.shape = newShape(s.pre, len(s.pre), nil)
+}
+
+// narrow makes s's prefix and shape ones the encoded key k has too, k
+// having not the span's byte at one of its fixed positions (deviation):
+// the prefix is shortened to what k shares of it, and the positions stay
+// fixed where k has the span's byte (s's entries' pfx are then stale: the
+// caller sets them).
+func (s *span) narrow(k string) {
+	sh := s.shape
+	npre := len(commonPrefix(s.pre, k))
+	var fixed []int32
+	same := func(i int32) bool { return int(i) < len(k) && k[i] == sh.tmpl[i] }
+	for i := int32(npre) + 1; int(i) < len(s.pre) && len(fixed) < maxFixed; i++ {
+		if same(i) {
+			fixed = append(fixed, i)
+		}
+	}
+	sh.positions(func(i int32) {
+		if same(i) && len(fixed) < maxFixed {
+			fixed = append(fixed, i)
+		}
+	})
+	s.pre, s.shape = sh.tmpl[:npre], newShape(sh.tmpl, npre, fixed)
 }
 
 // spanOf returns the index of the span whose range holds the encoded key k

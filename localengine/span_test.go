@@ -254,7 +254,7 @@ func (tb *table) checkSpans(t *testing.T) int {
 			if k < tb.lows[i] || i+1 < len(tb.lows) && k >= tb.lows[i+1] {
 				t.Errorf("span %d holds key %q, outside [%q, %q)", i, k, tb.lows[i], strings.Join(tb.lows[i+1:min(i+2, len(tb.lows))], ""))
 			}
-			if !strings.HasPrefix(k, s.pre) || ent.pfx != keyBytes(k[len(s.pre):]) {
+			if c, _ := s.deviation(k); !strings.HasPrefix(k, s.pre) || c >= 0 || ent.pfx != s.shape.bytes(k) {
 				t.Errorf("span %d (prefix %q) holds key %q with pfx %#x", i, s.pre, k, ent.pfx)
 			}
 			return true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/tablekit/tablekit"
@@ -46,12 +47,7 @@ func KeySize(k tablekit.PrimaryKey) int {
 			n += intWidth
 		default:
 			s := raw(p.Value)
-			n += len(s) + 2
-			for i := 0; i < len(s); i++ {
-				if s[i] == 0 {
-					n++
-				}
-			}
+			n += len(s) + 2 + strings.Count(s, "\x00") // each 0x00 escaped in two bytes
 		}
 	}
 	return n
@@ -76,7 +72,7 @@ func appendValue(dst []byte, v tablekit.Value) []byte {
 	}
 	s := raw(v)
 	for {
-		j := indexZero(s)
+		j := strings.IndexByte(s, 0)
 		if j < 0 {
 			dst = append(dst, s...)
 			break
@@ -86,15 +82,6 @@ func appendValue(dst []byte, v tablekit.Value) []byte {
 		s = s[j+1:]
 	}
 	return append(dst, 0x00, 0x01)
-}
-
-func indexZero(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			return i
-		}
-	}
-	return -1
 }
 
 // appendPadded appends u (< 10^19) as 19 zero-padded decimal digits.
