@@ -304,28 +304,45 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 }
 
 // getCells is what GetRow returns of the stored row ent: its cells, in a
-// new, exactly sized slice, and whether the row is returned. A read that
-// returns the cells as they are stored (rowmodel.WholeRead of the entry's
-// shape), or would but for a projection naming every column the row has
-// (rowmodel.Covers: YCSB's reads name every field), decodes them straight
-// into the slice; any other evaluates them (rowmodel.Read).
+// new, exactly sized slice, and whether the row is returned
+// (appendGetCells, allocating).
 func getCells(ent *entry, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
+	cols, found := appendGetCells(nil, ent, opts, spec, now)
+	return cols[:len(cols):len(cols)], found
+}
+
+// appendGetCells appends the cells GetRow returns of the stored row ent to
+// dst, and reports whether the row is returned (on false, dst comes back
+// unchanged). A read that returns the cells as they are stored
+// (rowmodel.WholeRead of the entry's shape), or would but for a projection
+// naming every column the row has (rowmodel.Covers: YCSB's reads name
+// every field, an index's read its index and included columns), decodes
+// them straight into dst; any other evaluates them (rowmodel.AppendRead).
+// A nil dst is GetRow's: a new slice, exactly sized for the stored cells.
+// BatchGetRow appends every row's cells to one buffer (batchget.go).
+func appendGetCells(dst []tablekit.Column, ent *entry, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
+	if dst == nil {
+		dst = make([]tablekit.Column, 0, ent.cells)
+	}
 	if rowmodel.NewWholeRead(&opts, spec, now).Of(ent.shape()) {
-		return ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, spec, now)
+		return ent.appendRead(dst, nil, true, opts, spec, now)
 	}
 	if spec.Columns != nil && spec.TimeRange == nil {
 		all := *spec
 		all.Columns = nil
 		if rowmodel.NewWholeRead(&opts, &all, now).Of(ent.shape()) {
-			cols, found := ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, &all, now)
-			if !found || rowmodel.Covers(spec.Columns, cols) {
+			at := len(dst)
+			cols, found := ent.appendRead(dst, nil, true, opts, &all, now)
+			if !found || rowmodel.Covers(spec.Columns, cols[at:]) {
 				return cols, found
 			}
+			clear(cols[at:])
+			dst = cols[:at]
 		}
 	}
 	var sbuf [16]tablekit.Column
 	r := ent.row(sbuf[:0])
-	return rowmodel.Read(&r, opts, spec, now)
+	return rowmodel.AppendRead(dst, &r, opts, spec, now)
 }
 
 // newRow returns a Row whose Key has n parts, both in one allocation for
