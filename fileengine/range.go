@@ -162,32 +162,40 @@ func (sl *slabs) addKey(schema tablekit.KeySchema, k []byte, c0, left int) error
 }
 
 // addWhole is the first step of add for a read that may return stored
-// rows whole (w; no time range, no projection), for the row stored as
-// val, whose key takes keyLen bytes encoded. It copies val into sl.strs
-// as it is (one copy of the bytes, read in the order pebble's block holds
-// them, with room after it for the key's strings), and decodes the cells
-// from that copy straight into sl.cells from c0, each cell written once:
-// their values view the copy, their names are interned by nm. When the
-// row's shape makes the read return its cells whole, found is whether the
-// row exists and passes the filter; the caller then adds it with addKey.
-// Otherwise (done false: expired cells, more versions than the read
-// returns) the caller evaluates it with rowmodel.AppendRead and add,
-// which copy only the cells returned. Unless found, what it took of sl is
-// given back. left is how many rows the page may still return.
-func (sl *slabs) addWhole(val []byte, keyLen int, w rowmodel.WholeRead, filter tablekit.Filter, nm *names, left int) (c0 int, found, done bool, err error) {
+// rows whole (rd.w, of its read without the projection: no time range,
+// and a projection, if any, that names every column of the row:
+// rowmodel.Covers), for the row stored as val, whose key takes keyLen
+// bytes encoded. It copies val into sl.strs as it is (one copy of the
+// bytes, read in the order pebble's block holds them, with room after it
+// for the key's strings), and decodes the cells from that copy straight
+// into sl.cells from c0, each cell written once: their values view the
+// copy, their names are interned by rd.names. When the row's shape makes
+// the read return its cells whole, found is whether the row exists and
+// passes the filter; the caller then adds it with addKey. Otherwise (done
+// false: expired cells, more versions than the read returns, a column the
+// projection leaves out; a row of more cells than the projection can
+// cover is not decoded at all) the caller evaluates it with
+// rowmodel.AppendRead and add, which copy only the cells returned. Unless
+// found, what it took of sl is given back. left is how many rows the page
+// may still return.
+func (sl *slabs) addWhole(val []byte, keyLen int, rd *storedRead, left int) (c0 int, found, done bool, err error) {
+	_, _, n, _, err := rowHeader(view(val))
+	if err != nil {
+		return 0, false, true, err
+	}
+	if rd.read.Columns != nil && n > len(rd.read.Columns)*rd.read.MaxVersions {
+		return 0, false, false, nil // more cells than a projection covering the row returns
+	}
 	sl.reserve(len(val)+keyLen, left)
 	s0 := len(sl.strs)
 	sl.strs = append(sl.strs, val...)
-	marker, _, n, d, err := rowHeader(view(sl.strs[s0:]))
-	if err != nil {
-		sl.strs = sl.strs[:s0]
-		return 0, false, true, err
-	}
+	marker, _, n, d, _ := rowHeader(view(sl.strs[s0:]))
 	sl.room(n, left)
 	c0 = len(sl.cells)
-	sl.cells, err = appendCells(sl.cells, &d, n, nm)
+	sl.cells, err = appendCells(sl.cells, &d, n, rd.names)
 	cells := sl.cells[c0:]
-	if err == nil && w.Of(rowmodel.ShapeOf(cells)) {
+	if err == nil && rd.w.Of(rowmodel.ShapeOf(cells)) && rowmodel.Covers(rd.read.Columns, cells) {
+		filter := rd.read.Filter
 		found = (marker || len(cells) > 0) && (filter == nil || rowmodel.MatchFilter(filter, cells))
 		done = true
 	}
@@ -241,21 +249,11 @@ func (e *Engine) readRange(ctx context.Context, req *tablekit.GetRangeRequest, s
 // next row's key is then next. So a page's memory follows its bytes, not
 // only its rows: a Client asks for up to tablekit.MaxPageRows rows (1000
 // a page for Rows and Scan), which of 1 MiB rows would be gigabytes.
-//
-// A read of whole rows (no time range, no projection: the usual one)
-// copies each stored row once into sl's block of strings and decodes its
-// cells from that copy straight into sl's block of cells (addWhole), each
-// cell written once; a row it does not return whole (expired cells, more
-// versions than the read returns), and any row of other reads, is
-// decoded into an array of walk's, evaluated by rowmodel.AppendRead into
-// sl's block, and its strings copied there (add).
+// Each row is evaluated by addRow.
 func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeRequest, opts tablekit.TableOptions, plen int, skip []byte, sc *rangeScratch, sl *slabs) (tablekit.PrimaryKey, error) {
 	var stored [16]tablekit.Column
 	row := rowmodel.Row{Cells: stored[:0]}
-	// A read of whole rows (no time range, no projection) takes most rows
-	// as they are stored (addWhole); others are evaluated cell by cell.
-	w := rowmodel.NewWholeRead(&opts, &req.Read, req.Now)
-	whole := req.Read.TimeRange == nil && req.Read.Columns == nil
+	rd := newStoredRead(sc.schema, opts, &req.Read, req.Now, &row, &sc.names)
 	limit := max(req.Limit, 1)
 	found, scanned, size := 0, 0, 0
 	var ok bool
@@ -286,40 +284,86 @@ func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeReques
 		if err != nil {
 			return nil, storeError(err, "table %q: range read", req.Meta.Name)
 		}
-		var c0 int
-		f, done := false, false
-		if whole {
-			c0, f, done, err = sl.addWhole(val, len(k)-plen, w, req.Read.Filter, &sc.names, limit-found)
-			if err != nil {
-				return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: a row", req.Meta.Name)
-			}
-		}
-		if !done {
-			if err := decodeRow(&row, view(val)); err != nil {
-				return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: a row", req.Meta.Name)
-			}
-			sl.room(len(row.Cells), limit-found)
-			c0 = len(sl.cells)
-			sl.cells, f = rowmodel.AppendRead(sl.cells, &row, opts, &req.Read, req.Now)
-		}
-		if !f {
+		c0, f, badKey, err := sl.addRow(&rd, k[plen:], val, limit-found)
+		switch {
+		case err != nil && badKey:
+			return nil, corruptKey(req, err)
+		case err != nil:
+			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: a row", req.Meta.Name)
+		case !f:
 			continue
 		}
 		size += len(k) - plen + cellsSize(sl.cells[c0:])
-		if done { // the strings view sl.strs already
-			err = sl.addKey(sc.schema, k[plen:], c0, limit-found)
-		} else { // they view pebble's memory
-			err = sl.add(sc.schema, k[plen:], c0, &sc.names, limit-found)
-		}
-		if err != nil {
-			return nil, corruptKey(req, err)
-		}
 		found++
 	}
 	if err := it.Error(); err != nil {
 		return nil, storeError(err, "table %q: range read", req.Meta.Name)
 	}
 	return nil, nil
+}
+
+// storedRead is how a read evaluates the stored rows it finds (addRow):
+// the table's key schema and options, the read, and the row a stored row
+// not taken whole is decoded into.
+type storedRead struct {
+	schema tablekit.KeySchema
+	opts   tablekit.TableOptions
+	read   *tablekit.ReadSpec
+	now    int64
+	w      rowmodel.WholeRead
+	whole  bool // no time range: rows may be taken whole (addWhole), when a projection covers them
+	row    *rowmodel.Row
+	names  *names
+}
+
+func newStoredRead(schema tablekit.KeySchema, opts tablekit.TableOptions, read *tablekit.ReadSpec, now int64, row *rowmodel.Row, nm *names) storedRead {
+	all := *read // a projection naming every column of a row returns it whole (rowmodel.Covers)
+	all.Columns = nil
+	return storedRead{schema: schema, opts: opts, read: read, now: now, w: rowmodel.NewWholeRead(&opts, &all, now),
+		whole: read.TimeRange == nil, row: row, names: nm}
+}
+
+// addRow evaluates the row stored as val under the encoded key k (without
+// the table's prefix) for rd, and adds it to sl if the read returns it
+// (found; its cells from c0): the one evaluation of a stored row of range
+// reads and BatchGetRow. A read of whole rows (no time range, no
+// projection, or one naming every column of the row: the usual ones)
+// copies the stored row once into sl's block
+// of strings and decodes its cells from that copy straight into sl's
+// block of cells (addWhole), each cell written once; a row it does not
+// return whole (expired cells, more versions than the read returns), and
+// any row of other reads, is decoded into rd.row, evaluated by
+// rowmodel.AppendRead into sl's block, and its strings copied there
+// (add). An error is the row's (it does not decode), or with badKey the
+// key's; sl then holds nothing of the row. left is how many rows the
+// read may still return.
+func (sl *slabs) addRow(rd *storedRead, k, val []byte, left int) (c0 int, found, badKey bool, err error) {
+	done := false
+	if rd.whole {
+		if c0, found, done, err = sl.addWhole(val, len(k), rd, left); err != nil {
+			return 0, false, false, err
+		}
+	}
+	if !done {
+		if err := decodeRow(rd.row, view(val)); err != nil {
+			return 0, false, false, err
+		}
+		sl.room(len(rd.row.Cells), left)
+		c0 = len(sl.cells)
+		sl.cells, found = rowmodel.AppendRead(sl.cells, rd.row, rd.opts, rd.read, rd.now)
+	}
+	if !found {
+		return c0, false, false, nil
+	}
+	if done { // the strings view sl.strs already
+		err = sl.addKey(rd.schema, k, c0, left)
+	} else { // they view pebble's memory
+		err = sl.add(rd.schema, k, c0, rd.names, left)
+	}
+	if err != nil {
+		return c0, false, true, err
+	}
+	return c0, true, false, nil
 }
 
 // maxPageBytes is about how many bytes of rows one range page returns
