@@ -57,7 +57,7 @@ func (e *Engine) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest
 			continue
 		}
 		from := len(sc.cbuf)
-		sc.cbuf, g.ok = appendGetCells(sc.cbuf, &g.ent, g.opts, &q.Read, q.Now)
+		sc.cbuf, g.ok = appendGetCells(sc.cbuf, &sc.dbuf, &g.ent, g.opts, &q.Read, q.Now)
 		g.from, g.to = from, len(sc.cbuf)
 		if g.ok {
 			nrows++
@@ -141,6 +141,7 @@ type batchScratch struct {
 	got  []batchRow
 	kbuf []byte            // the encoded key looked up
 	cbuf []tablekit.Column // the evaluated cells of every row
+	dbuf []tablekit.Column // a stored row's cells, decoded to be evaluated
 }
 
 var batchPool = sync.Pool{New: func() any { return new(batchScratch) }}
@@ -150,6 +151,7 @@ var batchPool = sync.Pool{New: func() any { return new(batchScratch) }}
 func (sc *batchScratch) release() {
 	clear(sc.got)
 	clear(sc.cbuf[:cap(sc.cbuf)])
-	sc.got, sc.cbuf, sc.kbuf = sc.got[:0], sc.cbuf[:0], sc.kbuf[:0]
+	clear(sc.dbuf[:cap(sc.dbuf)])
+	sc.got, sc.cbuf, sc.dbuf, sc.kbuf = sc.got[:0], sc.cbuf[:0], sc.dbuf[:0], sc.kbuf[:0]
 	batchPool.Put(sc)
 }
