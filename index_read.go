@@ -37,6 +37,8 @@ type indexRead struct {
 	// rkAt is where the table's key is in an index key, its tail, when no
 	// index column is a key column (the usual index); -1 otherwise.
 	rkAt int
+	// attrAt[i] is where attrs[i] is in an index key.
+	attrAt []int
 }
 
 func (x *IndexTable) resolve(ctx context.Context, o *readOptions) (*indexRead, error) {
@@ -54,6 +56,9 @@ func (x *IndexTable) resolve(ctx context.Context, o *readOptions) (*indexRead, e
 	r := &indexRead{c: x.t.c, m: m, ix: ix, ks: indexKeySchema(m, ix), sm: storageMeta(ix.Storage), attrs: attrColumns(m, ix), rkAt: -1}
 	if len(r.ks) == len(ix.Columns)+len(m.Key) { // indexKeySchema: the index columns, then every key column
 		r.rkAt = len(ix.Columns)
+	}
+	for _, a := range r.attrs {
+		r.attrAt = append(r.attrAt, slices.IndexFunc(r.ks, func(k KeyColumn) bool { return k.Name == a.Name }))
 	}
 	if o.maxVersions > 1 || o.timeRange != nil {
 		return nil, invalid("table %q index %q: an index row has the newest value of each column; MaxVersions and Versions do not apply", m.Name, ix.Name)
@@ -130,11 +135,20 @@ type pageEntry struct {
 // key's bytes b.
 func entryOf(e Row, b string) pageEntry {
 	pe := pageEntry{b: b}
-	if v, has := e.Get("t"); has {
-		pe.st.t, pe.ok = v.Int()
+	var t, n *Value
+	for i := range e.Columns { // Row.Get of each, in one pass
+		switch c := &e.Columns[i]; {
+		case c.Name == "t" && t == nil:
+			t = &c.Value
+		case c.Name == "n" && n == nil:
+			n = &c.Value
+		}
 	}
-	if v, has := e.Get("n"); has && pe.ok {
-		pe.st.n, pe.ok = v.Int()
+	if t != nil {
+		pe.st.t, pe.ok = t.Int()
+	}
+	if n != nil && pe.ok {
+		pe.st.n, pe.ok = n.Int()
 	}
 	return pe
 }
@@ -298,10 +312,9 @@ func (r *indexRead) match(row *Row, ik PrimaryKey) (Row, bool) {
 	if row == nil {
 		return Row{}, false
 	}
-	for _, a := range r.attrs {
+	for i, a := range r.attrs {
 		v, ok := row.Get(a.Name)
-		w, _ := ik.Get(a.Name)
-		if !ok || v != w {
+		if !ok || v != ik[r.attrAt[i]].Value {
 			return Row{}, false
 		}
 	}
@@ -412,7 +425,7 @@ func (cur *indexCursor) next(ctx context.Context, want int) ([]Row, []string, er
 func (c *Client) entryPage(ctx context.Context, req *GetRangeRequest) ([]pageEntry, PrimaryKey, error) {
 	if s, ok := optional[RangeScanner](c, c.caps.LendingScan); ok {
 		entries := make([]pageEntry, 0, min(req.Limit, 128))
-		var buf []byte // the keys' bytes, one after the other
+		buf := make([]byte, 0, 32*cap(entries)) // the keys' bytes, one after the other
 		next, err := s.ScanRange(ctx, req, func(e Row) bool {
 			for _, p := range e.Key {
 				buf = append(buf, p.Value.str...)

@@ -326,7 +326,10 @@ func appendGetCells(dst []tablekit.Column, scratch *[]tablekit.Column, ent *entr
 	if rowmodel.NewWholeRead(&opts, spec, now).Of(ent.shape()) {
 		return ent.appendRead(dst, nil, true, opts, spec, now)
 	}
-	if spec.Columns != nil && spec.TimeRange == nil {
+	// A row covered by the projection and read whole has at most
+	// spec.MaxVersions cells of each column named: one of more cells is
+	// neither, and is not decoded to find out.
+	if spec.Columns != nil && spec.TimeRange == nil && int(ent.cells) <= len(spec.Columns)*spec.MaxVersions {
 		all := *spec
 		all.Columns = nil
 		if rowmodel.NewWholeRead(&opts, &all, now).Of(ent.shape()) {
