@@ -87,6 +87,7 @@ func (e *Engine) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest
 		}
 		t := tabs[q.Meta.Name]
 		rd := newStoredRead(t.meta.Key, t.meta.Options, &q.Read, q.Now, &row, &sc.names)
+		rd.key = q.Key
 		_, found, _, err := sl.addRow(&rd, k[b.plen:], val, len(bs.order)-j)
 		switch {
 		case err != nil:

@@ -105,10 +105,10 @@ func (sl *slabs) room(n, left int) {
 // the table's prefix): it replaces those strings with copies (column
 // names interned by nm) and adds the row with addKey. left is how many
 // rows the page may still return.
-func (sl *slabs) add(schema tablekit.KeySchema, k []byte, c0 int, nm *names, left int) error {
+func (sl *slabs) add(schema tablekit.KeySchema, k []byte, given tablekit.PrimaryKey, c0 int, nm *names, left int) error {
 	sl.reserve(len(k)+stringsSize(sl.cells[c0:], false), left)
 	sl.strs = copyStrings(sl.cells[c0:], sl.strs, nm)
-	return sl.addKey(schema, k, c0, left)
+	return sl.addKey(schema, k, given, c0, left)
 }
 
 // reserve makes sure sl.strs can take n more bytes without moving: a
@@ -137,19 +137,28 @@ func newChunk(n int) []byte {
 
 // addKey decodes the encoded key k (without the table's prefix) into
 // sl.keys, its strings into sl.strs (which must have room for them), and
-// records the row of that key and the cells of sl.cells from c0.
-func (sl *slabs) addKey(schema tablekit.KeySchema, k []byte, c0, left int) error {
+// records the row of that key and the cells of sl.cells from c0. Given
+// the key k encodes (BatchGetRow's: the request's), it takes its values
+// instead, under the schema's names, as GetRow does (their strings are
+// the caller's, immutable).
+func (sl *slabs) addKey(schema tablekit.KeySchema, k []byte, given tablekit.PrimaryKey, c0, left int) error {
 	fresh := sl.rows != nil
 	if fresh && cap(sl.keys)-len(sl.keys) < len(schema) {
 		sl.keys = make(tablekit.PrimaryKey, 0, max(min(slabKeys, len(schema)*left), len(schema)))
 	}
 	k0 := len(sl.keys)
-	keys, strs, err := codec.AppendDecodeKey(sl.keys, sl.strs, schema, k)
-	if err != nil {
-		sl.cells = sl.cells[:c0]
-		return err
+	if given != nil {
+		for i, kc := range schema {
+			sl.keys = append(sl.keys, tablekit.KeyPart{Name: kc.Name, Value: given[i].Value})
+		}
+	} else {
+		keys, strs, err := codec.AppendDecodeKey(sl.keys, sl.strs, schema, k)
+		if err != nil {
+			sl.cells = sl.cells[:c0]
+			return err
+		}
+		sl.keys, sl.strs = keys, strs
 	}
-	sl.keys, sl.strs = keys, strs
 	if !fresh {
 		*sl.ends = append(*sl.ends, rowEnd{key: len(sl.keys), cells: len(sl.cells)})
 		return nil
@@ -179,17 +188,23 @@ func (sl *slabs) addKey(schema tablekit.KeySchema, k []byte, c0, left int) error
 // found, what it took of sl is given back. left is how many rows the page
 // may still return.
 func (sl *slabs) addWhole(val []byte, keyLen int, rd *storedRead, left int) (c0 int, found, done bool, err error) {
-	_, _, n, _, err := rowHeader(view(val))
-	if err != nil {
-		return 0, false, true, err
-	}
-	if rd.read.Columns != nil && n > len(rd.read.Columns)*rd.read.MaxVersions {
-		return 0, false, false, nil // more cells than a projection covering the row returns
+	if rd.read.Columns != nil {
+		_, _, n, _, err := rowHeader(view(val))
+		if err != nil {
+			return 0, false, true, err
+		}
+		if n > len(rd.read.Columns)*rd.read.MaxVersions {
+			return 0, false, false, nil // more cells than a projection covering the row returns
+		}
 	}
 	sl.reserve(len(val)+keyLen, left)
 	s0 := len(sl.strs)
 	sl.strs = append(sl.strs, val...)
-	marker, _, n, d, _ := rowHeader(view(sl.strs[s0:]))
+	marker, _, n, d, err := rowHeader(view(sl.strs[s0:]))
+	if err != nil {
+		sl.strs = sl.strs[:s0]
+		return 0, false, true, err
+	}
 	sl.room(n, left)
 	c0 = len(sl.cells)
 	sl.cells, err = appendCells(sl.cells, &d, n, rd.names)
@@ -314,6 +329,7 @@ type storedRead struct {
 	whole  bool // no time range: rows may be taken whole (addWhole), when a projection covers them
 	row    *rowmodel.Row
 	names  *names
+	key    tablekit.PrimaryKey // the key of the one row read, when known (BatchGetRow): see addKey
 }
 
 func newStoredRead(schema tablekit.KeySchema, opts tablekit.TableOptions, read *tablekit.ReadSpec, now int64, row *rowmodel.Row, nm *names) storedRead {
@@ -356,9 +372,9 @@ func (sl *slabs) addRow(rd *storedRead, k, val []byte, left int) (c0 int, found,
 		return c0, false, false, nil
 	}
 	if done { // the strings view sl.strs already
-		err = sl.addKey(rd.schema, k, c0, left)
+		err = sl.addKey(rd.schema, k, rd.key, c0, left)
 	} else { // they view pebble's memory
-		err = sl.add(rd.schema, k, c0, rd.names, left)
+		err = sl.add(rd.schema, k, rd.key, c0, rd.names, left)
 	}
 	if err != nil {
 		return c0, false, true, err
