@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/tidwall/btree"
+
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
 )
@@ -94,11 +96,13 @@ func (e *Engine) BatchGetRow(ctx context.Context, reqs []*tablekit.GetRowRequest
 // lookup finds the stored entries of reqs, requests of table t, noting
 // each in got (ok: there is one) with the table's options and key schema,
 // or its error in out. It holds t's read lock throughout, and a span's
-// lock across consecutive keys of the span.
+// lock across consecutive keys of the span, each lookup starting where
+// the one before ended (a B-tree path hint).
 func (t *table) lookup(reqs []*tablekit.GetRowRequest, got []batchRow, out []tablekit.GetRowResponse, kbuf *[]byte) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	var s *span
+	var hint btree.PathHint // where the key before was: a page of an index's rows often has them near each other
 	at := -1
 	for i, q := range reqs {
 		got[i] = batchRow{}
@@ -114,10 +118,10 @@ func (t *table) lookup(reqs []*tablekit.GetRowRequest, got []batchRow, out []tab
 			if s != nil {
 				s.mu.RUnlock()
 			}
-			at, s = j, t.spans[j]
+			at, s, hint = j, t.spans[j], btree.PathHint{}
 			s.mu.RLock()
 		}
-		ent, ok := s.rows.Get(s.probe(k))
+		ent, ok := s.rows.GetHint(s.probe(k), &hint)
 		got[i] = batchRow{ent: ent, ok: ok, opts: cur.Options, schema: cur.Key}
 	}
 	if s != nil {
