@@ -427,8 +427,10 @@ func (c *Client) entryPage(ctx context.Context, req *GetRangeRequest) ([]pageEnt
 		entries := make([]pageEntry, 0, min(req.Limit, 128))
 		buf := make([]byte, 0, 32*cap(entries)) // the keys' bytes, one after the other
 		next, err := s.ScanRange(ctx, req, func(e Row) bool {
-			for _, p := range e.Key {
-				buf = append(buf, p.Value.str...)
+			for i := range e.Key {
+				if s := e.Key[i].Value.str; s != "" { // the pieces past the first are empty below 1 KiB
+					buf = append(buf, s...)
+				}
 			}
 			pe := entryOf(e, "")
 			pe.end = len(buf)
