@@ -209,7 +209,7 @@ func (sl *slabs) addWhole(val []byte, keyLen int, rd *storedRead, left int) (c0 
 	c0 = len(sl.cells)
 	sl.cells, err = appendCells(sl.cells, &d, n, rd.names)
 	cells := sl.cells[c0:]
-	if err == nil && rd.w.Of(rowmodel.ShapeOf(cells)) && rowmodel.Covers(rd.read.Columns, cells) {
+	if err == nil && rd.w.Of(rowmodel.ShapeOf(cells)) && (rd.read.Columns == nil || rowmodel.Covers(rd.read.Columns, cells)) {
 		filter := rd.read.Filter
 		found = (marker || len(cells) > 0) && (filter == nil || rowmodel.MatchFilter(filter, cells))
 		done = true
