@@ -164,8 +164,8 @@ type verifyScratch struct {
 var verifyPool = sync.Pool{New: func() any { return new(verifyScratch) }}
 
 // verify reads the rows of entries and returns the index rows of those
-// whose current values match, with their entries' encoded keys.
-func (r *indexRead) verify(ctx context.Context, entries []pageEntry) (rows []Row, keys []string, err error) {
+// whose current values match, and the encoded key of the last one's entry.
+func (r *indexRead) verify(ctx context.Context, entries []pageEntry) (rows []Row, last string, err error) {
 	iks := make([]PrimaryKey, 0, len(entries))
 	ekeys := make([]string, 0, len(entries))
 	sw := r.sweeper()
@@ -215,30 +215,29 @@ func (r *indexRead) verify(ctx context.Context, entries []pageEntry) (rows []Row
 	}
 	reqs := vs.reqs
 	rows = make([]Row, 0, len(iks))
-	keys = make([]string, 0, len(iks))
 	for len(reqs) > 0 {
 		n := min(len(reqs), MaxBatchGet)
 		res, err := r.c.verifyGet(ctx, reqs[:n])
 		if err != nil {
-			return nil, nil, err
+			return nil, "", err
 		}
 		if len(res) != n {
-			return nil, nil, Errorf(ErrUnavailable, "backend returned %d results for %d reads", len(res), n)
+			return nil, "", Errorf(ErrUnavailable, "backend returned %d results for %d reads", len(res), n)
 		}
 		for i, g := range res {
 			if g.Err != nil {
-				return nil, nil, g.Err
+				return nil, "", g.Err
 			}
 			if out, ok := r.match(g.Row, iks[i]); ok {
 				rows = append(rows, out)
-				keys = append(keys, ekeys[i])
+				last = ekeys[i]
 				sw.keep(ekeys[i])
 			}
 		}
 		reqs, iks, ekeys = reqs[n:], iks[n:], ekeys[n:]
 	}
 	sw.sweep(ctx)
-	return rows, keys, nil
+	return rows, last, nil
 }
 
 // entrySweeper removes, as a read goes, the stale entries it found (SPEC
@@ -392,10 +391,10 @@ func (x *IndexTable) cursor(ctx context.Context, start, end PrimaryKey, opts []R
 }
 
 // next returns the verified rows of the next page of at most want
-// entries, with their entries' encoded keys.
-func (cur *indexCursor) next(ctx context.Context, want int) ([]Row, []string, error) {
+// entries, and the encoded key of the last one's entry.
+func (cur *indexCursor) next(ctx context.Context, want int) ([]Row, string, error) {
 	if cur.done {
-		return nil, nil, nil
+		return nil, "", nil
 	}
 	limit := want
 	if cur.skip != nil {
@@ -404,7 +403,7 @@ func (cur *indexCursor) next(ctx context.Context, want int) ([]Row, []string, er
 	entries, next, err := cur.r.c.entryPage(ctx, &GetRangeRequest{Meta: cur.r.sm, Start: cur.start, End: cur.end, Backward: cur.backward,
 		Limit: min(limit, MaxPageRows+1), Read: entryStamps, Now: cur.r.c.now()})
 	if err != nil {
-		return nil, nil, err
+		return nil, "", err
 	}
 	if cur.skip != nil && len(entries) > 0 && entries[0].b == entryBytes(cur.skip) {
 		entries = entries[1:]
@@ -475,17 +474,16 @@ func (x *IndexTable) GetRange(ctx context.Context, start, end PrimaryKey, opts .
 	var res RangeResult
 	var last string
 	for !cur.done && len(res.Rows) < want {
-		rows, keys, err := cur.next(ctx, want-len(res.Rows))
+		rows, key, err := cur.next(ctx, want-len(res.Rows))
 		if err != nil {
 			return RangeResult{}, annotate(err, op, x.t.name)
 		}
-		if res.Rows == nil {
-			res.Rows = rows // the first page's rows: most reads have one
-		} else {
-			res.Rows = append(res.Rows, rows...)
-		}
-		if len(keys) > 0 {
-			last = keys[len(keys)-1]
+		switch {
+		case len(rows) == 0:
+		case res.Rows == nil:
+			res.Rows, last = rows, key // the first page's rows: most reads have one
+		default:
+			res.Rows, last = append(res.Rows, rows...), key
 		}
 	}
 	if len(res.Rows) >= want {
