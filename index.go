@@ -91,8 +91,11 @@ package tablekit
 // is also what returns the row's included columns: the check itself is
 // a comparison of values already read. The cost of an index read is that
 // of its page of entries plus one row read per entry; a backend with
-// [Capabilities.BatchRead] reads the page's rows in one call (the file
-// engine through one pebble iterator), the others row by row.
+// [Capabilities.LendingScan] lends the page of entries (the read copies
+// their keys' bytes, no page is built), and one with
+// [Capabilities.BatchRead] reads the page's rows in one call (the local
+// engine under one lock, the file engine through one pebble iterator), the
+// others row by row.
 //
 // Deletes (row, column, version) write no entry: they only shrink the
 // visible values. Entries are never removed on the write path: removing an

@@ -2,8 +2,10 @@ package tablekit
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"slices"
+	"sync"
 )
 
 // Index returns a read-only handle on the table's index of that name
@@ -32,6 +34,11 @@ type indexRead struct {
 	attrs   []KeyColumn
 	read    ReadSpec // of the table's rows
 	include []string // returned columns
+	// rkAt is where the table's key is in an index key, its tail, when no
+	// index column is a key column (the usual index); -1 otherwise.
+	rkAt int
+	// attrAt[i] is where attrs[i] is in an index key.
+	attrAt []int
 }
 
 func (x *IndexTable) resolve(ctx context.Context, o *readOptions) (*indexRead, error) {
@@ -46,7 +53,13 @@ func (x *IndexTable) resolve(ctx context.Context, o *readOptions) (*indexRead, e
 	if ix.State != IndexReady {
 		return nil, Errorf(ErrUnavailable, "table %q index %q is being filled (state %s); read it once AddIndex has returned", m.Name, ix.Name, ix.State)
 	}
-	r := &indexRead{c: x.t.c, m: m, ix: ix, ks: indexKeySchema(m, ix), sm: storageMeta(ix.Storage), attrs: attrColumns(m, ix)}
+	r := &indexRead{c: x.t.c, m: m, ix: ix, ks: indexKeySchema(m, ix), sm: storageMeta(ix.Storage), attrs: attrColumns(m, ix), rkAt: -1}
+	if len(r.ks) == len(ix.Columns)+len(m.Key) { // indexKeySchema: the index columns, then every key column
+		r.rkAt = len(ix.Columns)
+	}
+	for _, a := range r.attrs {
+		r.attrAt = append(r.attrAt, slices.IndexFunc(r.ks, func(k KeyColumn) bool { return k.Name == a.Name }))
+	}
 	if o.maxVersions > 1 || o.timeRange != nil {
 		return nil, invalid("table %q index %q: an index row has the newest value of each column; MaxVersions and Versions do not apply", m.Name, ix.Name)
 	}
@@ -108,63 +121,123 @@ func compositeColumns(fs []Filter) []string {
 	return out
 }
 
-// verify reads the rows of entries (entry-table rows) and returns the index
-// rows of those whose current values match, with their entries' keys.
-func (r *indexRead) verify(ctx context.Context, entries []Row) (rows []Row, keys []PrimaryKey, err error) {
+// pageEntry is what a read takes of an entry: its encoded index key
+// (entryBytes; a string of the read's own) and its stamp (ok: it has one;
+// see entrySweeper).
+type pageEntry struct {
+	b   string
+	st  stamp
+	ok  bool
+	end int // entryPage's: where b ends in the page's bytes
+}
+
+// entryOf returns what a read takes of entry e (read with entryStamps), its
+// key's bytes b.
+func entryOf(e Row, b string) pageEntry {
+	pe := pageEntry{b: b}
+	var t, n *Value
+	for i := range e.Columns { // Row.Get of each, in one pass
+		switch c := &e.Columns[i]; {
+		case c.Name == "t" && t == nil:
+			t = &c.Value
+		case c.Name == "n" && n == nil:
+			n = &c.Value
+		}
+	}
+	if t != nil {
+		pe.st.t, pe.ok = t.Int()
+	}
+	if n != nil && pe.ok {
+		pe.st.n, pe.ok = n.Int()
+	}
+	return pe
+}
+
+// verifyScratch is what verify's row reads are made of: the requests,
+// which the backend keeps no longer than its call (Backend), so they are
+// reused, through a pool.
+type verifyScratch struct {
+	gets []GetRowRequest
+	reqs []*GetRowRequest
+}
+
+var verifyPool = sync.Pool{New: func() any { return new(verifyScratch) }}
+
+// verify reads the rows of entries and returns the index rows of those
+// whose current values match, and the encoded key of the last one's entry.
+func (r *indexRead) verify(ctx context.Context, entries []pageEntry) (rows []Row, last string, err error) {
 	iks := make([]PrimaryKey, 0, len(entries))
-	ekeys := make([]PrimaryKey, 0, len(entries))
+	ekeys := make([]string, 0, len(entries))
 	sw := r.sweeper()
-	reqs := make([]*GetRowRequest, 0, len(entries))
-	// The requests and their keys in one allocation each.
-	gets := make([]GetRowRequest, len(entries))
-	parts := make([]KeyPart, len(entries)*len(r.m.Key))
-	ikParts := make([]KeyPart, len(entries)*len(r.ks)) // the index keys'
-	rows = make([]Row, 0, len(entries))
-	keys = make([]PrimaryKey, 0, len(entries))
+	vs := verifyPool.Get().(*verifyScratch)
+	defer func() {
+		clear(vs.gets)
+		clear(vs.reqs)
+		vs.gets, vs.reqs = vs.gets[:0], vs.reqs[:0]
+		verifyPool.Put(vs)
+	}()
+	if cap(vs.gets) < len(entries) {
+		vs.gets = make([]GetRowRequest, 0, len(entries))
+		vs.reqs = make([]*GetRowRequest, 0, len(entries))
+	}
+	// The index keys in one allocation, and the row keys too unless they
+	// are the index keys' tails.
+	ikParts := make([]KeyPart, len(entries)*len(r.ks))
+	var parts []KeyPart
+	if r.rkAt < 0 {
+		parts = make([]KeyPart, len(entries)*len(r.m.Key))
+	}
 	now := r.c.now()
 	for _, e := range entries {
 		ik := PrimaryKey(ikParts[:len(r.ks):len(r.ks)])
-		if !decodeIndexKeyInto(ik, r.ks, entryBytes(e.Key)) {
+		if !decodeIndexKeyInto(ik, r.ks, e.b) {
 			continue // not an entry of this schema: never written by the Client
 		}
 		ikParts = ikParts[len(r.ks):]
-		rk := PrimaryKey(parts[:len(r.m.Key):len(r.m.Key)])
-		parts = parts[len(r.m.Key):]
-		for i, kc := range r.m.Key {
-			v, _ := ik.Get(kc.Name)
-			rk[i] = KeyPart{Name: kc.Name, Value: v}
+		var rk PrimaryKey
+		if r.rkAt >= 0 {
+			rk = ik[r.rkAt:]
+		} else {
+			rk = PrimaryKey(parts[:len(r.m.Key):len(r.m.Key)])
+			parts = parts[len(r.m.Key):]
+			for i, kc := range r.m.Key {
+				v, _ := ik.Get(kc.Name)
+				rk[i] = KeyPart{Name: kc.Name, Value: v}
+			}
 		}
 		iks = append(iks, ik)
-		ekeys = append(ekeys, e.Key)
+		ekeys = append(ekeys, e.b)
 		sw.consider(e)
-		g := &gets[len(reqs)]
-		*g = GetRowRequest{Meta: r.m, Key: rk, Read: r.read, Now: now}
-		reqs = append(reqs, g)
+		vs.gets = append(vs.gets, GetRowRequest{Meta: r.m, Key: rk, Read: r.read, Now: now})
 	}
-	var slab []Column // the rows' included cells, in one allocation
+	for i := range vs.gets {
+		vs.reqs = append(vs.reqs, &vs.gets[i])
+	}
+	reqs := vs.reqs
+	rows = make([]Row, 0, len(iks))
 	for len(reqs) > 0 {
 		n := min(len(reqs), MaxBatchGet)
 		res, err := r.c.verifyGet(ctx, reqs[:n])
 		if err != nil {
-			return nil, nil, err
+			return nil, "", err
 		}
 		if len(res) != n {
-			return nil, nil, Errorf(ErrUnavailable, "backend returned %d results for %d reads", len(res), n)
+			return nil, "", Errorf(ErrUnavailable, "backend returned %d results for %d reads", len(res), n)
 		}
 		for i, g := range res {
 			if g.Err != nil {
-				return nil, nil, g.Err
+				return nil, "", g.Err
 			}
-			if out, ok := r.match(g.Row, iks[i], &slab, n-i); ok {
+			if out, ok := r.match(g.Row, iks[i]); ok {
 				rows = append(rows, out)
-				keys = append(keys, ekeys[i])
+				last = ekeys[i]
 				sw.keep(ekeys[i])
 			}
 		}
 		reqs, iks, ekeys = reqs[n:], iks[n:], ekeys[n:]
 	}
 	sw.sweep(ctx)
-	return rows, keys, nil
+	return rows, last, nil
 }
 
 // entrySweeper removes, as a read goes, the stale entries it found (SPEC
@@ -194,32 +267,21 @@ func (r *indexRead) sweeper() entrySweeper {
 	return entrySweeper{r: r, cutoff: r.c.now() - r.c.grace().Milliseconds()}
 }
 
-// consider notes entry e (read with entryStamps) if it is old enough to go.
-func (sw *entrySweeper) consider(e Row) {
-	if sw.r == nil {
-		return
-	}
-	var st stamp
-	var ok bool
-	if v, has := e.Get("t"); has {
-		st.t, ok = v.Int()
-	}
-	if v, has := e.Get("n"); has && ok {
-		st.n, ok = v.Int()
-	}
-	if !ok || st.t > sw.cutoff {
+// consider notes entry e if it is old enough to go.
+func (sw *entrySweeper) consider(e pageEntry) {
+	if sw.r == nil || !e.ok || e.st.t > sw.cutoff {
 		return
 	}
 	if sw.old == nil {
 		sw.old = map[string]stamp{}
 	}
-	sw.old[entryBytes(e.Key)] = st
+	sw.old[e.b] = e.st
 }
 
 // keep drops an entry whose row matched from the candidates.
-func (sw *entrySweeper) keep(ek PrimaryKey) {
+func (sw *entrySweeper) keep(b string) {
 	if len(sw.old) > 0 {
-		delete(sw.old, entryBytes(ek))
+		delete(sw.old, b)
 	}
 }
 
@@ -243,39 +305,28 @@ func (sw *entrySweeper) sweep(ctx context.Context) {
 }
 
 // match returns the index row of row if its newest values are ik's. Its
-// cells are taken from *slab, made room for rows more rows like it when
-// full.
-func (r *indexRead) match(row *Row, ik PrimaryKey, slab *[]Column, rows int) (Row, bool) {
+// cells are row's own, the included ones moved to the front of
+// row.Columns (the row is the read's: a backend keeps none it returns).
+func (r *indexRead) match(row *Row, ik PrimaryKey) (Row, bool) {
 	if row == nil {
 		return Row{}, false
 	}
-	for _, a := range r.attrs {
+	for i, a := range r.attrs {
 		v, ok := row.Get(a.Name)
-		w, _ := ik.Get(a.Name)
-		if !ok || v != w {
+		if !ok || v != ik[r.attrAt[i]].Value {
 			return Row{}, false
 		}
 	}
 	out := Row{Key: ik}
-	n := 0
+	cols := row.Columns[:0]
 	for _, cell := range row.Columns {
 		if slices.Contains(r.include, cell.Name) {
-			n++
+			cols = append(cols, cell)
 		}
 	}
-	if n == 0 {
-		return out, true
+	if len(cols) > 0 {
+		out.Columns = cols[:len(cols):len(cols)]
 	}
-	if cap(*slab)-len(*slab) < n {
-		*slab = make([]Column, 0, n*rows)
-	}
-	at := len(*slab)
-	for _, cell := range row.Columns {
-		if slices.Contains(r.include, cell.Name) {
-			*slab = append(*slab, cell)
-		}
-	}
-	out.Columns = (*slab)[at:len(*slab):len(*slab)]
 	return out, true
 }
 
@@ -339,31 +390,73 @@ func (x *IndexTable) cursor(ctx context.Context, start, end PrimaryKey, opts []R
 	return cur, o, nil
 }
 
-// next returns the verified rows of the next page of at most want entries.
-func (cur *indexCursor) next(ctx context.Context, want int) ([]Row, []PrimaryKey, error) {
+// next returns the verified rows of the next page of at most want
+// entries, and the encoded key of the last one's entry.
+func (cur *indexCursor) next(ctx context.Context, want int) ([]Row, string, error) {
 	if cur.done {
-		return nil, nil, nil
+		return nil, "", nil
 	}
 	limit := want
 	if cur.skip != nil {
 		limit++
 	}
-	resp, err := cur.r.c.b.GetRange(ctx, &GetRangeRequest{Meta: cur.r.sm, Start: cur.start, End: cur.end, Backward: cur.backward,
+	entries, next, err := cur.r.c.entryPage(ctx, &GetRangeRequest{Meta: cur.r.sm, Start: cur.start, End: cur.end, Backward: cur.backward,
 		Limit: min(limit, MaxPageRows+1), Read: entryStamps, Now: cur.r.c.now()})
 	if err != nil {
-		return nil, nil, err
+		return nil, "", err
 	}
-	entries := resp.Rows
-	if cur.skip != nil && len(entries) > 0 && CompareKeys(entries[0].Key, cur.skip) == 0 {
+	if cur.skip != nil && len(entries) > 0 && entries[0].b == entryBytes(cur.skip) {
 		entries = entries[1:]
 	}
 	cur.skip = nil
-	if resp.Next == nil {
+	if next == nil {
 		cur.done = true
 	} else {
-		cur.start = resp.Next
+		cur.start = next
 	}
 	return cur.r.verify(ctx, entries)
+}
+
+// entryPage reads a page of entries (req, of an entry table). A backend
+// with [Capabilities.LendingScan] lends them (RangeScanner): the read
+// copies what it takes of them, their keys' bytes, into one string of its
+// own, and no page is built; another returns a GetRange page.
+func (c *Client) entryPage(ctx context.Context, req *GetRangeRequest) ([]pageEntry, PrimaryKey, error) {
+	if s, ok := optional[RangeScanner](c, c.caps.LendingScan); ok {
+		entries := make([]pageEntry, 0, min(req.Limit, 128))
+		buf := make([]byte, 0, 32*cap(entries)) // the keys' bytes, one after the other
+		next, err := s.ScanRange(ctx, req, func(e Row) bool {
+			for i := range e.Key {
+				if s := e.Key[i].Value.str; s != "" { // the pieces past the first are empty below 1 KiB
+					buf = append(buf, s...)
+				}
+			}
+			pe := entryOf(e, "")
+			pe.end = len(buf)
+			entries = append(entries, pe)
+			return true
+		})
+		if !errors.Is(err, ErrSkip) {
+			if err != nil {
+				return nil, nil, err
+			}
+			all, from := string(buf), 0
+			for i := range entries {
+				e := &entries[i]
+				e.b, from = all[from:e.end], e.end
+			}
+			return entries, next, nil
+		}
+	}
+	resp, err := c.b.GetRange(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	entries := make([]pageEntry, len(resp.Rows))
+	for i, e := range resp.Rows {
+		entries[i] = entryOf(e, entryBytes(e.Key))
+	}
+	return entries, resp.Next, nil
 }
 
 // GetRange reads the index from start toward end (exclusive), bounds over
@@ -379,19 +472,22 @@ func (x *IndexTable) GetRange(ctx context.Context, start, end PrimaryKey, opts .
 		want = min(o.limit, MaxPageRows)
 	}
 	var res RangeResult
-	var last PrimaryKey
+	var last string
 	for !cur.done && len(res.Rows) < want {
-		rows, keys, err := cur.next(ctx, want-len(res.Rows))
+		rows, key, err := cur.next(ctx, want-len(res.Rows))
 		if err != nil {
 			return RangeResult{}, annotate(err, op, x.t.name)
 		}
-		res.Rows = append(res.Rows, rows...)
-		if len(keys) > 0 {
-			last = keys[len(keys)-1]
+		switch {
+		case len(rows) == 0:
+		case res.Rows == nil:
+			res.Rows, last = rows, key // the first page's rows: most reads have one
+		default:
+			res.Rows, last = append(res.Rows, rows...), key
 		}
 	}
 	if len(res.Rows) >= want {
-		res.Next = encodeToken(token{table: cur.r.sm.Name, backward: o.backward, exclusive: true, key: last})
+		res.Next = encodeToken(token{table: cur.r.sm.Name, backward: o.backward, exclusive: true, key: entryChunks([]byte(last))})
 	}
 	return res, nil
 }
@@ -439,7 +535,7 @@ func (x *IndexTable) GetRow(ctx context.Context, key PrimaryKey, opts ...ReadOpt
 	if err != nil || e == nil {
 		return Row{}, false, annotate(err, op, x.t.name)
 	}
-	rows, _, err := r.verify(ctx, []Row{*e})
+	rows, _, err := r.verify(ctx, []pageEntry{entryOf(*e, entryBytes(e.Key))})
 	if err != nil || len(rows) == 0 {
 		return Row{}, false, annotate(err, op, x.t.name)
 	}

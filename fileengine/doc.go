@@ -125,8 +125,8 @@
 // locks, and the row, its counter key and its entries, under that value
 // (tablekit.AssignEntries), are the one batch (index.go,
 // TestAutoIncrementIndexed). It is a tablekit.BatchReader: BatchGetRow reads its rows
-// through one pebble iterator (batchget.go), which is how an index read
-// reads the rows of its page of entries.
+// through one pebble iterator, in their keys' order (batchget.go), which is
+// how an index read reads the rows of its page of entries.
 //
 // Auto-increment key columns (SPEC §14): a write's value is the greatest
 // its partition key has held plus one; a counter key is written in the

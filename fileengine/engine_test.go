@@ -15,6 +15,7 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/fileengine"
+	"github.com/tablekit/tablekit/internal/testkit/batchcheck"
 )
 
 var ctx = context.Background()
@@ -507,4 +508,13 @@ func TestCheckpoint(t *testing.T) {
 	if err := e.Checkpoint(ctx, cp); err == nil {
 		t.Error("a checkpoint into an existing directory succeeded")
 	}
+}
+
+// BatchGetRow returns what GetRow returns, request by request.
+func TestBatchGetRowMatchesGetRow(t *testing.T) {
+	e, err := fileengine.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batchcheck.Run(t, e)
 }

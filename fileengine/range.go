@@ -105,10 +105,10 @@ func (sl *slabs) room(n, left int) {
 // the table's prefix): it replaces those strings with copies (column
 // names interned by nm) and adds the row with addKey. left is how many
 // rows the page may still return.
-func (sl *slabs) add(schema tablekit.KeySchema, k []byte, c0 int, nm *names, left int) error {
+func (sl *slabs) add(schema tablekit.KeySchema, k []byte, given tablekit.PrimaryKey, c0 int, nm *names, left int) error {
 	sl.reserve(len(k)+stringsSize(sl.cells[c0:], false), left)
 	sl.strs = copyStrings(sl.cells[c0:], sl.strs, nm)
-	return sl.addKey(schema, k, c0, left)
+	return sl.addKey(schema, k, given, c0, left)
 }
 
 // reserve makes sure sl.strs can take n more bytes without moving: a
@@ -137,19 +137,28 @@ func newChunk(n int) []byte {
 
 // addKey decodes the encoded key k (without the table's prefix) into
 // sl.keys, its strings into sl.strs (which must have room for them), and
-// records the row of that key and the cells of sl.cells from c0.
-func (sl *slabs) addKey(schema tablekit.KeySchema, k []byte, c0, left int) error {
+// records the row of that key and the cells of sl.cells from c0. Given
+// the key k encodes (BatchGetRow's: the request's), it takes its values
+// instead, under the schema's names, as GetRow does (their strings are
+// the caller's, immutable).
+func (sl *slabs) addKey(schema tablekit.KeySchema, k []byte, given tablekit.PrimaryKey, c0, left int) error {
 	fresh := sl.rows != nil
 	if fresh && cap(sl.keys)-len(sl.keys) < len(schema) {
 		sl.keys = make(tablekit.PrimaryKey, 0, max(min(slabKeys, len(schema)*left), len(schema)))
 	}
 	k0 := len(sl.keys)
-	keys, strs, err := codec.AppendDecodeKey(sl.keys, sl.strs, schema, k)
-	if err != nil {
-		sl.cells = sl.cells[:c0]
-		return err
+	if given != nil {
+		for i, kc := range schema {
+			sl.keys = append(sl.keys, tablekit.KeyPart{Name: kc.Name, Value: given[i].Value})
+		}
+	} else {
+		keys, strs, err := codec.AppendDecodeKey(sl.keys, sl.strs, schema, k)
+		if err != nil {
+			sl.cells = sl.cells[:c0]
+			return err
+		}
+		sl.keys, sl.strs = keys, strs
 	}
-	sl.keys, sl.strs = keys, strs
 	if !fresh {
 		*sl.ends = append(*sl.ends, rowEnd{key: len(sl.keys), cells: len(sl.cells)})
 		return nil
@@ -162,19 +171,32 @@ func (sl *slabs) addKey(schema tablekit.KeySchema, k []byte, c0, left int) error
 }
 
 // addWhole is the first step of add for a read that may return stored
-// rows whole (w; no time range, no projection), for the row stored as
-// val, whose key takes keyLen bytes encoded. It copies val into sl.strs
-// as it is (one copy of the bytes, read in the order pebble's block holds
-// them, with room after it for the key's strings), and decodes the cells
-// from that copy straight into sl.cells from c0, each cell written once:
-// their values view the copy, their names are interned by nm. When the
-// row's shape makes the read return its cells whole, found is whether the
-// row exists and passes the filter; the caller then adds it with addKey.
-// Otherwise (done false: expired cells, more versions than the read
-// returns) the caller evaluates it with rowmodel.AppendRead and add,
-// which copy only the cells returned. Unless found, what it took of sl is
-// given back. left is how many rows the page may still return.
-func (sl *slabs) addWhole(val []byte, keyLen int, w rowmodel.WholeRead, filter tablekit.Filter, nm *names, left int) (c0 int, found, done bool, err error) {
+// rows whole (rd.w, of its read without the projection: no time range,
+// and a projection, if any, that names every column of the row:
+// rowmodel.Covers), for the row stored as val, whose key takes keyLen
+// bytes encoded. It copies val into sl.strs as it is (one copy of the
+// bytes, read in the order pebble's block holds them, with room after it
+// for the key's strings), and decodes the cells from that copy straight
+// into sl.cells from c0, each cell written once: their values view the
+// copy, their names are interned by rd.names. When the row's shape makes
+// the read return its cells whole, found is whether the row exists and
+// passes the filter; the caller then adds it with addKey. Otherwise (done
+// false: expired cells, more versions than the read returns, a column the
+// projection leaves out; a row of more cells than the projection can
+// cover is not decoded at all) the caller evaluates it with
+// rowmodel.AppendRead and add, which copy only the cells returned. Unless
+// found, what it took of sl is given back. left is how many rows the page
+// may still return.
+func (sl *slabs) addWhole(val []byte, keyLen int, rd *storedRead, left int) (c0 int, found, done bool, err error) {
+	if rd.read.Columns != nil {
+		_, _, n, _, err := rowHeader(view(val))
+		if err != nil {
+			return 0, false, true, err
+		}
+		if n > len(rd.read.Columns)*rd.read.MaxVersions {
+			return 0, false, false, nil // more cells than a projection covering the row returns
+		}
+	}
 	sl.reserve(len(val)+keyLen, left)
 	s0 := len(sl.strs)
 	sl.strs = append(sl.strs, val...)
@@ -185,9 +207,10 @@ func (sl *slabs) addWhole(val []byte, keyLen int, w rowmodel.WholeRead, filter t
 	}
 	sl.room(n, left)
 	c0 = len(sl.cells)
-	sl.cells, err = appendCells(sl.cells, &d, n, nm)
+	sl.cells, err = appendCells(sl.cells, &d, n, rd.names)
 	cells := sl.cells[c0:]
-	if err == nil && w.Of(rowmodel.ShapeOf(cells)) {
+	if err == nil && rd.w.Of(rowmodel.ShapeOf(cells)) && (rd.read.Columns == nil || rowmodel.Covers(rd.read.Columns, cells)) {
+		filter := rd.read.Filter
 		found = (marker || len(cells) > 0) && (filter == nil || rowmodel.MatchFilter(filter, cells))
 		done = true
 	}
@@ -241,21 +264,11 @@ func (e *Engine) readRange(ctx context.Context, req *tablekit.GetRangeRequest, s
 // next row's key is then next. So a page's memory follows its bytes, not
 // only its rows: a Client asks for up to tablekit.MaxPageRows rows (1000
 // a page for Rows and Scan), which of 1 MiB rows would be gigabytes.
-//
-// A read of whole rows (no time range, no projection: the usual one)
-// copies each stored row once into sl's block of strings and decodes its
-// cells from that copy straight into sl's block of cells (addWhole), each
-// cell written once; a row it does not return whole (expired cells, more
-// versions than the read returns), and any row of other reads, is
-// decoded into an array of walk's, evaluated by rowmodel.AppendRead into
-// sl's block, and its strings copied there (add).
+// Each row is evaluated by addRow.
 func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeRequest, opts tablekit.TableOptions, plen int, skip []byte, sc *rangeScratch, sl *slabs) (tablekit.PrimaryKey, error) {
 	var stored [16]tablekit.Column
 	row := rowmodel.Row{Cells: stored[:0]}
-	// A read of whole rows (no time range, no projection) takes most rows
-	// as they are stored (addWhole); others are evaluated cell by cell.
-	w := rowmodel.NewWholeRead(&opts, &req.Read, req.Now)
-	whole := req.Read.TimeRange == nil && req.Read.Columns == nil
+	rd := newStoredRead(sc.schema, opts, &req.Read, req.Now, &row, &sc.names)
 	limit := max(req.Limit, 1)
 	found, scanned, size := 0, 0, 0
 	var ok bool
@@ -286,40 +299,87 @@ func walk(ctx context.Context, it *pebble.Iterator, req *tablekit.GetRangeReques
 		if err != nil {
 			return nil, storeError(err, "table %q: range read", req.Meta.Name)
 		}
-		var c0 int
-		f, done := false, false
-		if whole {
-			c0, f, done, err = sl.addWhole(val, len(k)-plen, w, req.Read.Filter, &sc.names, limit-found)
-			if err != nil {
-				return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: a row", req.Meta.Name)
-			}
-		}
-		if !done {
-			if err := decodeRow(&row, view(val)); err != nil {
-				return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: a row", req.Meta.Name)
-			}
-			sl.room(len(row.Cells), limit-found)
-			c0 = len(sl.cells)
-			sl.cells, f = rowmodel.AppendRead(sl.cells, &row, opts, &req.Read, req.Now)
-		}
-		if !f {
+		c0, f, badKey, err := sl.addRow(&rd, k[plen:], val, limit-found)
+		switch {
+		case err != nil && badKey:
+			return nil, corruptKey(req, err)
+		case err != nil:
+			return nil, tablekit.WrapError(tablekit.ErrUnavailable, err, "table %q: a row", req.Meta.Name)
+		case !f:
 			continue
 		}
 		size += len(k) - plen + cellsSize(sl.cells[c0:])
-		if done { // the strings view sl.strs already
-			err = sl.addKey(sc.schema, k[plen:], c0, limit-found)
-		} else { // they view pebble's memory
-			err = sl.add(sc.schema, k[plen:], c0, &sc.names, limit-found)
-		}
-		if err != nil {
-			return nil, corruptKey(req, err)
-		}
 		found++
 	}
 	if err := it.Error(); err != nil {
 		return nil, storeError(err, "table %q: range read", req.Meta.Name)
 	}
 	return nil, nil
+}
+
+// storedRead is how a read evaluates the stored rows it finds (addRow):
+// the table's key schema and options, the read, and the row a stored row
+// not taken whole is decoded into.
+type storedRead struct {
+	schema tablekit.KeySchema
+	opts   tablekit.TableOptions
+	read   *tablekit.ReadSpec
+	now    int64
+	w      rowmodel.WholeRead
+	whole  bool // no time range: rows may be taken whole (addWhole), when a projection covers them
+	row    *rowmodel.Row
+	names  *names
+	key    tablekit.PrimaryKey // the key of the one row read, when known (BatchGetRow): see addKey
+}
+
+func newStoredRead(schema tablekit.KeySchema, opts tablekit.TableOptions, read *tablekit.ReadSpec, now int64, row *rowmodel.Row, nm *names) storedRead {
+	all := *read // a projection naming every column of a row returns it whole (rowmodel.Covers)
+	all.Columns = nil
+	return storedRead{schema: schema, opts: opts, read: read, now: now, w: rowmodel.NewWholeRead(&opts, &all, now),
+		whole: read.TimeRange == nil, row: row, names: nm}
+}
+
+// addRow evaluates the row stored as val under the encoded key k (without
+// the table's prefix) for rd, and adds it to sl if the read returns it
+// (found; its cells from c0): the one evaluation of a stored row of range
+// reads and BatchGetRow. A read of whole rows (no time range, no
+// projection, or one naming every column of the row: the usual ones)
+// copies the stored row once into sl's block
+// of strings and decodes its cells from that copy straight into sl's
+// block of cells (addWhole), each cell written once; a row it does not
+// return whole (expired cells, more versions than the read returns), and
+// any row of other reads, is decoded into rd.row, evaluated by
+// rowmodel.AppendRead into sl's block, and its strings copied there
+// (add). An error is the row's (it does not decode), or with badKey the
+// key's; sl then holds nothing of the row. left is how many rows the
+// read may still return.
+func (sl *slabs) addRow(rd *storedRead, k, val []byte, left int) (c0 int, found, badKey bool, err error) {
+	done := false
+	if rd.whole {
+		if c0, found, done, err = sl.addWhole(val, len(k), rd, left); err != nil {
+			return 0, false, false, err
+		}
+	}
+	if !done {
+		if err := decodeRow(rd.row, view(val)); err != nil {
+			return 0, false, false, err
+		}
+		sl.room(len(rd.row.Cells), left)
+		c0 = len(sl.cells)
+		sl.cells, found = rowmodel.AppendRead(sl.cells, rd.row, rd.opts, rd.read, rd.now)
+	}
+	if !found {
+		return c0, false, false, nil
+	}
+	if done { // the strings view sl.strs already
+		err = sl.addKey(rd.schema, k, rd.key, c0, left)
+	} else { // they view pebble's memory
+		err = sl.add(rd.schema, k, rd.key, c0, rd.names, left)
+	}
+	if err != nil {
+		return c0, false, true, err
+	}
+	return c0, true, false, nil
 }
 
 // maxPageBytes is about how many bytes of rows one range page returns

@@ -7,6 +7,7 @@ import "github.com/tablekit/tablekit"
 
 var (
 	_ tablekit.Backend            = (*Engine)(nil)
+	_ tablekit.BatchReader        = (*Engine)(nil) // batchget.go
 	_ tablekit.RangeScanner       = (*Engine)(nil) // walk.go
 	_ tablekit.AtomicWriter       = (*Engine)(nil) // atomic.go
 	_ tablekit.ChangeFeeder       = (*Engine)(nil) // feed.go

@@ -137,8 +137,10 @@
 // stored under it (tablekit.AssignEntries), then the row, to an absent
 // row (assigned again, entries again, should a real-key write have taken
 // it: the first entries are extra, which reads ignore). An index read
-// reads its page's rows one GetRow at a time (there is no BatchGetRow: an
-// in-memory read is cheaper than the batching).
+// reads its page's rows in one BatchGetRow (tablekit.BatchReader,
+// batchget.go): one lock per table's run of rows, the rows evaluated
+// unlocked and returned in one slice of rows, one of key parts and one of
+// cells.
 //
 // # Limits
 //

@@ -310,28 +310,50 @@ func (e *Engine) GetRow(ctx context.Context, req *tablekit.GetRowRequest) (*tabl
 }
 
 // getCells is what GetRow returns of the stored row ent: its cells, in a
-// new, exactly sized slice, and whether the row is returned. A read that
-// returns the cells as they are stored (rowmodel.WholeRead of the entry's
-// shape), or would but for a projection naming every column the row has
-// (rowmodel.Covers: YCSB's reads name every field), decodes them straight
-// into the slice; any other evaluates them (rowmodel.Read).
+// new slice, exactly sized for the stored cells, and whether the row is
+// returned (appendGetCells).
 func getCells(ent *entry, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
+	cols, found := appendGetCells(make([]tablekit.Column, 0, ent.cells), nil, ent, opts, spec, now)
+	return cols[:len(cols):len(cols)], found
+}
+
+// appendGetCells appends the cells a read returns of the stored row ent
+// to dst, and reports whether the row is returned (on false, dst comes
+// back unchanged): every read's evaluation of a stored row, GetRow's,
+// BatchGetRow's and the range reads' but for the rows GetRange takes whole
+// (engine.go). A read that returns the cells as they are stored
+// (rowmodel.WholeRead of the entry's shape), or would but for a projection
+// naming every column the row has (rowmodel.Covers: YCSB's reads name
+// every field, an index's reads its index and included columns, and
+// entries' reads their stamp), decodes them straight into dst; any other
+// evaluates them (rowmodel.AppendRead), decoding the row into *scratch
+// (which it may grow), or into an array of its own when scratch is nil.
+func appendGetCells(dst []tablekit.Column, scratch *[]tablekit.Column, ent *entry, opts tablekit.TableOptions, spec *tablekit.ReadSpec, now int64) ([]tablekit.Column, bool) {
 	if rowmodel.NewWholeRead(&opts, spec, now).Of(ent.shape()) {
-		return ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, spec, now)
+		return ent.appendRead(dst, nil, true, opts, spec, now)
 	}
-	if spec.Columns != nil && spec.TimeRange == nil {
+	// A row covered by the projection and read whole has at most
+	// spec.MaxVersions cells of each column named: one of more cells is
+	// neither, and is not decoded to find out.
+	if spec.Columns != nil && spec.TimeRange == nil && int(ent.cells) <= len(spec.Columns)*spec.MaxVersions {
 		all := *spec
 		all.Columns = nil
 		if rowmodel.NewWholeRead(&opts, &all, now).Of(ent.shape()) {
-			cols, found := ent.appendRead(make([]tablekit.Column, 0, ent.cells), nil, true, opts, &all, now)
-			if !found || rowmodel.Covers(spec.Columns, cols) {
+			at := len(dst)
+			cols, found := ent.appendRead(dst, nil, true, opts, &all, now)
+			if !found || rowmodel.Covers(spec.Columns, cols[at:]) {
 				return cols, found
 			}
+			clear(cols[at:])
+			dst = cols[:at]
 		}
 	}
-	var sbuf [16]tablekit.Column
+	if scratch != nil {
+		return ent.appendRead(dst, scratch, false, opts, spec, now)
+	}
+	var sbuf [16]tablekit.Column // GetRow's: a pointer to it would move it to the heap
 	r := ent.row(sbuf[:0])
-	return rowmodel.Read(&r, opts, spec, now)
+	return rowmodel.AppendRead(dst, &r, opts, spec, now)
 }
 
 // newRow returns a Row whose Key has n parts, both in one allocation for
@@ -391,7 +413,7 @@ func (e *Engine) GetRange(ctx context.Context, req *tablekit.GetRangeRequest) (*
 		}
 		from := len(sc.cbuf)
 		var found bool
-		if sc.cbuf, found = ent.appendRead(sc.cbuf, &sc.dbuf, whole.Of(ent.shape()), *opts, &req.Read, req.Now); found {
+		if sc.cbuf, found = appendGetCells(sc.cbuf, &sc.dbuf, ent, *opts, &req.Read, req.Now); found {
 			sc.found = append(sc.found, foundRow{ent: *ent, from: from, to: len(sc.cbuf)})
 			sc.cells += len(sc.cbuf) - from
 		}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/tablekit/tablekit"
 	"github.com/tablekit/tablekit/backend/codec"
-	"github.com/tablekit/tablekit/rowmodel"
 )
 
 // lockBatch bounds how many entries one hold of a table's read lock walks.
@@ -193,8 +192,9 @@ var touched atomic.Int64
 // handed to fn one at a time, decoded into buffers kept between calls (from
 // a pool) and lent: the key's parts, and the cells, decoded straight into
 // the buffer when the read returns them whole (rowmodel.WholeRead: the
-// common case of a read of whole rows with nothing expired), or evaluated
-// into it otherwise. Both are capped, so that an append cannot reach the
+// common case of a read of whole rows with nothing expired, or of a
+// projection naming every column of the row), or evaluated into it
+// otherwise (appendGetCells). Both are capped, so that an append cannot reach the
 // next row's. Strings view the immutable stored rows. It allocates nothing
 // but Next, when there is one.
 func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, fn func(tablekit.Row) bool) (tablekit.PrimaryKey, error) {
@@ -204,14 +204,9 @@ func (e *Engine) ScanRange(ctx context.Context, req *tablekit.GetRangeRequest, f
 	}
 	sc := scratchPool.Get().(*rangeScratch)
 	defer sc.release()
-	var whole rowmodel.WholeRead
-	ready := false
 	next, err := t.walk(ctx, req, sc, func(ent *entry, opts *tablekit.TableOptions) (bool, bool) {
-		if !ready { // the table's options are known once the walk began
-			whole, ready = rowmodel.NewWholeRead(opts, &req.Read, req.Now), true
-		}
 		var found bool
-		if sc.cbuf, found = ent.appendRead(sc.cbuf[:0], &sc.dbuf, whole.Of(ent.shape()), *opts, &req.Read, req.Now); !found {
+		if sc.cbuf, found = appendGetCells(sc.cbuf[:0], &sc.dbuf, ent, *opts, &req.Read, req.Now); !found {
 			return false, true
 		}
 		sc.kbuf = ent.appendKey(sc.kbuf[:0], sc.schema)

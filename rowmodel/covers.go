@@ -16,6 +16,15 @@ func Covers(names []string, cells []tablekit.Column) bool {
 	if names == nil { // no projection: every column
 		return true
 	}
+	if len(names) == len(cells) { // the usual case: one cell of each column named, in order
+		i := 0
+		for i < len(cells) && cells[i].Name == names[i] {
+			i++
+		}
+		if i == len(cells) {
+			return true
+		}
+	}
 	if !slices.IsSorted(names) { // not from a Client
 		for i := range cells {
 			if !slices.Contains(names, cells[i].Name) {

@@ -5,6 +5,7 @@
 // that with go list, and TestReadmeLayout that the README's layout
 // section lists every package of the module.
 //
+//   - batchcheck: the test of an engine's BatchGetRow against its GetRow.
 //   - benchstat: what interleaved benchmarks measure and report with
 //     (Median, ProcessCPU).
 //   - dynalitetest: starts dynalite, the DynamoDB emulator, for tests.
