@@ -948,9 +948,13 @@ func TestCloseReleasesConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The call's connection goes back to the idle pool a moment after the
-	// call returns (net/http's read loop puts it there): wait until it is
-	// there, or on a loaded machine the next call may dial a new one
+	// A call's connection goes back to the idle pool a moment after the
+	// call returns (net/http's read loop puts it there), and only if its
+	// write loop has reported the request written within 50 ms of the
+	// answer (net/http's maxWriteWaitBeforeConnReuse): on a loaded machine
+	// it may not have, and the connection is closed instead, with no trace
+	// event (3 of 40 runs under -race with a busy core). So call until a
+	// connection is in the pool, or the next call may dial a new one
 	// whatever Close did.
 	idle := make(chan struct{}, 1)
 	ictx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{PutIdleConn: func(err error) {
@@ -961,13 +965,22 @@ func TestCloseReleasesConnections(t *testing.T) {
 			}
 		}
 	}})
-	if _, err := nb.ListTables(ictx); err != nil {
-		t.Fatal(err)
+	pooled := false
+	for range 8 {
+		if _, err := nb.ListTables(ictx); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-idle:
+			pooled = true
+		case <-time.After(2 * time.Second):
+		}
+		if pooled {
+			break
+		}
 	}
-	select {
-	case <-idle:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the call's connection did not go back to the idle pool in 10 s: the test proves nothing")
+	if !pooled {
+		t.Fatal("no call's connection went back to the idle pool in 8 calls: the test proves nothing")
 	}
 	if err := tablekit.NewClient(nb).Close(); err != nil {
 		t.Fatal(err)
