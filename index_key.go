@@ -132,11 +132,15 @@ func entryBytes(k PrimaryKey) string {
 	if last == 0 && len(k) > 0 {
 		return k[0].Value.str
 	}
-	b := make([]byte, 0, n)
+	return string(appendEntryBytes(make([]byte, 0, n), k))
+}
+
+// appendEntryBytes appends entryBytes(k) to dst.
+func appendEntryBytes(dst []byte, k PrimaryKey) []byte {
 	for _, p := range k {
-		b = append(b, p.Value.str...)
+		dst = append(dst, p.Value.str...)
 	}
-	return string(b)
+	return dst
 }
 
 // entryTop is the entry key above every other.

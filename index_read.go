@@ -426,11 +426,7 @@ func (c *Client) entryPage(ctx context.Context, req *GetRangeRequest) ([]pageEnt
 		entries := make([]pageEntry, 0, min(req.Limit, 128))
 		buf := make([]byte, 0, 32*cap(entries)) // the keys' bytes, one after the other
 		next, err := s.ScanRange(ctx, req, func(e Row) bool {
-			for i := range e.Key {
-				if s := e.Key[i].Value.str; s != "" { // the pieces past the first are empty below 1 KiB
-					buf = append(buf, s...)
-				}
-			}
+			buf = appendEntryBytes(buf, e.Key)
 			pe := entryOf(e, "")
 			pe.end = len(buf)
 			entries = append(entries, pe)

@@ -193,7 +193,7 @@ func (sl *slabs) addWhole(val []byte, keyLen int, rd *storedRead, left int) (c0 
 		if err != nil {
 			return 0, false, true, err
 		}
-		if n > len(rd.read.Columns)*rd.read.MaxVersions {
+		if !rowmodel.MayCover(rd.read, n) {
 			return 0, false, false, nil // more cells than a projection covering the row returns
 		}
 	}

@@ -110,12 +110,12 @@ type stripe struct {
 }
 
 // stripeOf returns the index of the stripe of the row with encoded key k:
-// a hash whose every bit depends on every byte of k (FNV-1a reduced by
-// its low six bits left half the stripes unused by an index's entry keys,
-// whose bytes repeat a pattern). It is the runtime's (maphash, seeded
-// once a process: stripes are the process's alone), a few nanoseconds for
-// a key that FNV-1a, a multiplication a byte, took tens for (an indexed
-// put hashes two keys).
+// a hash whose every bit depends on every byte of k (FNV-1a's low six
+// bits left half the stripes unused by an index's entry keys, whose bytes
+// repeat a pattern). It is the runtime's maphash, seeded once a process
+// (stripes are the process's alone): a few nanoseconds for a key that
+// FNV-1a, a multiplication a byte, took tens for (an indexed put hashes
+// two keys).
 func stripeOf(k []byte) int { return int(maphash.Bytes(stripeSeed, k) % stripes) }
 
 // stripeSeed seeds stripeOf's hash.
@@ -332,10 +332,7 @@ func appendGetCells(dst []tablekit.Column, scratch *[]tablekit.Column, ent *entr
 	if rowmodel.NewWholeRead(&opts, spec, now).Of(ent.shape()) {
 		return ent.appendRead(dst, nil, true, opts, spec, now)
 	}
-	// A row covered by the projection and read whole has at most
-	// spec.MaxVersions cells of each column named: one of more cells is
-	// neither, and is not decoded to find out.
-	if spec.Columns != nil && spec.TimeRange == nil && int(ent.cells) <= len(spec.Columns)*spec.MaxVersions {
+	if spec.Columns != nil && spec.TimeRange == nil && rowmodel.MayCover(spec, int(ent.cells)) {
 		all := *spec
 		all.Columns = nil
 		if rowmodel.NewWholeRead(&opts, &all, now).Of(ent.shape()) {

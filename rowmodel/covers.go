@@ -44,3 +44,12 @@ func Covers(names []string, cells []tablekit.Column) bool {
 	}
 	return true
 }
+
+// MayCover reports whether a stored row of n cells may be covered by
+// spec's projection (Covers) and read whole: such a row has at most
+// spec.MaxVersions cells of each column named, so one of more cells is
+// not, and an engine need not decode it to find out. A spec without a
+// projection covers every row.
+func MayCover(spec *tablekit.ReadSpec, n int) bool {
+	return spec.Columns == nil || n <= len(spec.Columns)*spec.MaxVersions
+}
